@@ -1,0 +1,54 @@
+"""Command-line entry points: `mtok` (inspect, export, ...) and `mtok-export` (the export alone).
+
+Results go to stdout, diagnostics to stderr.  Every `MtokError` becomes `error: ...` and its exit
+code (2 bad input, 3 lossy export refused, 1 verification mismatch); a traceback only with --debug."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from . import cmd_export, cmd_inspect
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+                  help="Convert LLM tokenizers to MNN's .mtok and prove they tokenize the same.")
+app.command("export")(cmd_export.export)
+app.command("inspect")(cmd_inspect.inspect)
+
+
+def _run(fn):
+    from ..errors import MtokError
+    from .console import print_error
+
+    debug = "--debug" in sys.argv
+    if debug:
+        sys.argv.remove("--debug")
+    try:
+        fn(standalone_mode=False)
+    except MtokError as e:
+        if debug:
+            raise
+        print_error(e)
+        sys.exit(e.exit_code)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except Exception as e:  # click usage errors and the like
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(2)
+        if isinstance(e, click.exceptions.Abort):
+            sys.exit(130)
+        raise
+
+
+def main():
+    _run(app)
+
+
+def export_main():
+    single = typer.Typer(add_completion=False, rich_markup_mode=None)
+    single.command()(cmd_export.export)
+    _run(single)

@@ -1,0 +1,121 @@
+"""`mtok-export --path DIR`: export a model directory to `tokenizer.mtok` (and verify it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def export(
+    path: Annotated[Path, typer.Option("--path", "-p", help="Model directory (tokenizer.json and its configs).")],
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Output directory [default: --path].")] = None,
+    target: Annotated[str, typer.Option(help="Runtime the file is for: mnn-3.6, mnn-3.5 or mnn-head.")] = "mnn-3.6",
+    allow_lossy: Annotated[bool, typer.Option("--allow-lossy", help="Write even if the target cannot do "
+                                              "everything the source does; every loss is listed.")] = False,
+    bos: Annotated[str, typer.Option(help="BOS policy when the chat template renders BOS itself: "
+                                     "auto (template only), prefix (header prefix too), none.")] = "auto",
+    chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or a "
+                                                         "template file to embed [default: the default one].")] = None,
+    no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip verification against the MNN runtime.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON report instead of the summary.")] = False,
+):
+    """Export a model directory to MNN's .mtok.
+
+    Exit codes: 0 written (and verified), 1 verification mismatch, 2 bad input,
+    3 the target would lose information and --allow-lossy was not given."""
+    from ..errors import InputError, LossError
+    from ..export import export as run
+    from ..lower import BOS_POLICIES, TARGETS
+    from .console import out
+
+    if target not in TARGETS:
+        raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
+    if bos not in BOS_POLICIES:
+        raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
+    try:
+        result = run(path, output, target=target, allow_lossy=allow_lossy, bos=bos, chat_template=chat_template)
+    except LossError as e:
+        if as_json:
+            out.print_json(json.dumps({"ok": False, "error": str(e), "losses": [_loss(x) for x in e.losses]}))
+            raise typer.Exit(e.exit_code)
+        e.hint = "rerun with --allow-lossy to write the file anyway (each loss is then reported)"
+        raise
+    if as_json:
+        out.print_json(json.dumps(report(result), ensure_ascii=False))
+    else:
+        print_summary(result)
+
+
+def _loss(x) -> dict:
+    return {"component": x.component, "json_path": x.json_path, "reason": x.reason, "example": x.example}
+
+
+def report(r) -> dict:
+    from ..dump.jsonify import component, id_to_token
+
+    low = r.lowered
+    names = id_to_token(low)
+    return {
+        "ok": True,
+        "output": str(r.path),
+        "size": r.size,
+        "seconds": round(r.seconds, 3),
+        "target": r.lowering.target,
+        "model": {"type": low.model.kind, "vocab_size": len(names)},
+        "components": {k: component(getattr(low, k)) for k in
+                       ("normalizer", "pre_tokenizer", "decoder", "post_processor")},
+        "special": [{"id": i, "text": names.get(i)} for i in low.special_ids],
+        "stop": [{"id": i, "text": names.get(i), "source": src} for i, src in r.source.meta.stop_sources],
+        "prefix": [{"id": i, "text": names.get(i)} for i in low.prefix_ids],
+        "chat_template": {"source": r.source.chat.source, "name": r.source.chat.name,
+                          "chars": len(low.chat.text)},
+        "passes": r.lowering.applied,
+        "losses": [_loss(x) for x in r.lowering.losses],
+        "notes": list(r.source.meta.notes) + r.lowering.notes,
+        "inputs": [{"path": f.path, "sha256": f.sha256} for f in r.source.provenance.inputs],
+        "unicode_version": r.source.provenance.unicode_version,
+    }
+
+
+def print_summary(r):
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..dump.jsonify import id_to_token
+    from ..dump.render import one_line, size, tokens
+    from ..dump.sanitize import show
+    from ..ir.models import BPE
+    from .console import escape, out
+
+    low = r.lowered
+    names = id_to_token(low)
+    t = Table.grid(padding=(0, 2))
+    t.add_column(style="bold")
+    t.add_column()
+    row = lambda k, v: t.add_row(k, Text(v))  # noqa: E731  (token text must never be markup)
+    model = f"{low.model.kind}, vocab {len(names):,}"
+    if isinstance(low.model, BPE):
+        model += f", merges {len(low.model.merges):,}"
+    row("model", model)
+    for k in ("normalizer", "pre_tokenizer", "decoder"):
+        row(k.replace("_", "-"), one_line(getattr(low, k)))
+    row("special", f"{len(low.special_ids)}: " + tokens(low.special_ids, names, 8))
+    stops = ", ".join(f"{show(names.get(i, '?'))}({i}) from {src}" for i, src in r.source.meta.stop_sources)
+    row("stop", stops or "none")
+    row("prefix", tokens(low.prefix_ids, names))
+    row("post program", one_line(low.post_processor) if low.post_processor else "none")
+    chat = r.source.chat
+    row("chat template", f"{chat.source} ({chat.name}, {len(low.chat.text):,} chars)" if low.chat.text else "none")
+    if r.lowering.applied:
+        row("passes", ", ".join(r.lowering.applied))
+    for note in list(r.source.meta.notes) + r.lowering.notes:
+        row("note", note)
+    out.print(f"[bold green]wrote[/] {escape(str(r.path))} ({size(r.size)}, {r.seconds:.2f} s, target {r.lowering.target})")
+    out.print(t)
+    if r.lowering.losses:
+        out.print(f"[bold yellow]{len(r.lowering.losses)} loss(es) accepted with --allow-lossy:[/]")
+        for x in r.lowering.losses:
+            out.print(f"  - {show(str(x))}", markup=False)

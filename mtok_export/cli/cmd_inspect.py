@@ -1,0 +1,130 @@
+"""`mtok inspect FILE`: dump a `.mtok`: header lists, section table, components, model summary,
+added tokens, tables, chat template, post-processing per runtime, warnings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def inspect(
+    file: Annotated[Path, typer.Argument(help="A .mtok file.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print everything as JSON (stable keys).")] = False,
+    section: Annotated[Optional[str], typer.Option(help="Print one section in full: header, normalizer, "
+                                                   "pre_tokenizer, vocab, merges, scores, decoder, "
+                                                   "added_tokens, chat_template, post_processor.")] = None,
+    limit: Annotated[int, typer.Option(help="Entries shown at each end of long lists.")] = 5,
+):
+    """Show what a .mtok file holds and how MNN runtimes will use it."""
+    from ..dump.jsonify import SECTIONS, describe
+    from ..dump.jsonify import section as one_section
+    from ..errors import InputError
+    from ..mtok import read_mtok
+    from .console import out
+
+    try:
+        data = file.read_bytes()
+    except OSError as e:
+        raise InputError(f"{file}: cannot read ({e.strerror})") from None
+    tok, layout = read_mtok(data, str(file))
+    if section is not None:
+        if section not in SECTIONS:
+            raise InputError(f"--section {section!r}: choose one of {', '.join(SECTIONS)}")
+        value = one_section(tok, layout, section)
+        if as_json:
+            out.print_json(json.dumps(value, ensure_ascii=False))
+        elif isinstance(value, list):
+            from ..dump.sanitize import show
+            for row in value:
+                out.print("\t".join(show(str(x)) for x in (row.values() if isinstance(row, dict) else row)),
+                          markup=False)
+        else:
+            out.print(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1),
+                      markup=False)
+        return
+    info = describe(tok, layout, limit)
+    if as_json:
+        out.print_json(json.dumps(info, ensure_ascii=False))
+        return
+    _print(info, file)
+
+
+def _print(info: dict, file: Path):
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..dump.render import size
+    from ..dump.sanitize import clip, show
+    from .console import out
+
+    def heading(s):
+        out.print(f"\n[bold]{s}[/]")
+
+    def line(s):
+        out.print(Text(s))
+
+    out.print(f"[bold]{Text(str(file)).plain}[/]  {size(info['file']['size'])}, "
+              f"header {info['file']['header_size']} bytes", markup=True, highlight=False)
+    heading("header lists")
+    for k, items in info["header"].items():
+        shown = " ".join(f"{show(x['text'] or '?')}({x['id']})" for x in items[:20])
+        line(f"  {k:8} {len(items):4}  {shown}{' …' if len(items) > 20 else ''}")
+    heading("sections")
+    t = Table("section", "offset", "size", box=None, padding=(0, 2))
+    for s in info["sections"]:
+        t.add_row(s["name"], f"0x{s['offset']:08x}", f"{s['size']:,}" if s["present"] else "absent")
+    out.print(t)
+    heading("components")
+    for k in ("normalizer", "pre_tokenizer", "decoder", "post_processor"):
+        line(f"  {k}:")
+        _tree(info[k], "    ", line)
+    m = info["model"]
+    heading(f"model {m['type']}")
+    for k, v in m.items():
+        if k in ("type",) or k.endswith(("_first", "_last")):
+            continue
+        line(f"  {k}: {v}")
+    for k in ("vocab_first", "vocab_last", "merges_first", "merges_last"):
+        if m.get(k):
+            line(f"  {k.replace('_', ' ')}: " + ", ".join(show(" ".join(str(x) for x in e)) for e in m[k]))
+    heading(f"added tokens ({len(info['added_tokens'])})")
+    for a in info["added_tokens"][:40]:
+        flags = " ".join(k for k in ("special", "lstrip", "rstrip") if a[k])
+        line(f"  {a['id']:>8}  {show(a['content'])}  {flags}")
+    if len(info["added_tokens"]) > 40:
+        line(f"  … +{len(info['added_tokens']) - 40} more (--section added_tokens)")
+    if info["tables"]:
+        heading("normalization tables")
+        for tb in info["tables"]:
+            line(f"  {tb['normalizer']}.{tb['field']}: {tb['entries']:,} entries, {tb['bytes']:,} bytes")
+    c = info["chat"]
+    heading("chat template")
+    line(f"  {c['template_chars']:,} chars; bos {show(c['bos_token'])!r}, eos {show(c['eos_token'])!r}, "
+         f"clean_up_tokenization_spaces {c['clean_up_tokenization_spaces']}")
+    for ln in c["template_head"]:
+        line("  | " + clip(show(ln), 100))
+    p = info["post_processing"]
+    heading("post-processing of encode()")
+    line(f"  MNN 3.5/3.6: {show(p['mnn_3_6'])}   (header prefix only; the program is ignored)")
+    line(f"  MNN HEAD:    {show(p['mnn_head'])}   (prefix, then the program around everything)")
+    if info["warnings"]:
+        heading("warnings")
+        for w in info["warnings"]:
+            out.print(Text(f"  ! {w}", style="yellow"))
+
+
+def _tree(node, indent: str, line):
+    from ..dump.sanitize import clip, show
+
+    if node is None:
+        line(indent + "none")
+        return
+    kids_key = next((k for k in ("normalizers", "pretokenizers", "decoders", "processors") if k in node), None)
+    params = ", ".join(f"{k}={clip(show(json.dumps(v, ensure_ascii=False)), 80)}"
+                       for k, v in node.items() if k not in ("type", kids_key))
+    line(f"{indent}{node['type']}" + (f"({params})" if params else ""))
+    for child in node.get(kids_key, []) if kids_key else []:
+        _tree(child, indent + "  ", line)

@@ -1,0 +1,144 @@
+"""IR and `.mtok` layout -> JSON-ready dicts with a stable key order (for `--json`, the text view
+and golden tests).  Bulk data (vocab, merges, tables) is summarized unless asked for in full."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..ir import Pattern
+from ..ir import models as M
+from ..ir import processors as R
+
+BULK = ("entries", "nfd_table", "precompiled_charsmap")
+
+
+def component(obj, full: bool = False):
+    """A component as HF-style JSON: {"type": kind, fields...}; tables summarized unless `full`."""
+    if obj is None:
+        return None
+    out = {"type": obj.kind}
+    for f in dataclasses.fields(obj):
+        out[f.name] = _value(getattr(obj, f.name), full, f.name)
+    return out
+
+
+def _value(v, full: bool, name: str = ""):
+    if isinstance(v, Pattern):
+        return {"Regex" if v.regex else "String": v.value}
+    if isinstance(v, bytes):
+        return {"bytes": len(v)}
+    if name in BULK and v is not None:
+        return [[cp, s] for cp, s in v] if full else {"count": len(v), "first": [list(e) for e in v[:3]]}
+    if isinstance(v, tuple):
+        return [_value(x, full) if not hasattr(x, "kind") else component(x, full) for x in v]
+    if dataclasses.is_dataclass(v):
+        return component(v, full) if hasattr(v, "kind") else dataclasses.asdict(v)
+    return v
+
+
+def id_to_token(tok) -> dict[int, str]:
+    table = {i: t for t, i in M.vocab_of(tok.model).items()}
+    for t in tok.added_tokens:
+        table.setdefault(t.id, t.content)
+    return table
+
+
+def model_summary(m, limit: int) -> dict:
+    vocab = M.vocab_of(m)
+    by_id = sorted(vocab.items(), key=lambda kv: kv[1])
+    out = {"type": m.kind, "vocab_size": len(vocab)}
+    for f in dataclasses.fields(m):
+        if f.name not in ("vocab", "merges"):
+            out[f.name] = getattr(m, f.name)
+    out["vocab_first"] = [[i, t] for t, i in by_id[:limit]]
+    out["vocab_last"] = [[i, t] for t, i in by_id[-limit:]] if len(by_id) > limit else []
+    if isinstance(m, M.BPE):
+        out["merges"] = len(m.merges)
+        out["merges_first"] = [list(x) for x in m.merges[:limit]]
+        out["merges_last"] = [list(x) for x in m.merges[-limit:]] if len(m.merges) > limit else []
+    if isinstance(m, M.Unigram):
+        out["scores_first"] = [[p, s] for p, s in m.vocab[:limit]]
+    return out
+
+
+def program_view(tok, names: dict[int, str]) -> dict:
+    """What each runtime adds around encode(): the header prefix, then (HEAD only) the program."""
+    prog = tok.post_processor
+    ops = list(prog.ops) if isinstance(prog, R.PostProgram) else []
+
+    def show(ids):
+        return " ".join(names.get(i, f"<id {i}>") for i in ids)
+
+    prefix = list(tok.prefix_ids)
+    head_ops = ops or [None]
+    head = [i for op in head_ops for i in ([None] if op is None else [op])]
+    head_str = " ".join("$A" if i is None else names.get(i, f"<id {i}>") for i in head)
+    return {
+        "prefix_ids": prefix,
+        "ops": [{"op": "SEQUENCE_A"} if op is None else {"op": "SPECIAL_TOKEN", "id": op} for op in ops],
+        "mnn_3_6": (show(prefix) + " $A").strip(),
+        "mnn_head": head_str.replace("$A", (show(prefix) + " $A").strip(), 1),
+    }
+
+
+def describe(tok, layout=None, limit: int = 5) -> dict:
+    """Everything `inspect` shows, as one dict."""
+    names = id_to_token(tok)
+    ids = lambda xs: [{"id": i, "text": names.get(i)} for i in xs]  # noqa: E731
+    out = {}
+    if layout is not None:
+        out["file"] = {"size": layout.size, "header_size": layout.header_size}
+        out["sections"] = [{"name": s.name, "offset": s.offset, "size": s.size, "present": s.present}
+                           for s in layout.sections]
+    out["header"] = {"special": ids(tok.special_ids), "stop": ids(tok.stop_ids), "prefix": ids(tok.prefix_ids)}
+    out["normalizer"] = component(tok.normalizer)
+    out["pre_tokenizer"] = component(tok.pre_tokenizer)
+    out["model"] = model_summary(tok.model, limit)
+    out["decoder"] = component(tok.decoder)
+    out["post_processor"] = component(tok.post_processor)
+    out["post_processing"] = program_view(tok, names)
+    out["added_tokens"] = [dataclasses.asdict(t) for t in tok.added_tokens]
+    chat = tok.chat
+    out["chat"] = {"template_chars": len(chat.text), "template_head": chat.text.splitlines()[:limit],
+                   "bos_token": chat.bos_token, "eos_token": chat.eos_token,
+                   "clean_up_tokenization_spaces": chat.clean_up_tokenization_spaces}
+    out["tables"] = _tables(tok.normalizer)
+    out["warnings"] = list(layout.warnings) if layout is not None else []
+    return out
+
+
+def _tables(n, acc=None) -> list:
+    acc = [] if acc is None else acc
+    if n is None:
+        return acc
+    for child in getattr(n, "normalizers", ()):
+        _tables(child, acc)
+    for name in ("entries", "nfd_table"):
+        t = getattr(n, name, None)
+        if t:
+            acc.append({"normalizer": n.kind, "field": name, "entries": len(t),
+                        "bytes": 4 + sum(6 + len(s.encode()) for _, s in t)})
+    return acc
+
+
+def section(tok, layout, name: str):
+    """One section in full, for `inspect --section`."""
+    if name == "vocab":
+        return [[i, t] for t, i in sorted(M.vocab_of(tok.model).items(), key=lambda kv: kv[1])]
+    if name == "merges":
+        return [list(m) for m in getattr(tok.model, "merges", ())]
+    if name == "scores" and isinstance(tok.model, M.Unigram):
+        return [[i, p, s] for i, (p, s) in enumerate(tok.model.vocab)]
+    if name in ("normalizer", "pre_tokenizer", "decoder", "post_processor"):
+        return component(getattr(tok, name), full=True)
+    if name == "added_tokens":
+        return [dataclasses.asdict(t) for t in tok.added_tokens]
+    if name == "chat_template":
+        return tok.chat.text
+    if name == "header":
+        return describe(tok, layout)["header"]
+    raise KeyError(name)
+
+
+SECTIONS = ("header", "normalizer", "pre_tokenizer", "vocab", "merges", "scores", "decoder",
+            "added_tokens", "chat_template", "post_processor")

@@ -1,0 +1,56 @@
+"""Short human-readable forms of IR pieces, shared by `export`'s summary and `inspect`."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..ir import Pattern
+from .sanitize import clip, show
+
+
+def one_line(obj, width: int = 70) -> str:
+    """`Sequence[Split(/\\s+/, Removed), ByteLevel(use_regex=False)]` style, non-default fields only."""
+    if obj is None:
+        return "none"
+    kids = next((getattr(obj, f) for f in ("normalizers", "pretokenizers", "decoders", "processors")
+                 if hasattr(obj, f)), None)
+    if kids is not None:
+        return f"{obj.kind}[{', '.join(one_line(k, width) for k in kids)}]"
+    args = []
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        if f.name in ("entries", "nfd_table"):
+            if v is not None:
+                args.append(f"{len(v)} entries")
+            continue
+        if f.name == "precompiled_charsmap":
+            args.append(f"{len(v)} bytes")
+            continue
+        if f.name == "ops":
+            args.append(" ".join("$A" if op is None else str(op) for op in v))
+            continue
+        if f.default is not dataclasses.MISSING and v == f.default:
+            continue
+        if isinstance(v, Pattern):
+            args.append(clip(show(str(v)), width))
+        elif isinstance(v, str):
+            args.append(f"{f.name}={show(v)!r}")
+        else:
+            args.append(f"{f.name}={clip(show(str(v)), 40)}")
+    return f"{obj.kind}({', '.join(args)})" if args else obj.kind
+
+
+def tokens(ids, names: dict[int, str], limit: int = 12) -> str:
+    if not ids:
+        return "none"
+    shown = [f"{show(names.get(i, '?'))}({i})" for i in ids[:limit]]
+    more = f" … +{len(ids) - limit}" if len(ids) > limit else ""
+    return " ".join(shown) + more
+
+
+def size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)

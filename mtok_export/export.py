@@ -1,0 +1,68 @@
+"""The `mtok-export` job as a library call: read a model directory, lower it for a target, refuse
+(or, when allowed, report) every loss, and write the file atomically."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError, LossError
+
+
+@dataclass
+class ExportResult:
+    source: object  # the IR as read
+    lowered: object  # the IR as written
+    lowering: object  # lower.Lowering: losses, passes, notes
+    path: Path
+    size: int
+    seconds: float
+    verify: object = None  # verify.Report when verification ran
+
+
+def atomic_write(path: Path, data: bytes):
+    """Write to a temporary file beside `path` and rename it, so a failure never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_source(path: Path, chat_template: str | None = None):
+    """Any supported model directory -> IR."""
+    from .readers.model_dir import read_model_dir
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory")
+    if path.is_dir() and (path / "tokenizer.json").is_file():
+        return read_model_dir(path, chat_template)
+    raise InputError(f"{path}: no tokenizer.json found",)
+
+
+def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6", allow_lossy: bool = False,
+           bos: str = "auto", chat_template: str | None = None) -> ExportResult:
+    from .lower import lower
+    from .mtok import write_mtok
+
+    start = time.perf_counter()
+    path = Path(path)
+    tok = read_source(path, chat_template)
+    low, lw = lower(tok, target, bos)
+    if lw.losses and not allow_lossy:
+        raise LossError(lw.losses)
+    data = write_mtok(low)
+    out = Path(output_dir or (path if path.is_dir() else path.parent)) / "tokenizer.mtok"
+    atomic_write(out, data)
+    return ExportResult(tok, low, lw, out, len(data), time.perf_counter() - start)

@@ -1,0 +1,69 @@
+"""The root of the IR: one tokenizer, whatever file it came from or goes to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class AddedToken:
+    id: int
+    content: str
+    single_word: bool = False
+    lstrip: bool = False
+    rstrip: bool = False
+    normalized: bool = True
+    special: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChatTemplate:
+    """What `apply_chat_template` needs.  `others` keeps a named-list's other templates."""
+
+    text: str = ""
+    bos_token: str = ""
+    eos_token: str = ""
+    clean_up_tokenization_spaces: bool = False
+    others: tuple[tuple[str, str], ...] = ()
+    name: str = field(default="", compare=False)  # "" = the default template
+    source: str = field(default="", compare=False)  # file (and key) it came from
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    inputs: tuple[InputFile, ...] = ()
+    tool_version: str = ""
+    unicode_version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Metadata:
+    """Facts about the source that no tokenizer file format carries (excluded from equality)."""
+
+    add_bos_token: bool | None = None
+    add_eos_token: bool | None = None
+    model_vocab_size: int | None = None  # embedding rows, from config.json
+    stop_sources: tuple[tuple[int, str], ...] = ()  # (id, where it came from)
+    notes: tuple[str, ...] = ()  # reader warnings worth showing
+
+
+@dataclass(frozen=True, slots=True)
+class Tokenizer:
+    model: object
+    normalizer: object | None = None
+    pre_tokenizer: object | None = None
+    decoder: object | None = None
+    post_processor: object | None = None
+    added_tokens: tuple[AddedToken, ...] = ()
+    special_ids: tuple[int, ...] = ()  # header "special": split out before the model runs
+    stop_ids: tuple[int, ...] = ()
+    prefix_ids: tuple[int, ...] = ()  # header "prefix": prepended by the runtime on encode
+    chat: ChatTemplate = ChatTemplate()
+    meta: Metadata = field(default=Metadata(), compare=False)
+    provenance: Provenance = field(default=Provenance(), compare=False)

@@ -1,0 +1,65 @@
+"""Lowering: rewrite an HF-shaped IR into what a chosen MNN runtime executes identically
+(DESIGN section 3).  Each pass either rewrites exactly or records a `Loss`; nothing is dropped
+without a record.  `lower()` returns the lowered IR, the losses and the passes that fired."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+TARGETS = ("mnn-3.6", "mnn-3.5", "mnn-head")
+BOS_POLICIES = ("auto", "prefix", "none")
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Something the target cannot do as the source does."""
+
+    component: str  # e.g. "pre_tokenizer Punctuation"
+    json_path: str  # where it is in the source, e.g. "$.pre_tokenizer.pretokenizers[0]"
+    reason: str
+    example: str = ""  # a short input that shows the difference, when one is known
+
+    def __str__(self) -> str:
+        ex = f" (e.g. {self.example!r})" if self.example else ""
+        return f"{self.json_path} {self.component}: {self.reason}{ex}"
+
+
+@dataclass
+class Lowering:
+    """State shared by the passes: the target, what was lost, which passes fired."""
+
+    target: str = "mnn-3.6"
+    bos: str = "auto"
+    losses: list[Loss] = field(default_factory=list)
+    applied: dict[str, list[str]] = field(default_factory=dict)  # pass name -> details
+    notes: list[str] = field(default_factory=list)
+
+    def loss(self, component: str, json_path: str, reason: str, example: str = ""):
+        self.losses.append(Loss(component, json_path, reason, example))
+
+    def did(self, pass_name: str, detail: str):
+        self.applied.setdefault(pass_name, []).append(detail)
+
+
+def lower(tok, target: str = "mnn-3.6", bos: str = "auto"):
+    """-> (lowered Tokenizer, Lowering).  Raises nothing for lossy input: read `.losses`."""
+    from . import decoders, models, normalizers, pre_tokenizers, processors
+
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
+    lw = Lowering(target, bos)
+    tok = replace(
+        tok,
+        normalizer=normalizers.lower_normalizer(lw, tok.normalizer, "$.normalizer"),
+        pre_tokenizer=pre_tokenizers.lower_pre_tokenizer(lw, tok.pre_tokenizer, "$.pre_tokenizer"),
+        decoder=decoders.lower_decoder(lw, tok.decoder, "$.decoder"),
+    )
+    tok = models.lower_model(lw, tok)
+    tok = processors.lower_post_processor(lw, tok)
+    tok = models.lower_added_tokens(lw, tok)
+    if tok.chat.others:
+        names = ", ".join(n for n, _ in tok.chat.others)
+        lw.notes.append(f"the file carries one chat template ({tok.chat.name or 'default'}); "
+                        f"not embedded: {names}")
+        tok = replace(tok, chat=replace(tok.chat, others=()))
+    return tok, lw

@@ -1,0 +1,52 @@
+"""Decoder lowering (spec 2.6, 3.5).  A missing or unknown decoder never becomes ByteLevel."""
+
+from __future__ import annotations
+
+from ..ir import Pattern
+from ..ir import decoders as D
+from .regex import literal_of
+
+
+def lower_decoder(lw, d, jp: str):
+    if d is None:
+        lw.loss("decoder (none)", jp, "HF joins tokens with spaces when there is no decoder; "
+                "the runtime concatenates them (written as an empty Sequence, not ByteLevel)", "a b")
+        return D.Sequence(())
+    out = _lower(lw, d, jp)
+    return D.Sequence(()) if out is None else out
+
+
+def _lower(lw, d, jp: str, prev=None):
+    name = f"decoder {d.kind}"
+    if isinstance(d, D.Sequence):
+        kids, last = [], None
+        for i, c in enumerate(d.decoders):
+            k = _lower(lw, c, f"{jp}.decoders[{i}]", last)
+            if k is not None:
+                kids.append(k)
+                last = k
+        return D.Sequence(tuple(kids))
+    if isinstance(d, D.ByteLevel):
+        return D.ByteLevel()
+    if isinstance(d, (D.ByteFallback, D.Fuse)):
+        return d
+    if isinstance(d, D.Metaspace):
+        # For decoding, 'first' and 'always' both drop the first token's leading space.
+        return D.Metaspace(d.replacement, "never" if d.prepend_scheme == "never" else "always", True)
+    if isinstance(d, D.WordPiece):
+        if not d.cleanup:
+            lw.loss(name, jp, "the runtime always applies WordPiece cleanup", "a .")
+        return d
+    if isinstance(d, D.Replace):
+        value = d.pattern.value if not d.pattern.regex else literal_of(d.pattern.value)
+        if not value:
+            lw.loss(name, jp, f"Replace {d.pattern} has no runtime form (an empty pattern hangs decode); dropped")
+            return None
+        return D.Replace(Pattern(value), d.content)
+    if isinstance(d, D.Strip):
+        if d.start > 1 or d.stop > 1 or not isinstance(prev, D.Fuse):
+            lw.loss(name, jp, "the runtime strips one occurrence from the first/last token only "
+                    "(exact only after Fuse with start, stop <= 1)")
+        return d
+    lw.loss(name, jp, "no runtime decoder does this; dropped")
+    return None

@@ -1,0 +1,80 @@
+"""Model and added-token lowering (spec 2.5, 2.7): fields the runtime ignores become losses;
+added tokens outside the model vocab join it so the runtime can decode them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..ir import models as M
+
+
+def lower_model(lw, tok):
+    m, jp = tok.model, "$.model"
+    name = f"model {m.kind}"
+    if isinstance(m, M.BPE):
+        for field, default, why, example in (
+            ("dropout", None, "BPE dropout is not applied", ""),
+            ("continuing_subword_prefix", None, "continuing_subword_prefix is not applied", ""),
+            ("end_of_word_suffix", None, "end_of_word_suffix (e.g. CLIP's </w>) is not applied", "hello"),
+            ("ignore_merges", False, "ignore_merges: the runtime never looks up a whole word first", ""),
+        ):
+            value = getattr(m, field)
+            if value not in (default, "", 0.0, False):
+                lw.loss(name, f"{jp}.{field}", why, example)
+        if m.unk_token is not None and not m.byte_fallback:
+            lw.loss(name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped to unk",
+                    "\U0001fae0")
+        m = replace(m, dropout=None, unk_token=None, continuing_subword_prefix=None,
+                    end_of_word_suffix=None, fuse_unk=False, ignore_merges=False)
+    elif isinstance(m, M.WordPiece):
+        if any(ord(c) > 127 for t in m.vocab for c in t[:1]):
+            lw.loss(name, f"{jp}.max_input_chars_per_word",
+                    "the runtime counts the word limit in bytes, HF in characters", "\u4e00" * 40)
+    elif isinstance(m, M.Unigram):
+        if m.unk_id is None:
+            lw.loss(name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
+            m = replace(m, unk_id=0)
+    elif isinstance(m, M.WordLevel):
+        # WordPiece whose continuation prefix can never match is exactly WordLevel: the whole
+        # pre-token is looked up, anything else is unk.
+        lw.did("wordlevel-as-wordpiece", f"{jp}: WordLevel as WordPiece with an unmatchable prefix")
+        m = M.WordPiece(m.vocab, m.unk_token or "[UNK]", "\x00\x00", 1 << 30)
+    return replace(tok, model=m)
+
+
+def lower_added_tokens(lw, tok):
+    m = tok.model
+    vocab = M.vocab_of(m)
+    added = []
+    for i, t in enumerate(tok.added_tokens):
+        jp = f"$.added_tokens[{i}]"
+        if t.single_word:
+            lw.loss(f"added token {t.content!r}", f"{jp}.single_word",
+                    "single_word is not checked by the runtime", f"x{t.content}")
+        if t.normalized and not t.special and tok.normalizer is not None:
+            lw.loss(f"added token {t.content!r}", f"{jp}.normalized",
+                    "the runtime matches added tokens before normalization")
+        if t.special and (t.lstrip or t.rstrip) and t.id in tok.special_ids:
+            lw.loss(f"added token {t.content!r}", f"{jp}.lstrip/rstrip",
+                    "special tokens are split out before lstrip/rstrip apply", f"{t.content} x")
+        added.append(replace(t, single_word=False, normalized=False))
+    missing = sorted((t.id, t.content) for t in tok.added_tokens if vocab.get(t.content) != t.id)
+    if missing:
+        m = _extend_vocab(lw, m, vocab, missing)
+    return replace(tok, model=m, added_tokens=tuple(added))
+
+
+def _extend_vocab(lw, m, vocab: dict, missing: list):
+    """Add (id, content) pairs to the model vocab when the ids extend it densely."""
+    n = len(vocab)
+    new = [(i, c) for i, c in missing if i >= n and c not in vocab]
+    ids = [i for i, _ in new]
+    if not new or ids != list(range(n, n + len(new))):
+        lw.loss("added tokens", "$.added_tokens",
+                f"{len(missing)} added token(s) are not in the model vocab and cannot be appended densely; "
+                "the runtime decodes them to ''", missing[0][1])
+        return m
+    lw.did("added-tokens-in-vocab", f"$.added_tokens: {len(new)} token(s) appended to the vocab as ids {n}..{ids[-1]}")
+    if isinstance(m, M.Unigram):
+        return replace(m, vocab=m.vocab + tuple((c, -1e9) for _, c in new))
+    return replace(m, vocab={**m.vocab, **{c: i for i, c in new}})

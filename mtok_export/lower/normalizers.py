@@ -1,0 +1,76 @@
+"""Normalizer lowering (spec 2.3, 3.1).  Unicode forms become code-6 tables, which are per
+code point and turn control/zero-width characters into spaces: always recorded as a loss."""
+
+from __future__ import annotations
+
+from ..ir import Pattern
+from ..ir import normalizers as N
+from .regex import literal_of
+
+_TABLE_LOSS = ("per-code-point table: no composition or reordering, and the runtime turns "
+               "control and zero-width characters into spaces")
+
+
+def lower_normalizer(lw, n, jp: str):
+    if n is None:
+        return None
+    name = f"normalizer {n.kind}"
+    if isinstance(n, N.Sequence):
+        kids = [lower_normalizer(lw, c, f"{jp}.normalizers[{i}]") for i, c in enumerate(n.normalizers)]
+        return N.Sequence(tuple(k for k in kids if k is not None))
+    if isinstance(n, (N.Prepend, N.CodepointMap, N.MnnBertNormalizer)):
+        return n
+    if isinstance(n, N.Strip):
+        if lw.target == "mnn-3.5":
+            lw.loss(name, jp, "MNN 3.5 has no Strip normalizer (code 8); dropped", " a ")
+            return None
+        lw.loss(name, jp, "the runtime strips ASCII whitespace and Zs only (HF: all White_Space)", "\u2028a")
+        return n
+    if isinstance(n, N.Replace):
+        if not n.pattern.regex:
+            return n
+        lit = literal_of(n.pattern.value)
+        if lit is not None and lit:
+            lw.did("replace-regex-literal", f"{jp}: /{n.pattern.value}/ is the literal {lit!r}")
+            return N.Replace(Pattern(lit), n.content)
+        lw.loss(name, jp, f"regex Replace /{n.pattern.value}/ has no runtime form; dropped")
+        return None
+    if isinstance(n, (N.NFC, N.NFD, N.NFKC, N.NFKD)):
+        from ..unicode.tables import table
+        lw.did("unicode-table", f"{jp}: {n.kind} as a code-point table")
+        lw.loss(name, jp, _TABLE_LOSS, "e\u0301" if n.kind in ("NFC", "NFKC") else "\u0301\u0327")
+        return N.CodepointMap(table(n.kind))
+    if isinstance(n, N.Precompiled):
+        from ..unicode.tables import charsmap_rules, charsmap_table
+        entries = charsmap_table(n.precompiled_charsmap)
+        multi = sum(1 for k in charsmap_rules(n.precompiled_charsmap) if len(k) > 1)
+        lw.did("charsmap-table", f"{jp}: precompiled charsmap as {len(entries)} code-point entries")
+        lw.loss(name, jp, _TABLE_LOSS + (f"; {multi} multi-code-point rules cannot be carried" if multi else ""),
+                "\x01a")
+        return N.CodepointMap(entries)
+    if isinstance(n, (N.BertNormalizer, N.Lowercase, N.StripAccents)):
+        return _bert(lw, n, jp, name)
+    lw.loss(name, jp, "no runtime normalizer does this; dropped")
+    return None
+
+
+def _bert(lw, n, jp: str, name: str):
+    if isinstance(n, N.Lowercase):
+        clean, chinese, strip, lower = False, False, False, True
+    elif isinstance(n, N.StripAccents):
+        clean, chinese, strip, lower = False, False, True, False
+    else:
+        clean, chinese, lower = n.clean_text, n.handle_chinese_chars, n.lowercase
+        strip = lower if n.strip_accents is None else n.strip_accents
+    if clean:
+        lw.loss(name, jp, "clean_text keeps format (Cf) and private-use (Co) characters that HF removes",
+                "a\u200bb")
+    if lower:
+        lw.loss(name, jp, "the runtime lowercases one code point to one (HF uses full lowercasing)", "\u0130")
+    table = None
+    if strip:
+        from ..unicode.tables import table as build
+        table = build("NFD")
+        lw.loss(name, jp, "accent stripping removes Mc and Me marks too (HF: Mn only)", "\u0915\u093e")
+    lw.did("bert-normalizer", f"{jp}: {n.kind} as MNN BertNormalizer" + (" + NFD table" if strip else ""))
+    return N.MnnBertNormalizer(clean, chinese, strip, lower, table)

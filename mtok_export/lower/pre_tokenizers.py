@@ -1,0 +1,82 @@
+"""Pre-tokenizer lowering (spec 2.4, 3.2, 3.3): what the format lacks becomes a Split pattern the
+runtime's regex engine runs, or a recorded loss."""
+
+from __future__ import annotations
+
+from ..ir import Pattern
+from ..ir import pre_tokenizers as P
+from .regex import escape, problems
+
+# HF `is_punctuation`: Unicode P* plus ASCII punctuation and symbols.
+PUNCT = r"[!-/:-@\[-`{-~]|\p{P}"
+
+
+def lower_pre_tokenizer(lw, p, jp: str):
+    if p is None:
+        return None
+    name = f"pre_tokenizer {p.kind}"
+    if isinstance(p, P.Sequence):
+        kids = [lower_pre_tokenizer(lw, c, f"{jp}.pretokenizers[{i}]") for i, c in enumerate(p.pretokenizers)]
+        return P.Sequence(tuple(k for k in kids if k is not None))
+    if isinstance(p, P.BertPreTokenizer):
+        return p
+    if isinstance(p, P.ByteLevel):
+        if p.add_prefix_space:
+            lw.loss(name, jp, "add_prefix_space: HF adds a space before the first word, the runtime never does",
+                    "Hello")
+        return P.ByteLevel(False, True, p.use_regex)
+    if isinstance(p, P.Metaspace):
+        return _metaspace(lw, p, jp, name)
+    if isinstance(p, P.Split):
+        return _split(lw, p, jp, name)
+    if isinstance(p, P.WhitespaceSplit):
+        lw.did("whitespace-split", f"{jp}: WhitespaceSplit as Split(/\\s+/, Removed)")
+        return P.Split(Pattern(r"\s+", True), "Removed")
+    if isinstance(p, P.Whitespace):
+        lw.did("whitespace", f"{jp}: Whitespace as Split(/\\w+|[^\\w\\s]+/, Removed, invert)")
+        return P.Split(Pattern(r"\w+|[^\w\s]+", True), "Removed", invert=True)
+    if isinstance(p, P.Digits):
+        pat = r"\p{N}" if p.individual_digits else r"\p{N}+"
+        lw.did("digits", f"{jp}: Digits(individual={p.individual_digits}) as Split(/{pat}/, Isolated)")
+        return P.Split(Pattern(pat, True), "Isolated")
+    if isinstance(p, P.Punctuation):
+        return _split(lw, P.Split(Pattern(PUNCT, True), p.behavior), jp, name, "punctuation")
+    if isinstance(p, P.CharDelimiterSplit):
+        lw.did("char-delimiter", f"{jp}: CharDelimiterSplit({p.delimiter!r}) as Split(Removed)")
+        return P.Split(Pattern(escape(p.delimiter), True), "Removed")
+    lw.loss(name, jp, "no runtime pre-tokenizer does this; dropped")
+    return None
+
+
+def _metaspace(lw, p, jp: str, name: str):
+    scheme = p.prepend_scheme
+    if scheme == "first":
+        lw.loss(name, jp, "prepend_scheme 'first': the runtime also prepends after special tokens", "<s>Hi")
+        scheme = "always"
+    out = P.Metaspace(p.replacement, scheme, split=False)
+    if not p.split:
+        return out
+    # HF splits on the replacement, keeping it at the start of each piece (MergedWithNext).
+    r = escape(p.replacement)
+    lw.did("metaspace-split", f"{jp}: Metaspace split as a following Split on {p.replacement!r}")
+    return P.Sequence((out, P.Split(Pattern(f"{r}?[^{r}]+|{r}", True), "Isolated")))
+
+
+def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
+    pattern = p.pattern.value if p.pattern.regex else escape(p.pattern.value)
+    if not p.pattern.regex:
+        lw.did("split-string", f"{jp}: String pattern {p.pattern.value!r} as the escaped regex /{pattern}/")
+    behavior = p.behavior
+    if behavior == "Contiguous" and not p.invert:
+        pattern, behavior = f"(?:{pattern})+", "Isolated"
+        lw.did(pass_name, f"{jp}: Contiguous as Isolated runs /{pattern}/")
+    elif pass_name == "punctuation":
+        lw.did(pass_name, f"{jp}: Punctuation as Split(/{pattern}/, {behavior})")
+    if behavior in ("MergedWithNext", "Contiguous"):
+        lw.loss(name, jp, f"behavior {behavior} has no runtime form (it would delete the matches)", "a-b")
+        return None
+    if behavior == "MergedWithPrevious":
+        lw.loss(name, jp, "MergedWithPrevious merges consecutive matches differently in the runtime", "a-b--c-")
+    for why in problems(pattern):
+        lw.loss(name, jp, f"pattern /{pattern}/: {why}")
+    return P.Split(Pattern(pattern, True), behavior, p.invert)

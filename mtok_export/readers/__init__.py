@@ -1,0 +1,1 @@
+"""Front-end readers: every input format -> one IR."""

@@ -1,0 +1,89 @@
+"""The JSON files beside a `tokenizer.json`: `tokenizer_config.json` (chat template, bos/eos,
+cleanup flag, add_bos/eos, added_tokens_decoder), `chat_template.jinja`/`.json`,
+`generation_config.json` and `config.json` (eos ids, embedding size)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError, UnsupportedError
+
+
+def load_json(path: Path):
+    try:
+        with open(path, "rb") as f:
+            return json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        where = f"line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else f"byte {e.start}"
+        raise InputError(f"{path}: not valid JSON at {where}: {getattr(e, 'msg', e.reason)}") from e
+
+
+def load_json_object(path: Path) -> dict:
+    data = load_json(path)
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def token_text(value, path: Path, key: str) -> str | None:
+    """`bos_token` / `eos_token` as a string or an AddedToken-like object."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        return value["content"]
+    raise UnsupportedError(f"{key} must be a string or an object with 'content'", json_path=f"$.{key}", path=str(path))
+
+
+def id_list(value, path: Path, key: str) -> list[int]:
+    if value is None:
+        return []
+    values = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise UnsupportedError(f"{key} must be an integer or a list of integers", json_path=f"$.{key}", path=str(path))
+    return values
+
+
+@dataclass
+class Templates:
+    """All chat templates found, default first, and where they came from."""
+
+    named: list[tuple[str, str]] = field(default_factory=list)  # (name, text); name "default" first
+    source: str = ""
+
+
+def _templates_from(value, path: Path, key: str) -> list[tuple[str, str]]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [("default", value)]
+    if isinstance(value, list):
+        out = []
+        for i, item in enumerate(value):
+            if not (isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("template"), str)):
+                raise UnsupportedError("each named chat template needs a string name and template",
+                                       json_path=f"$.{key}[{i}]", path=str(path))
+            out.append((item["name"], item["template"]))
+        out.sort(key=lambda nt: nt[0] != "default")  # stable: default first, others in file order
+        return out
+    raise UnsupportedError("chat_template must be a string or a list of {name, template}",
+                           json_path=f"$.{key}", path=str(path))
+
+
+def find_templates(directory: Path, config: dict, config_path: Path) -> Templates:
+    """transformers' order: `chat_template.jinja`, then `chat_template.json`, then the config key."""
+    jinja = directory / "chat_template.jinja"
+    if jinja.is_file():
+        try:
+            return Templates([("default", jinja.read_text(encoding="utf-8"))], jinja.name)
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"{jinja}: cannot read as UTF-8 text ({e})") from e
+    as_json = directory / "chat_template.json"
+    if as_json.is_file():
+        data = load_json_object(as_json)
+        return Templates(_templates_from(data.get("chat_template"), as_json, "chat_template"), as_json.name)
+    named = _templates_from(config.get("chat_template"), config_path, "chat_template")
+    return Templates(named, f"{config_path.name}:chat_template" if named else "")

@@ -1,0 +1,230 @@
+"""HF `tokenizer.json` -> IR (the component matrix of spec section 3).
+
+Components are parsed by their dataclass fields: the JSON key is the field name, the default is
+the HF default.  Legacy forms are accepted (untyped `model`, merges as "a b" strings or pairs,
+Metaspace `add_prefix_space`/`str_rep`); an unknown `type` or a wrongly typed value is an
+`UnsupportedError` naming its JSON path, never a silent drop."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+
+from ..errors import UnsupportedError
+from ..ir import REGISTRIES, AddedToken, Pattern
+from ..ir import models as M
+from ..ir.processors import Piece, SpecialToken, TemplateProcessing
+
+CHILDREN = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers",
+            "decoder": "decoders", "post_processor": "processors"}
+_SCALARS = {"bool": bool, "int": int, "str": str, "float": (int, float)}
+
+
+class Ctx:
+    """Where we are: the file (for messages) and notes for the user."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.notes: list[str] = []
+
+    def fail(self, json_path: str, msg: str):
+        raise UnsupportedError(msg, json_path=json_path, path=self.path)
+
+
+def parse_component(ctx: Ctx, family: str, data, jp: str):
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        ctx.fail(jp, f"{family} must be an object or null, got {type(data).__name__}")
+    kind = data.get("type")
+    cls = REGISTRIES[family].get(kind)
+    if cls is None or kind.startswith("Mnn"):
+        known = ", ".join(sorted(k for k in REGISTRIES[family] if not k.startswith("Mnn")))
+        ctx.fail(f"{jp}.type", f"unknown {family} type {kind!r} (known: {known})")
+    data = _legacy(kind, family, data)
+    if kind == "TemplateProcessing":
+        return _template(ctx, data, jp)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            continue
+        value, fp = data[f.name], f"{jp}.{f.name}"
+        if f.name == CHILDREN.get(family):
+            if not isinstance(value, list):
+                ctx.fail(fp, "must be a list")
+            kwargs[f.name] = tuple(parse_component(ctx, family, c, f"{fp}[{i}]") for i, c in enumerate(value))
+        else:
+            kwargs[f.name] = _value(ctx, cls, f, value, fp)
+    unknown = set(data) - {f.name for f in dataclasses.fields(cls)} - {"type"}
+    if unknown:
+        ctx.notes.append(f"{jp}: ignored unknown key(s) {sorted(unknown)} of {kind}")
+    return cls(**kwargs)
+
+
+def _legacy(kind: str, family: str, data: dict) -> dict:
+    """Rewrite the pre-0.14 Metaspace form (`add_prefix_space`, `str_rep`) into the current one."""
+    if kind == "Metaspace":
+        data = dict(data)
+        if "str_rep" in data:
+            data.setdefault("replacement", data.pop("str_rep"))
+        if "add_prefix_space" in data:
+            aps = data.pop("add_prefix_space")
+            data.setdefault("prepend_scheme", "always" if aps else "never")
+    return data
+
+
+def _value(ctx: Ctx, cls, f, value, fp: str):
+    ann = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    if f.name == "pattern":
+        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("String", "Regex"):
+            (k, v), = value.items()
+            if isinstance(v, str):
+                return Pattern(v, regex=k == "Regex")
+        ctx.fail(fp, 'pattern must be {"String": ...} or {"Regex": ...}')
+    if f.name == "precompiled_charsmap":
+        if value is None:
+            return b""
+        try:
+            return base64.b64decode(value, validate=True)
+        except (binascii.Error, TypeError):
+            ctx.fail(fp, "precompiled_charsmap is not valid base64")
+    if ann.startswith("tuple[str, int]"):
+        if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+                and isinstance(value[1], int)):
+            return (value[0], value[1])
+        ctx.fail(fp, "must be a [token, id] pair")
+    base = ann.split("|")[0].strip()
+    if value is None and "None" in ann:
+        return None
+    want = _SCALARS.get(base)
+    if want is None or not isinstance(value, want) or (base == "int" and isinstance(value, bool)):
+        ctx.fail(fp, f"must be {ann}, got {value!r:.60}")
+    if f.name in ("behavior",):
+        from ..ir.pre_tokenizers import BEHAVIORS
+        if value not in BEHAVIORS:
+            ctx.fail(fp, f"unknown behavior {value!r} (known: {', '.join(BEHAVIORS)})")
+    if f.name == "prepend_scheme" and value not in ("always", "first", "never"):
+        ctx.fail(fp, f"unknown prepend_scheme {value!r}")
+    return float(value) if base == "float" else value
+
+
+def _template(ctx: Ctx, data: dict, jp: str) -> TemplateProcessing:
+    def pieces(key):
+        out = []
+        for i, item in enumerate(data.get(key) or ()):
+            ip = f"{jp}.{key}[{i}]"
+            if not (isinstance(item, dict) and len(item) == 1):
+                ctx.fail(ip, 'must be {"Sequence": ...} or {"SpecialToken": ...}')
+            (k, v), = item.items()
+            if k not in ("Sequence", "SpecialToken") or not isinstance(v, dict) or not isinstance(v.get("id"), str):
+                ctx.fail(ip, 'must be {"Sequence": {"id": "A"|"B"}} or {"SpecialToken": {"id": name}}')
+            if k == "Sequence" and v["id"] not in ("A", "B"):
+                ctx.fail(ip, f"sequence id must be A or B, got {v['id']!r}")
+            out.append(Piece(v["id"], int(v.get("type_id", 0)), special=k == "SpecialToken"))
+        return tuple(out)
+
+    specials = []
+    raw = data.get("special_tokens") or {}
+    if not isinstance(raw, dict):
+        ctx.fail(f"{jp}.special_tokens", "must be an object")
+    for name, v in sorted(raw.items()):
+        sp = f"{jp}.special_tokens[{name!r}]"
+        if not (isinstance(v, dict) and isinstance(v.get("ids"), list) and isinstance(v.get("tokens"), list)
+                and all(isinstance(i, int) for i in v["ids"])):
+            ctx.fail(sp, "must be {id, ids: [int], tokens: [str]}")
+        specials.append(SpecialToken(v.get("id", name), tuple(v["ids"]), tuple(v["tokens"])))
+    tp = TemplateProcessing(single=pieces("single"), pair=pieces("pair"), special_tokens=tuple(specials))
+    for piece in tp.single + tp.pair:
+        if piece.special and piece.id not in {s.id for s in specials}:
+            ctx.fail(jp, f"template names special token {piece.id!r} missing from special_tokens")
+    return tp
+
+
+# ---------------------------------------------------------------- models
+
+def _model_kind(data: dict) -> str:
+    """HF deserializes an untyped model by trying BPE, WordPiece, WordLevel, Unigram in order."""
+    if "type" in data:
+        return data["type"]
+    if "merges" in data:
+        return "BPE"
+    if isinstance(data.get("vocab"), list):
+        return "Unigram"
+    if "continuing_subword_prefix" in data or "max_input_chars_per_word" in data:
+        return "WordPiece"
+    return "WordLevel"
+
+
+def parse_model(ctx: Ctx, data, jp: str = "$.model"):
+    if not isinstance(data, dict):
+        ctx.fail(jp, "model must be an object")
+    kind = _model_kind(data)
+    if kind not in REGISTRIES["model"]:
+        ctx.fail(f"{jp}.type", f"unknown model type {kind!r} (known: BPE, WordPiece, WordLevel, Unigram)")
+    cls = REGISTRIES["model"][kind]
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in ("vocab", "merges", "mnn_byte_level") or f.name not in data:
+            continue
+        kwargs[f.name] = _value(ctx, cls, f, data[f.name], f"{jp}.{f.name}")
+    vocab = data.get("vocab")
+    if kind == "Unigram":
+        if not isinstance(vocab, list):
+            ctx.fail(f"{jp}.vocab", "Unigram vocab must be a list of [piece, score]")
+        try:
+            entries = tuple((p, float(s)) for p, s in vocab)
+        except (TypeError, ValueError):
+            ctx.fail(f"{jp}.vocab", "Unigram vocab must be a list of [piece, score]")
+        if not all(isinstance(p, str) for p, _ in entries):
+            ctx.fail(f"{jp}.vocab", "Unigram pieces must be strings")
+        return M.Unigram(vocab=entries, **kwargs)
+    if not isinstance(vocab, dict):
+        ctx.fail(f"{jp}.vocab", f"{kind} vocab must be an object token -> id")
+    if kind == "BPE":
+        kwargs["merges"] = _merges(ctx, data.get("merges") or [], f"{jp}.merges")
+    return cls(vocab=vocab, **kwargs)
+
+
+def _merges(ctx: Ctx, merges, jp: str) -> tuple:
+    if not isinstance(merges, list):
+        ctx.fail(jp, "merges must be a list")
+    if merges and isinstance(merges[0], str):
+        out = [tuple(m.split(" ", 1)) for m in merges]  # legacy "a b": split at the first space
+    else:
+        out = [tuple(m) for m in merges]
+    for i, m in enumerate(out):
+        if len(m) != 2 or not isinstance(m[0], str) or not isinstance(m[1], str):
+            ctx.fail(f"{jp}[{i}]", f"merge must be 'a b' or [a, b], got {merges[i]!r:.60}")
+    return tuple(out)
+
+
+def parse_added_tokens(ctx: Ctx, data, jp: str = "$.added_tokens") -> tuple[AddedToken, ...]:
+    if data is None:
+        return ()
+    if not isinstance(data, list):
+        ctx.fail(jp, "added_tokens must be a list")
+    out = []
+    for i, t in enumerate(data):
+        tp = f"{jp}[{i}]"
+        if not isinstance(t, dict) or not isinstance(t.get("id"), int) or not isinstance(t.get("content"), str):
+            ctx.fail(tp, "added token needs an integer id and a string content")
+        flags = {}
+        for k in ("single_word", "lstrip", "rstrip", "normalized", "special"):
+            v = t.get(k, k == "normalized" and not t.get("special", False))
+            if not isinstance(v, bool):
+                ctx.fail(f"{tp}.{k}", "must be a boolean")
+            flags[k] = v
+        out.append(AddedToken(t["id"], t["content"], **flags))
+    return tuple(out)
+
+
+def parse_tokenizer_json(data, path: str) -> tuple[dict, list[str]]:
+    """The five components and the added tokens of a parsed tokenizer.json, plus reader notes."""
+    ctx = Ctx(path)
+    if not isinstance(data, dict) or "model" not in data:
+        ctx.fail("$", "not a tokenizer.json: no 'model'")
+    parts = {family: parse_component(ctx, family, data.get(family), f"$.{family}") for family in CHILDREN}
+    parts["model"] = parse_model(ctx, data["model"])
+    parts["added_tokens"] = parse_added_tokens(ctx, data.get("added_tokens"))
+    return parts, ctx.notes

@@ -1,0 +1,132 @@
+"""A HuggingFace model directory (`tokenizer.json` and the configs beside it) -> IR.
+
+Header lists are decided here from what the files say: special ids are every special added token,
+longest content first (the runtime takes the first listed token that matches at a position, so
+this order makes it leftmost-longest like HF); stop ids are eos from every config plus the family's
+end-of-turn tokens, each with its source."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from pathlib import Path
+
+from .. import __version__
+from ..errors import InputError
+from ..ir import ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
+from ..ir.models import vocab_of
+from .hf_config import find_templates, id_list, load_json_object, token_text
+from .hf_json import parse_tokenizer_json
+
+# End-of-turn tokens of common chat families: stop ids when present.
+END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<end_of_turn>", "<|end_of_turn|>",
+               "<turn|>", "<|return|>", "<|endofturn|>")
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_model_dir(directory: Path, chat_template: str | None = None) -> Tokenizer:
+    """Read `tokenizer.json` and its companions.  `chat_template` picks a named template or a file."""
+    directory = Path(directory)
+    tj = directory / "tokenizer.json"
+    if not tj.is_file():
+        raise InputError(f"{directory}: no tokenizer.json here")
+    try:
+        data = json.loads(tj.read_bytes())
+    except (OSError, ValueError) as e:
+        raise InputError(f"{tj}: not valid JSON ({e})") from e
+    parts, notes = parse_tokenizer_json(data, str(tj))
+    inputs = [tj]
+
+    def optional(name: str) -> dict:
+        p = directory / name
+        if p.is_file():
+            inputs.append(p)
+            return load_json_object(p)
+        return {}
+
+    config_path = directory / "tokenizer_config.json"
+    tcfg, gen, mcfg = optional("tokenizer_config.json"), optional("generation_config.json"), optional("config.json")
+
+    added = list(parts["added_tokens"])
+    known = {t.id for t in added}
+    from ..ir import AddedToken
+    for key, t in sorted((tcfg.get("added_tokens_decoder") or {}).items(), key=lambda kv: int(kv[0])):
+        if int(key) not in known and isinstance(t, dict) and isinstance(t.get("content"), str):
+            added.append(AddedToken(int(key), t["content"], t.get("single_word", False), t.get("lstrip", False),
+                                    t.get("rstrip", False), t.get("normalized", True), t.get("special", False)))
+            notes.append(f"added token {t['content']!r} (id {key}) is only in tokenizer_config.json's added_tokens_decoder")
+    added = tuple(added)
+
+    ids = dict(vocab_of(parts["model"]))
+    ids.update({t.content: t.id for t in added})
+
+    bos = token_text(tcfg.get("bos_token"), config_path, "bos_token")
+    eos = token_text(tcfg.get("eos_token"), config_path, "eos_token")
+    stops: dict[int, str] = {}
+
+    def stop(i: int, source: str):
+        stops.setdefault(i, source)
+
+    if eos is not None and eos in ids:
+        stop(ids[eos], "tokenizer_config.json eos_token")
+    for i in id_list(gen.get("eos_token_id"), directory / "generation_config.json", "eos_token_id"):
+        stop(i, "generation_config.json eos_token_id")
+    for i in id_list(mcfg.get("eos_token_id"), directory / "config.json", "eos_token_id"):
+        stop(i, "config.json eos_token_id")
+    for text in END_OF_TURN:
+        if text in ids:
+            stop(ids[text], f"end-of-turn token {text}")
+
+    specials = sorted((t for t in added if t.special), key=lambda t: (-len(t.content.encode()), t.id))
+    special_ids = tuple(dict.fromkeys(t.id for t in specials))
+
+    templates = find_templates(directory, tcfg, config_path)
+    if templates.source and templates.source != config_path.name + ":chat_template":
+        inputs.append(directory / templates.source)
+    text, name, source = "", "", templates.source
+    if chat_template is not None:
+        text, name, source = _choose_template(templates, chat_template)
+    elif templates.named:
+        name, text = templates.named[0]
+    others = tuple((n, t) for n, t in templates.named if n != name)
+
+    vocab_size = mcfg.get("vocab_size") if isinstance(mcfg.get("vocab_size"), int) else None
+    if vocab_size is not None:
+        beyond = sorted(i for i in set(ids.values()) | set(stops) if i >= vocab_size)
+        if beyond:
+            notes.append(f"token id(s) {beyond[:8]} are outside the model's embedding range "
+                         f"(config.json vocab_size {vocab_size})")
+
+    return Tokenizer(
+        model=parts["model"], normalizer=parts["normalizer"], pre_tokenizer=parts["pre_tokenizer"],
+        decoder=parts["decoder"], post_processor=parts["post_processor"], added_tokens=added,
+        special_ids=special_ids, stop_ids=tuple(stops),
+        chat=ChatTemplate(text, bos or "", eos or "", tcfg.get("clean_up_tokenization_spaces") is True,
+                          others, name=name, source=source),
+        meta=Metadata(add_bos_token=tcfg.get("add_bos_token"), add_eos_token=tcfg.get("add_eos_token"),
+                      model_vocab_size=vocab_size, stop_sources=tuple(stops.items()), notes=tuple(notes)),
+        provenance=Provenance(tuple(InputFile(str(p), sha256(p)) for p in inputs), __version__,
+                              unicodedata.unidata_version),
+    )
+
+
+def _choose_template(templates, choice: str) -> tuple[str, str, str]:
+    for name, text in templates.named:
+        if name == choice:
+            return text, name, f"{templates.source} ({name})"
+    p = Path(choice)
+    if p.is_file():
+        try:
+            return p.read_text(encoding="utf-8"), "default", str(p)
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"{p}: cannot read chat template ({e})") from e
+    names = ", ".join(n for n, _ in templates.named) or "none"
+    raise InputError(f"--chat-template {choice!r} is neither a template name (found: {names}) nor a file")

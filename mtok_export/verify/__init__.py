@@ -1,0 +1,1 @@
+"""Checks of exported tokenizers, including against the real MNN runtime."""

@@ -1,0 +1,104 @@
+"""Standalone worker that drives MNN's tokenizer; started by `mtok_export.verify.runtime`.
+
+Run as ``python -I _runtime_worker.py REQUEST.json RESPONSE.json LOG PROGRESS``.  It must not import
+`mtok_export`: it may run in another virtual environment that only has some `MNN` release.
+Keep it compatible with old Pythons (3.6+) and free of third-party imports besides MNN.
+
+Request:  {"config": path, "texts": [{"s": str} | {"hex": str}], "decode_ids": [int],
+           "chats": [[{"role": str, "content": str}, ...]]}
+Response: {"version": str, "encodes": [[int]], "decodes": [[int, hex]], "chats": [str | null]}
+          or {"error": {"kind": "import" | "load" | "python", "message": str}}
+Everything the process prints (including C/C++ output and Python tracebacks) goes to LOG; the
+current step is kept in PROGRESS so that the caller can say what was running when it crashed.
+"""
+
+import json
+import os
+import sys
+import traceback
+
+# Substrings MNN prints when the tokenizer did not load; using the engine after that dereferences null.
+LOAD_FAILURES = ("Failed to load tokenizer", "tokenizer file not found", "magic number is wrong")
+
+
+def redirect_output(log_path):
+    """Send fds 1 and 2 to the log at OS level and make C stdio unbuffered so a crash loses nothing."""
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        for name in ("stdout", "stderr"):
+            libc.setvbuf(ctypes.c_void_p.in_dll(libc, name), None, 2, 0)  # 2 = _IONBF (glibc)
+    except Exception:  # not glibc: the C code may still flush at exit
+        pass
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def write_json(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f, ensure_ascii=True)
+    os.replace(tmp, path)
+
+
+def main(argv):
+    request_path, response_path, log_path, progress_path = argv[1:5]
+    redirect_output(log_path)
+    progress = os.open(progress_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+
+    def step(text):
+        os.ftruncate(progress, 0)
+        os.pwrite(progress, text.encode("utf-8"), 0)
+
+    try:
+        with open(request_path, encoding="utf-8") as f:
+            req = json.load(f)
+        step("import MNN")
+        try:
+            import MNN
+            import MNN.llm as llm
+        except ImportError as e:
+            write_json(response_path, {"error": {"kind": "import", "message": "%s: %s" % (type(e).__name__, e)}})
+            return 0
+        version = MNN.version() if callable(getattr(MNN, "version", None)) else getattr(MNN, "__version__", "unknown")
+
+        step("load")
+        model = llm.create(req["config"])
+        model.load()  # fails on the dummy model; the tokenizer is loaded before that
+        with open(log_path, encoding="utf-8", errors="replace") as f:
+            log = f.read()
+        if any(marker in log for marker in LOAD_FAILURES):
+            write_json(response_path, {"error": {"kind": "load", "message": "MNN did not load the tokenizer"}})
+            return 0
+
+        encodes = []
+        for i, t in enumerate(req["texts"]):
+            step("encode %d" % i)
+            encodes.append(list(model.tokenizer_encode(t["s"] if "s" in t else bytes.fromhex(t["hex"]))))
+        decodes = []
+        for i in req["decode_ids"]:
+            step("decode %d" % i)
+            try:
+                raw = model.tokenizer_decode(i).encode("utf-8")
+            except UnicodeDecodeError as e:  # the binding decodes strictly; .object is the whole C++ string
+                raw = bytes(e.object)
+            decodes.append([i, raw.hex()])
+        chats = []
+        for i, messages in enumerate(req["chats"]):
+            step("chat %d" % i)
+            try:
+                chats.append(model.apply_chat_template(messages))
+            except Exception:
+                chats.append(None)
+        step("done")
+        write_json(response_path, {"version": str(version), "encodes": encodes, "decodes": decodes,
+                                   "chats": chats})
+    except BaseException:
+        write_json(response_path, {"error": {"kind": "python", "message": traceback.format_exc()}})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

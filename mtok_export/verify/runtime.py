@@ -1,0 +1,201 @@
+"""Run a tokenizer file through the real MNN runtime (PyPI package `MNN`) and collect what it does.
+
+`run_runtime` encodes texts, decodes single ids and renders chat templates with `MNN.llm`, the same
+code an app runs on device.  MNN runs in a subprocess (`_runtime_worker.py`, started with
+``python -I``) because a corrupt file can crash or hang it and MNN 3.4.1 crashes on any `.mtok`;
+the subprocess may use another interpreter (``python=``), e.g. a venv holding an older MNN release.
+The worker gets a temporary folder with `config.json`, a copy of the tokenizer under its own basename
+and dummy `llm.mnn`/`llm.mnn.weight`: the model load fails harmlessly after the tokenizer is loaded.
+
+Facts about the `MNN.llm` Python API (checked with MNN 3.6.1 on Linux):
+
+* `tokenizer_encode(s)` returns header prefix ids + encode.  3.6.1 ignores the `.mtok` post-processor
+  program (spec section 11).  There is no way to encode without the prefix ids: strip them yourself.
+  `""` gives just the prefix ids.
+* It accepts `str`, `bytes` (passed raw, so invalid UTF-8 can be tested; `bytearray` is refused) or
+  `{"text": ...}`.  The input is a C string: everything from the first NUL is dropped (`"a\\0b"` encodes
+  like `"a"`).  A `str` with a lone surrogate segfaults the process, so `run_runtime` refuses it.
+* `tokenizer_decode(id)` is the streaming single-id decode.  The binding decodes the C++ bytes as
+  strict UTF-8: a partial character raises `UnicodeDecodeError` whose `.object` is the whole raw byte
+  string (`.start`/`.end` mark the bad part), so `decodes` holds raw bytes.  Ids out of range
+  (negative or >= vocab size) give `""`, no crash; ids are truncated to 32 bits, so `run_runtime`
+  refuses ids outside int32.
+* `apply_chat_template(x)` takes exactly one argument: a list of `{"role", "content"}` dicts, or a
+  str (rendered as one user message).  A single dict, a tuple or a list item that is not a dict print
+  "content must be str or dict" and raise `SystemError` (`chats` then holds None).  Non-str content
+  renders empty; other message keys are dropped, except that role `"json"` makes the content parse
+  as a whole message object.  `add_generation_prompt` is always
+  true and cannot be switched off (not even through `jinja.context`).
+* `llm_config.json` beside `config.json` is read and its keys override `config.json`'s (a
+  `tokenizer_file` there wins, so the worker forces the file names).  Its `jinja` block is honoured when
+  it has a `chat_template`: that template and `jinja.eos` (empty if absent) replace the embedded ones,
+  `jinja.bos` is ignored (BOS stays the `.mtok` one), `jinja.context` keys become template variables.
+  A `jinja` block without `chat_template` changes nothing.  `set_config({"jinja": ...})` does the same
+  at run time.
+* Load failures are only printed ("magic number is wrong", "Failed to load tokenizer", "tokenizer file
+  not found"); any tokenizer call after that segfaults, so the worker checks the log after `load()`.
+  A truncated body loads silently and may segfault later.
+* `import MNN` prints "The device supports: ..." at C level; `MNN.version()` gives the version string.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mtok_export.errors import RuntimeEngineError
+
+__all__ = ["RuntimeResult", "run_runtime"]
+
+_WORKER = Path(__file__).with_name("_runtime_worker.py")
+_RESERVED = {"config.json", "llm_config.json", "llm.mnn", "llm.mnn.weight"}
+_LOG_TAIL_LINES = 20
+
+
+@dataclass(frozen=True)
+class RuntimeResult:
+    """What the runtime produced, in request order."""
+
+    encodes: list[list[int]]   # tokenizer_encode(s) per text (engine path: includes header prefix ids)
+    decodes: dict[int, bytes]  # single-id decode per requested id, raw bytes (may be partial UTF-8)
+    chats: list[str | None]    # apply_chat_template(messages) per conversation, None if it raised
+    log: str                   # everything MNN printed (C-level stdout and stderr)
+    version: str               # MNN.version() of the interpreter that ran it
+
+
+def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | bytes] = (),
+                decode_ids: Sequence[int] = (), chats: Sequence[Sequence[Mapping[str, str]]] = (),
+                python: str | os.PathLike | None = None, timeout: float = 120.0,
+                llm_config: Mapping | None = None) -> RuntimeResult:
+    """Load `tokenizer_path` (`.mtok` or legacy `tokenizer.txt`) in MNN and run all requests in one process.
+
+    `texts` are `str` (valid Unicode) or `bytes` (passed raw); `decode_ids` are int32; each entry of
+    `chats` is a list of `{"role", "content"}` messages.  `python` is the interpreter that has MNN
+    (default: this one).  `llm_config` is written as `llm_config.json`, e.g. ``{"jinja": {...}}``.
+    Raises `RuntimeEngineError` on a missing file, missing MNN, load failure, crash or timeout.
+    """
+    src = Path(tokenizer_path)
+    if not src.is_file():
+        raise RuntimeEngineError(f"{src}: tokenizer file not found")
+    python = str(python or sys.executable)
+    texts = list(texts)
+    wire_texts = []
+    for t in texts:
+        if isinstance(t, bytes):
+            wire_texts.append({"hex": t.hex()})
+        elif isinstance(t, str):
+            try:
+                t.encode("utf-8")
+            except UnicodeEncodeError as e:  # a lone surrogate segfaults MNN
+                raise ValueError(f"text is not valid Unicode: {t!r}") from e
+            wire_texts.append({"s": t})
+        else:
+            raise TypeError(f"texts must be str or bytes, not {type(t).__name__}")
+    ids = [int(i) for i in decode_ids]
+    if any(not -2**31 <= i < 2**31 for i in ids):
+        raise ValueError("decode ids must fit in int32")
+    wire_chats = [[dict(m) if isinstance(m, Mapping) else m for m in conv] for conv in chats]
+
+    with tempfile.TemporaryDirectory(prefix="mtok-runtime-") as tmp:
+        tmp_path = Path(tmp)
+        model_dir = tmp_path / "model"
+        model_dir.mkdir()
+        name = src.name if src.name not in _RESERVED else "tokenizer" + src.suffix
+        shutil.copyfile(src, model_dir / name)
+        files = {"tokenizer_file": name, "llm_model": "llm.mnn", "llm_weight": "llm.mnn.weight",
+                 "backend_type": "cpu"}
+        (model_dir / "config.json").write_text(json.dumps(files))
+        if llm_config is not None:
+            (model_dir / "llm_config.json").write_text(json.dumps({**llm_config, **files}))
+        (model_dir / "llm.mnn").write_bytes(b"\0")
+        (model_dir / "llm.mnn.weight").write_bytes(b"\0")
+        request, response, log, progress = (tmp_path / n for n in
+                                            ("request.json", "response.json", "log.txt", "progress"))
+        request.write_text(json.dumps({"config": str(model_dir / "config.json"), "texts": wire_texts,
+                                       "decode_ids": ids, "chats": wire_chats}))
+        try:
+            output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout)
+        except subprocess.TimeoutExpired:
+            raise RuntimeEngineError(f"MNN runtime ({python}) did not finish within {timeout:g}s"
+                                     f" (step: {_describe(_read(progress), texts) or 'start'}), killed it;"
+                                     f" last output:\n{_tail(_read(log))}") from None
+        log_text = _read(log) + output
+        if not response.is_file():
+            step = _describe(_read(progress), texts)
+            raise RuntimeEngineError(f"MNN runtime ({python}) {status} without a result"
+                                     f"{f' during {step}' if step else ''}; last output:\n{_tail(log_text)}")
+        data = json.loads(response.read_text(encoding="utf-8"))
+
+    err = data.get("error")
+    if err:
+        if err["kind"] == "import":
+            e = RuntimeEngineError(f"MNN is not importable in {python} ({err['message']}); "
+                                   f"install it with `{python} -m pip install MNN==3.6.1`")
+            e.hint = f"{python} -m pip install MNN==3.6.1"
+            raise e
+        if err["kind"] == "load":
+            raise RuntimeEngineError(f"MNN could not load {src}:\n{_tail(log_text)}")
+        raise RuntimeEngineError(f"runtime worker failed:\n{err['message']}")
+    return RuntimeResult(encodes=data["encodes"], decodes={i: bytes.fromhex(h) for i, h in data["decodes"]},
+                         chats=data["chats"], log=log_text, version=data["version"])
+
+
+def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float) -> tuple[str, str]:
+    """Run the worker; returns (what it printed before redirecting its fds, exit status text).
+    On timeout the whole process group is killed and `TimeoutExpired` re-raised."""
+    try:
+        proc = subprocess.Popen([python, "-I", str(_WORKER), *map(str, args)], cwd=cwd,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    except OSError as e:
+        raise RuntimeEngineError(f"cannot start the runtime interpreter {python}: {e}") from e
+    try:
+        raw, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+        raise
+    rc = proc.returncode
+    if rc >= 0:
+        status = f"exited with status {rc}"
+    else:
+        try:
+            status = f"was killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            status = f"was killed by signal {-rc}"
+    return raw.decode("utf-8", "replace"), status
+
+
+def _describe(step: str, texts: list[str | bytes]) -> str:
+    """Turn the worker's progress marker into words, quoting the input it was working on."""
+    kind, _, num = step.partition(" ")
+    if kind == "encode" and num.isdigit() and int(num) < len(texts):
+        return f"encode of text #{num} {texts[int(num)]!r:.80}"
+    if kind == "decode":
+        return f"decode of id {num}"
+    if kind == "chat":
+        return f"chat template #{num}"
+    return step
+
+
+def _tail(log: str) -> str:
+    lines = log.rstrip().splitlines()[-_LOG_TAIL_LINES:]
+    return "\n".join("  " + line for line in lines) or "  (nothing)"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
