@@ -14,10 +14,12 @@ BOS_POLICIES = ("auto", "prefix", "none")
 class Loss:
     """Something the target cannot do as the source does."""
 
+    code: str  # what kind of difference, e.g. "normalizer-table"; verify explains mismatches by it
     component: str  # e.g. "pre_tokenizer Punctuation"
     json_path: str  # where it is in the source, e.g. "$.pre_tokenizer.pretokenizers[0]"
     reason: str
     example: str = ""  # a short input that shows the difference, when one is known
+    trigger: str = ""  # text whose presence in an input means this loss applies to it
 
     def __str__(self) -> str:
         ex = f" (e.g. {self.example!r})" if self.example else ""
@@ -34,8 +36,8 @@ class Lowering:
     applied: dict[str, list[str]] = field(default_factory=dict)  # pass name -> details
     notes: list[str] = field(default_factory=list)
 
-    def loss(self, component: str, json_path: str, reason: str, example: str = ""):
-        self.losses.append(Loss(component, json_path, reason, example))
+    def loss(self, code: str, component: str, json_path: str, reason: str, example: str = "", trigger: str = ""):
+        self.losses.append(Loss(code, component, json_path, reason, example, trigger))
 
     def did(self, pass_name: str, detail: str):
         self.applied.setdefault(pass_name, []).append(detail)
@@ -54,6 +56,7 @@ def lower(tok, target: str = "mnn-3.6", bos: str = "auto"):
         pre_tokenizer=pre_tokenizers.lower_pre_tokenizer(lw, tok.pre_tokenizer, "$.pre_tokenizer"),
         decoder=decoders.lower_decoder(lw, tok.decoder, "$.decoder"),
     )
+    pre_tokenizers.regex_gaps(lw, tok.pre_tokenizer, "$.pre_tokenizer")
     tok = models.lower_model(lw, tok)
     tok = processors.lower_post_processor(lw, tok)
     tok = models.lower_added_tokens(lw, tok)

@@ -9,11 +9,22 @@ from .regex import literal_of
 
 def lower_decoder(lw, d, jp: str):
     if d is None:
-        lw.loss("decoder (none)", jp, "HF joins tokens with spaces when there is no decoder; "
+        lw.loss("no-decoder", "decoder (none)", jp, "HF joins tokens with spaces when there is no decoder; "
                 "the runtime concatenates them (written as an empty Sequence, not ByteLevel)", "a b")
         return D.Sequence(())
     out = _lower(lw, d, jp)
+    if _stream_differs(d):
+        lw.loss("stream-decode", f"decoder {d.kind}", jp, "decode(int), which the engine streams, ignores the "
+                "decoder chain (Strip, Metaspace prefix, WordPiece spacing and cleanup): e.g. the first token "
+                "keeps the leading space HF removes", "Hello")
     return D.Sequence(()) if out is None else out
+
+
+def _stream_differs(d) -> bool:
+    if isinstance(d, D.Sequence):
+        return any(_stream_differs(c) for c in d.decoders)
+    return (isinstance(d, (D.Strip, D.WordPiece))
+            or (isinstance(d, D.Metaspace) and d.prepend_scheme != "never"))
 
 
 def _lower(lw, d, jp: str, prev=None):
@@ -35,18 +46,18 @@ def _lower(lw, d, jp: str, prev=None):
         return D.Metaspace(d.replacement, "never" if d.prepend_scheme == "never" else "always", True)
     if isinstance(d, D.WordPiece):
         if not d.cleanup:
-            lw.loss(name, jp, "the runtime always applies WordPiece cleanup", "a .")
+            lw.loss("wordpiece-cleanup", name, jp, "the runtime always applies WordPiece cleanup", "a .")
         return d
     if isinstance(d, D.Replace):
         value = d.pattern.value if not d.pattern.regex else literal_of(d.pattern.value)
         if not value:
-            lw.loss(name, jp, f"Replace {d.pattern} has no runtime form (an empty pattern hangs decode); dropped")
+            lw.loss("dropped", name, jp, f"Replace {d.pattern} has no runtime form (an empty pattern hangs decode); dropped")
             return None
         return D.Replace(Pattern(value), d.content)
     if isinstance(d, D.Strip):
         if d.start > 1 or d.stop > 1 or not isinstance(prev, D.Fuse):
-            lw.loss(name, jp, "the runtime strips one occurrence from the first/last token only "
+            lw.loss("decoder-strip", name, jp, "the runtime strips one occurrence from the first/last token only "
                     "(exact only after Fuse with start, stop <= 1)")
         return d
-    lw.loss(name, jp, "no runtime decoder does this; dropped")
+    lw.loss("dropped", name, jp, "no runtime decoder does this; dropped")
     return None

@@ -12,27 +12,28 @@ def lower_model(lw, tok):
     m, jp = tok.model, "$.model"
     name = f"model {m.kind}"
     if isinstance(m, M.BPE):
-        for field, default, why, example in (
-            ("dropout", None, "BPE dropout is not applied", ""),
-            ("continuing_subword_prefix", None, "continuing_subword_prefix is not applied", ""),
-            ("end_of_word_suffix", None, "end_of_word_suffix (e.g. CLIP's </w>) is not applied", "hello"),
-            ("ignore_merges", False, "ignore_merges: the runtime never looks up a whole word first", ""),
+        for field, code, why, example in (
+            ("dropout", "bpe-field", "BPE dropout is not applied", ""),
+            ("continuing_subword_prefix", "bpe-field", "continuing_subword_prefix is not applied", ""),
+            ("end_of_word_suffix", "bpe-field", "end_of_word_suffix (e.g. CLIP's </w>) is not applied", "hello"),
+            ("ignore_merges", "ignore-merges", "ignore_merges: the runtime never looks up a whole word first", ""),
         ):
-            value = getattr(m, field)
-            if value not in (default, "", 0.0, False):
-                lw.loss(name, f"{jp}.{field}", why, example)
+            if getattr(m, field) not in (None, "", 0.0, False):
+                lw.loss(code, name, f"{jp}.{field}", why, example)
         if m.unk_token is not None and not m.byte_fallback:
-            lw.loss(name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped to unk",
+            lw.loss("unk-drop", name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped to unk",
                     "\U0001fae0")
         m = replace(m, dropout=None, unk_token=None, continuing_subword_prefix=None,
                     end_of_word_suffix=None, fuse_unk=False, ignore_merges=False)
     elif isinstance(m, M.WordPiece):
         if any(ord(c) > 127 for t in m.vocab for c in t[:1]):
-            lw.loss(name, f"{jp}.max_input_chars_per_word",
+            lw.loss("wordpiece-bytes", name, f"{jp}.max_input_chars_per_word",
                     "the runtime counts the word limit in bytes, HF in characters", "\u4e00" * 40)
     elif isinstance(m, M.Unigram):
+        lw.loss("unigram-ties", name, f"{jp}.vocab", "segmentations with equal total score are broken "
+                "differently by the runtime's Viterbi", "77777")
         if m.unk_id is None:
-            lw.loss(name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
+            lw.loss("unigram-unk", name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
             m = replace(m, unk_id=0)
     elif isinstance(m, M.WordLevel):
         # WordPiece whose continuation prefix can never match is exactly WordLevel: the whole
@@ -49,14 +50,15 @@ def lower_added_tokens(lw, tok):
     for i, t in enumerate(tok.added_tokens):
         jp = f"$.added_tokens[{i}]"
         if t.single_word:
-            lw.loss(f"added token {t.content!r}", f"{jp}.single_word",
+            lw.loss("single-word", f"added token {t.content!r}", f"{jp}.single_word",
                     "single_word is not checked by the runtime", f"x{t.content}")
-        if t.normalized and not t.special and tok.normalizer is not None:
-            lw.loss(f"added token {t.content!r}", f"{jp}.normalized",
-                    "the runtime matches added tokens before normalization")
+        if t.normalized and tok.normalizer is not None:
+            lw.loss("added-normalized", f"added token {t.content!r}", f"{jp}.normalized",
+                    "HF matches this token in normalized text; the runtime matches it before normalization",
+                    f"a{t.content}b", trigger=t.content)
         if t.special and (t.lstrip or t.rstrip) and t.id in tok.special_ids:
-            lw.loss(f"added token {t.content!r}", f"{jp}.lstrip/rstrip",
-                    "special tokens are split out before lstrip/rstrip apply", f"{t.content} x")
+            lw.loss("special-strip", f"added token {t.content!r}", f"{jp}.lstrip/rstrip",
+                    "special tokens are split out before lstrip/rstrip apply", f"{t.content} x", trigger=t.content)
         added.append(replace(t, single_word=False, normalized=False))
     missing = sorted((t.id, t.content) for t in tok.added_tokens if vocab.get(t.content) != t.id)
     if missing:
@@ -70,7 +72,7 @@ def _extend_vocab(lw, m, vocab: dict, missing: list):
     new = [(i, c) for i, c in missing if i >= n and c not in vocab]
     ids = [i for i, _ in new]
     if not new or ids != list(range(n, n + len(new))):
-        lw.loss("added tokens", "$.added_tokens",
+        lw.loss("added-not-decodable", "added tokens", "$.added_tokens",
                 f"{len(missing)} added token(s) are not in the model vocab and cannot be appended densely; "
                 "the runtime decodes them to ''", missing[0][1])
         return m

@@ -22,9 +22,9 @@ def lower_normalizer(lw, n, jp: str):
         return n
     if isinstance(n, N.Strip):
         if lw.target == "mnn-3.5":
-            lw.loss(name, jp, "MNN 3.5 has no Strip normalizer (code 8); dropped", " a ")
+            lw.loss("strip-3.5", name, jp, "MNN 3.5 has no Strip normalizer (code 8); dropped", " a ")
             return None
-        lw.loss(name, jp, "the runtime strips ASCII whitespace and Zs only (HF: all White_Space)", "\u2028a")
+        lw.loss("strip-whitespace", name, jp, "the runtime strips ASCII whitespace and Zs only (HF: all White_Space)", "\u2028a")
         return n
     if isinstance(n, N.Replace):
         if not n.pattern.regex:
@@ -33,24 +33,24 @@ def lower_normalizer(lw, n, jp: str):
         if lit is not None and lit:
             lw.did("replace-regex-literal", f"{jp}: /{n.pattern.value}/ is the literal {lit!r}")
             return N.Replace(Pattern(lit), n.content)
-        lw.loss(name, jp, f"regex Replace /{n.pattern.value}/ has no runtime form; dropped")
+        lw.loss("dropped", name, jp, f"regex Replace /{n.pattern.value}/ has no runtime form; dropped")
         return None
     if isinstance(n, (N.NFC, N.NFD, N.NFKC, N.NFKD)):
         from ..unicode.tables import table
         lw.did("unicode-table", f"{jp}: {n.kind} as a code-point table")
-        lw.loss(name, jp, _TABLE_LOSS, "e\u0301" if n.kind in ("NFC", "NFKC") else "\u0301\u0327")
+        lw.loss("normalizer-table", name, jp, _TABLE_LOSS, "e\u0301" if n.kind in ("NFC", "NFKC") else "\u0301\u0327")
         return N.CodepointMap(table(n.kind))
     if isinstance(n, N.Precompiled):
         from ..unicode.tables import charsmap_rules, charsmap_table
         entries = charsmap_table(n.precompiled_charsmap)
         multi = sum(1 for k in charsmap_rules(n.precompiled_charsmap) if len(k) > 1)
         lw.did("charsmap-table", f"{jp}: precompiled charsmap as {len(entries)} code-point entries")
-        lw.loss(name, jp, _TABLE_LOSS + (f"; {multi} multi-code-point rules cannot be carried" if multi else ""),
+        lw.loss("normalizer-table", name, jp, _TABLE_LOSS + (f"; {multi} multi-code-point rules cannot be carried" if multi else ""),
                 "\x01a")
         return N.CodepointMap(entries)
     if isinstance(n, (N.BertNormalizer, N.Lowercase, N.StripAccents)):
         return _bert(lw, n, jp, name)
-    lw.loss(name, jp, "no runtime normalizer does this; dropped")
+    lw.loss("dropped", name, jp, "no runtime normalizer does this; dropped")
     return None
 
 
@@ -63,14 +63,15 @@ def _bert(lw, n, jp: str, name: str):
         clean, chinese, lower = n.clean_text, n.handle_chinese_chars, n.lowercase
         strip = lower if n.strip_accents is None else n.strip_accents
     if clean:
-        lw.loss(name, jp, "clean_text keeps format (Cf) and private-use (Co) characters that HF removes",
+        lw.loss("bert-clean", name, jp, "clean_text keeps format (Cf) and private-use (Co) characters that HF removes, and line/paragraph "
+                "separators that HF turns into spaces",
                 "a\u200bb")
     if lower:
-        lw.loss(name, jp, "the runtime lowercases one code point to one (HF uses full lowercasing)", "\u0130")
+        lw.loss("lowercase", name, jp, "the runtime lowercases one code point to one (HF uses full lowercasing)", "\u0130")
     table = None
     if strip:
         from ..unicode.tables import table as build
         table = build("NFD")
-        lw.loss(name, jp, "accent stripping removes Mc and Me marks too (HF: Mn only)", "\u0915\u093e")
+        lw.loss("strip-accents", name, jp, "accent stripping removes Mc and Me marks too (HF: Mn only)", "\u0915\u093e")
     lw.did("bert-normalizer", f"{jp}: {n.kind} as MNN BertNormalizer" + (" + NFD table" if strip else ""))
     return N.MnnBertNormalizer(clean, chinese, strip, lower, table)

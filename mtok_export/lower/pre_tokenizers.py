@@ -8,7 +8,7 @@ from ..ir import pre_tokenizers as P
 from .regex import escape, problems
 
 # HF `is_punctuation`: Unicode P* plus ASCII punctuation and symbols.
-PUNCT = r"[!-/:-@\[-`{-~]|\p{P}"
+PUNCT = r"[!-/:-@\[\\\]^_`{-~]|\p{P}"  # ranges only between plain characters: the runtime misreads `\[-`
 
 
 def lower_pre_tokenizer(lw, p, jp: str):
@@ -22,7 +22,7 @@ def lower_pre_tokenizer(lw, p, jp: str):
         return p
     if isinstance(p, P.ByteLevel):
         if p.add_prefix_space:
-            lw.loss(name, jp, "add_prefix_space: HF adds a space before the first word, the runtime never does",
+            lw.loss("prefix-space", name, jp, "add_prefix_space: HF adds a space before the first word, the runtime never does",
                     "Hello")
         return P.ByteLevel(False, True, p.use_regex)
     if isinstance(p, P.Metaspace):
@@ -44,14 +44,14 @@ def lower_pre_tokenizer(lw, p, jp: str):
     if isinstance(p, P.CharDelimiterSplit):
         lw.did("char-delimiter", f"{jp}: CharDelimiterSplit({p.delimiter!r}) as Split(Removed)")
         return P.Split(Pattern(escape(p.delimiter), True), "Removed")
-    lw.loss(name, jp, "no runtime pre-tokenizer does this; dropped")
+    lw.loss("dropped", name, jp, "no runtime pre-tokenizer does this; dropped")
     return None
 
 
 def _metaspace(lw, p, jp: str, name: str):
     scheme = p.prepend_scheme
     if scheme == "first":
-        lw.loss(name, jp, "prepend_scheme 'first': the runtime also prepends after special tokens", "<s>Hi")
+        lw.loss("metaspace-first", name, jp, "prepend_scheme 'first': the runtime also prepends after special tokens", "<s>Hi")
         scheme = "always"
     out = P.Metaspace(p.replacement, scheme, split=False)
     if not p.split:
@@ -73,10 +73,25 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     elif pass_name == "punctuation":
         lw.did(pass_name, f"{jp}: Punctuation as Split(/{pattern}/, {behavior})")
     if behavior in ("MergedWithNext", "Contiguous"):
-        lw.loss(name, jp, f"behavior {behavior} has no runtime form (it would delete the matches)", "a-b")
+        lw.loss("split-behavior", name, jp, f"behavior {behavior} has no runtime form (it would delete the matches)", "a-b")
         return None
     if behavior == "MergedWithPrevious":
-        lw.loss(name, jp, "MergedWithPrevious merges consecutive matches differently in the runtime", "a-b--c-")
+        lw.loss("merged-with-previous", name, jp, "MergedWithPrevious merges consecutive matches differently in the runtime", "a-b--c-")
     for why in problems(pattern):
-        lw.loss(name, jp, f"pattern /{pattern}/: {why}")
+        lw.loss("regex-unsupported", name, jp, f"pattern /{pattern}/: {why}")
     return P.Split(Pattern(pattern, True), behavior, p.invert)
+
+
+def uses_regex(p) -> bool:
+    if isinstance(p, P.Sequence):
+        return any(uses_regex(c) for c in p.pretokenizers)
+    return isinstance(p, P.Split) or (isinstance(p, P.ByteLevel) and p.use_regex)
+
+
+def regex_gaps(lw, p, jp: str):
+    """The runtime's regex engine folds every non-ASCII code point to a byte in \\x01-\\x07, so those
+    input bytes collide with the fold markers (spec 3.3)."""
+    if uses_regex(p):
+        lw.loss("regex-control", "pre_tokenizer (regex)", jp,
+                "input characters \\x01-\\x07 collide with the runtime regex engine's category markers",
+                "\x01ctrl")

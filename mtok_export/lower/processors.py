@@ -20,7 +20,7 @@ def split_single(lw, p, jp: str):
     if isinstance(p, R.TemplateProcessing):
         seq = [i for i, piece in enumerate(p.single) if not piece.special]
         if len(seq) != 1 or p.single[seq[0]].id != "A":
-            lw.loss(f"post_processor {p.kind}", f"{jp}.single", "single template must hold $A exactly once")
+            lw.loss("post-dropped", f"post_processor {p.kind}", f"{jp}.single", "single template must hold $A exactly once")
             return None
         k = seq[0]
 
@@ -34,12 +34,12 @@ def split_single(lw, p, jp: str):
             return None
         adding = [(i, s) for i, s in found if s != ((), ())]
         if len(adding) > 1:
-            lw.loss("post_processor Sequence", jp, "more than one child adds tokens")
+            lw.loss("post-dropped", "post_processor Sequence", jp, "more than one child adds tokens")
             return None
         return adding[0][1] if adding else ((), ())
     if isinstance(p, R.PostProgram):
         return None
-    lw.loss(f"post_processor {p.kind}", jp, "unknown post-processor; dropped")
+    lw.loss("post-dropped", f"post_processor {p.kind}", jp, "unknown post-processor; dropped")
     return None
 
 
@@ -51,16 +51,16 @@ def lower_post_processor(lw, tok):
     prefix, suffix = parts
     renders_bos = bool(tok.chat.text) and any(s in tok.chat.text for s in _BOS_IN_TEMPLATE)
     if prefix and lw.bos == "none":
-        lw.loss("post_processor", jp, f"--bos none: encode() no longer adds {list(prefix)}", "Hi")
+        lw.loss("bos-none", "post_processor", jp, f"--bos none: encode() no longer adds {list(prefix)}", "Hi")
         prefix = ()
     elif prefix and renders_bos and lw.bos == "auto":
         lw.did("bos-from-template", f"{jp}: the chat template renders BOS itself, so the header "
                f"prefix {list(prefix)} is left out (the chat path would otherwise get it twice)")
-        lw.loss("post_processor", jp, f"encode() of plain text no longer adds {list(prefix)}; "
+        lw.loss("bos-template", "post_processor", jp, f"encode() of plain text no longer adds {list(prefix)}; "
                 "the chat template adds it", "Hi")
         prefix = ()
     elif prefix and renders_bos:
-        lw.loss("post_processor", jp, f"--bos prefix: chat prompts get {list(prefix)} twice "
+        lw.loss("double-bos", "post_processor", jp, f"--bos prefix: chat prompts get {list(prefix)} twice "
                 "(template and header prefix)")
     if prefix:
         lw.did("post-processor-prefix", f"{jp}: {list(prefix)} as the header prefix list")
@@ -69,6 +69,6 @@ def lower_post_processor(lw, tok):
         program = R.PostProgram((None, *suffix))
         lw.did("post-processor-program", f"{jp}: suffix {list(suffix)} as the post program")
         if lw.target != "mnn-head":
-            lw.loss("post_processor", jp, f"{lw.target} does not run the post program: encode() does not "
+            lw.loss("suffix-not-appended", "post_processor", jp, f"{lw.target} does not run the post program: encode() does not "
                     f"append {list(suffix)}", "Hi")
     return replace(tok, post_processor=program, prefix_ids=tuple(prefix))

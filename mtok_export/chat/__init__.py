@@ -1,0 +1,6 @@
+"""Chat-template support for MNN targets.
+
+MNN renders the chat template embedded in a ``.mtok`` file (spec section 2.8) with its own
+small Jinja engine, whose subset is described in spec section 8. :mod:`mtok_export.chat.lint`
+checks a template statically against that subset.
+"""
