@@ -26,7 +26,8 @@ def _run(fn):
     if debug:
         sys.argv.remove("--debug")
     try:
-        fn(standalone_mode=False)
+        rc = fn(standalone_mode=False)  # click returns the code of a typer.Exit in this mode
+        sys.exit(rc if isinstance(rc, int) else 0)
     except MtokError as e:
         if debug:
             raise

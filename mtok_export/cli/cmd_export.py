@@ -20,12 +20,15 @@ def export(
     chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or a "
                                                          "template file to embed [default: the default one].")] = None,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip verification against the MNN runtime.")] = False,
+    corpus: Annotated[Optional[Path], typer.Option(help="Extra verification strings, JSONL.")] = None,
+    runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
+                                                           "with the MNN runtime to verify with.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON report instead of the summary.")] = False,
 ):
-    """Export a model directory to MNN's .mtok.
+    """Export a model directory to MNN's .mtok, then verify it with the real MNN runtime.
 
-    Exit codes: 0 written (and verified), 1 verification mismatch, 2 bad input,
-    3 the target would lose information and --allow-lossy was not given."""
+    Exit codes: 0 written (and verified), 1 verification mismatch (the file stays written),
+    2 bad input, 3 the target would lose information and --allow-lossy was not given."""
     from ..errors import InputError, LossError
     from ..export import export as run
     from ..lower import BOS_POLICIES, TARGETS
@@ -43,10 +46,20 @@ def export(
             raise typer.Exit(e.exit_code)
         e.hint = "rerun with --allow-lossy to write the file anyway (each loss is then reported)"
         raise
-    if as_json:
-        out.print_json(json.dumps(report(result), ensure_ascii=False))
-    else:
+    if not as_json:
         print_summary(result)
+    verified = None
+    if not no_verify:
+        from .cmd_verify import report_json, run_verify
+
+        verified = run_verify(result.path, path, result.lowered, result.lowering, corpus=corpus,
+                              python=runtime_python, accepted=allow_lossy, quiet=as_json)
+    if as_json:
+        data = report(result)
+        data["verify"] = report_json(verified) if verified else None
+        out.print_json(json.dumps(data, ensure_ascii=False))
+    if verified is not None and not verified.ok:
+        raise typer.Exit(1)
 
 
 def _loss(x) -> dict:

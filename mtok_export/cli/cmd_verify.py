@@ -84,14 +84,20 @@ def print_report(report):
 
     t = Table("check", "match", "note", box=None, padding=(0, 2), title=f"verify on MNN {report.runtime}",
               title_justify="left")
+    notes: list[str] = []
     for c in report.checks:
         mark = "" if c.total == 0 else ("[green]" if c.ok == c.total else "[red]") + f"{c.ok}/{c.total}[/]"
-        t.add_row(c.name, mark or "-", Text(c.skipped))
+        if c.skipped and c.skipped not in notes:
+            notes.append(c.skipped)
+        t.add_row(c.name, mark or "-", f"({notes.index(c.skipped) + 1})" if c.skipped else "")
     out.print(t)
+    for i, note in enumerate(notes, 1):
+        out.print(Text(f"  ({i}) {note}"))
     reasons = {x.code: x.reason for x in report.losses}
     for check, code, n, m in report.classes():
-        why = f"explained by loss [{code}]: {reasons.get(code, '')}" if code else "[bold red]UNEXPLAINED[/]"
-        out.print(f"[bold]{check}[/]: {n} mismatch(es), {why}")
+        why = Text(f"explained by loss {code}: {reasons.get(code, '')}" if code else "UNEXPLAINED",
+                   style="" if code else "bold red")
+        out.print(Text.assemble((check, "bold"), f": {n} mismatch(es), ", why))
         out.print(Text(f"    input    {clip(show(m.text), 100)!s}"))
         out.print(Text(f"    expected {clip(show(str(m.expected)), 100)}"))
         out.print(Text(f"    got      {clip(show(str(m.got)), 100)}"))

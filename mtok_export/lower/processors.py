@@ -8,8 +8,6 @@ from dataclasses import replace
 
 from ..ir import processors as R
 
-_BOS_IN_TEMPLATE = ("bos_token", "<s>", "<|begin_of_text|>")
-
 
 def split_single(lw, p, jp: str):
     """-> (prefix ids, suffix ids) that `p` adds to one sequence, or None after recording a loss."""
@@ -49,19 +47,31 @@ def lower_post_processor(lw, tok):
     if parts is None:
         return replace(tok, post_processor=None)
     prefix, suffix = parts
-    renders_bos = bool(tok.chat.text) and any(s in tok.chat.text for s in _BOS_IN_TEMPLATE)
+    chat = tok.chat
+    bos_id = _id_of(tok, chat.bos_token)
+    where = "none"
+    if prefix and bos_id in prefix:
+        from ..chat.render import bos_placement
+        from ..verify.corpus import builtin_chats
+        where = bos_placement(chat.text, chat.bos_token, builtin_chats())
     if prefix and lw.bos == "none":
         lw.loss("bos-none", "post_processor", jp, f"--bos none: encode() no longer adds {list(prefix)}", "Hi")
         prefix = ()
-    elif prefix and renders_bos and lw.bos == "auto":
+    elif where == "start" or (where == "elsewhere" and lw.bos == "prefix"):
+        # Keep BOS as the header prefix (so plain encode() adds it, as HF does) and stop the
+        # template from rendering it too: the runtime passes `bos_token` only when non-empty.
+        lw.did("bos-field-cleared", f"{jp}: BOS {chat.bos_token!r} comes from the header prefix; the "
+               "embedded bos_token is left empty so chat prompts do not get it twice")
+        if where == "elsewhere":
+            lw.loss("bos-inner", "chat template", "$.chat_template", "the template renders BOS inside the "
+                    "conversation too; with --bos prefix those inner BOS are not rendered")
+        chat = replace(chat, bos_token="")
+    elif where == "elsewhere":
         lw.did("bos-from-template", f"{jp}: the chat template renders BOS itself, so the header "
                f"prefix {list(prefix)} is left out (the chat path would otherwise get it twice)")
         lw.loss("bos-template", "post_processor", jp, f"encode() of plain text no longer adds {list(prefix)}; "
-                "the chat template adds it", "Hi")
+                "the chat template adds it (use --bos prefix to keep it)", "Hi")
         prefix = ()
-    elif prefix and renders_bos:
-        lw.loss("double-bos", "post_processor", jp, f"--bos prefix: chat prompts get {list(prefix)} twice "
-                "(template and header prefix)")
     if prefix:
         lw.did("post-processor-prefix", f"{jp}: {list(prefix)} as the header prefix list")
     program = None
@@ -71,4 +81,14 @@ def lower_post_processor(lw, tok):
         if lw.target != "mnn-head":
             lw.loss("suffix-not-appended", "post_processor", jp, f"{lw.target} does not run the post program: encode() does not "
                     f"append {list(suffix)}", "Hi")
-    return replace(tok, post_processor=program, prefix_ids=tuple(prefix))
+    return replace(tok, post_processor=program, prefix_ids=tuple(prefix), chat=chat)
+
+
+def _id_of(tok, text: str):
+    if not text:
+        return None
+    for t in tok.added_tokens:
+        if t.content == text:
+            return t.id
+    from ..ir.models import vocab_of
+    return vocab_of(tok.model).get(text)

@@ -1,0 +1,46 @@
+"""Render a chat template the way transformers does (jinja2, sandboxed, trim/lstrip blocks,
+loop controls, `raise_exception`), for lowering decisions and reference renders."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+class TemplateError(Exception):
+    pass
+
+
+@lru_cache(maxsize=8)
+def _compile(text: str):
+    from jinja2.ext import loopcontrols
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message):
+        raise TemplateError(message)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+    env.globals["raise_exception"] = raise_exception
+    return env.from_string(text)
+
+
+def render(text: str, messages, *, bos_token: str = "", eos_token: str = "", add_generation_prompt: bool = True,
+           tools=None, **extra) -> str:
+    return _compile(text).render(messages=list(messages), bos_token=bos_token, eos_token=eos_token,
+                                 add_generation_prompt=add_generation_prompt, tools=tools, **extra)
+
+
+def bos_placement(text: str, bos: str, chats) -> str:
+    """Where the template renders `bos` over `chats`: "none", "start" (exactly once, first) or
+    "elsewhere".  Conversations the template rejects are ignored."""
+    if not text or not bos:
+        return "none"
+    seen = set()
+    for chat in chats:
+        try:
+            out = render(text, chat.messages, bos_token=bos, add_generation_prompt=chat.add_generation_prompt,
+                         tools=chat.tools)
+        except Exception:  # noqa: BLE001  a template may reject shapes; that says nothing about BOS
+            continue
+        n = out.count(bos)
+        seen.add("none" if n == 0 else "start" if n == 1 and out.startswith(bos) else "elsewhere")
+    return "elsewhere" if "elsewhere" in seen else "start" if "start" in seen else "none"
