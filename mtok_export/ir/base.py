@@ -16,7 +16,7 @@ def component(family: str, kind: str | None = None):
     """Class decorator: freeze the class and register it under `family` by its HF `type`."""
 
     def wrap(cls):
-        cls = dataclass(frozen=True, slots=True)(cls)
+        cls = dataclass(frozen=True)(cls)  # no slots: a second class per component costs start-up time
         cls.kind = kind or cls.__name__
         cls.family = family
         REGISTRIES.setdefault(family, {})[cls.kind] = cls

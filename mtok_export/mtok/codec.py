@@ -8,6 +8,8 @@ bytes) and returns the IR with a `Layout` of section offsets for `inspect`."""
 from __future__ import annotations
 
 import struct
+import sys
+from array import array
 from dataclasses import dataclass, field
 
 from ..errors import FormatError, UnsupportedError
@@ -325,66 +327,89 @@ def _write_model(w: Writer, model):
     v = _variant_for("model", model)
     _check_fixed("model", model, v)
     if isinstance(model, M.Unigram):
-        entries = sorted((piece, i, score) for i, (piece, score) in enumerate(model.vocab))
         if model.unk_id is None:
             raise UnsupportedError("Unigram model without unk_id: the format needs one")
+        order = sorted(range(len(model.vocab)), key=lambda i: model.vocab[i][0])
+        tokens = [model.vocab[i][0] for i in order]
+        ids = order
     else:
-        entries = _dense_entries(model.vocab)
+        tokens, ids = _dense_sorted(model.vocab)
     w.u8(v.code)
-    w.u32(len(entries))
+    w.u32(len(tokens))
     for name, kind in v.fields:
         _write_field(w, kind, "model", model, name)
     if isinstance(model, M.BPE):
         w.u32(len(model.merges))
-    pack_h, pack_i, pack_d = _U16.pack, _U32.pack, _F64.pack
-    parts = []
-    prev = None
-    for entry in entries:
-        tok = entry[0]
-        try:
-            b = tok.encode("utf-8")
-        except UnicodeEncodeError:
-            raise UnsupportedError(f"vocab token {tok!r} (id {entry[1]}) is not valid Unicode") from None
-        if len(b) > 0xFFFF:
-            raise UnsupportedError(f"vocab token id {entry[1]} is {len(b)} bytes; the format allows 65535")
-        if b == prev:
-            raise UnsupportedError(f"vocab token {tok!r} appears twice")
-        prev = b
-        parts.append(pack_h(len(b)) + b + pack_i(entry[1]))
-        if len(entry) == 3:
-            parts.append(pack_d(entry[2]))
-    w.raw(b"".join(parts))
+    w.raw(_encode_vocab(tokens, ids, [model.vocab[i][1] for i in ids] if isinstance(model, M.Unigram) else None))
     if isinstance(model, M.BPE):
         w.raw(_encode_merges(model))
 
 
-def _dense_entries(vocab: dict) -> list:
+def _encode_vocab(tokens: list[str], ids: list[int], scores) -> bytes:
+    """Entries in the given (sorted) order: str token, u32 id [, f64 score]."""
+    try:
+        encoded = [t.encode("utf-8") for t in tokens]
+    except UnicodeEncodeError:
+        bad = next(t for t in tokens if not _encodable(t))
+        raise UnsupportedError(f"vocab token {bad!r} is not valid Unicode (a lone surrogate?)") from None
+    for b, t, prev in zip(encoded[1:], tokens[1:], encoded):
+        if b == prev:  # Unigram lists can repeat a piece; dict vocabs cannot
+            raise UnsupportedError(f"vocab token {t!r} appears twice")
+    if encoded and max(map(len, encoded)) > 0xFFFF:
+        i = next(k for k, b in enumerate(encoded) if len(b) > 0xFFFF)
+        raise UnsupportedError(f"vocab token id {ids[i]} is {len(encoded[i])} bytes; the format allows 65535")
+    pack_h, pack_i, pack_d = _U16.pack, _U32.pack, _F64.pack
+    if scores is None:
+        return b"".join([pack_h(len(b)) + b + pack_i(i) for b, i in zip(encoded, ids)])
+    return b"".join([pack_h(len(b)) + b + pack_i(i) + pack_d(s) for b, i, s in zip(encoded, ids, scores)])
+
+
+def _encodable(t: str) -> bool:
+    try:
+        t.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _dense_sorted(vocab: dict) -> tuple[list[str], list[int]]:
+    """Tokens in UTF-8 byte order (== code point order for valid text) and their ids, which must
+    be dense 0..n-1: the runtime writes id_to_token[id] unchecked."""
     n = len(vocab)
-    entries = sorted(vocab.items())  # code point order == UTF-8 byte order for valid text
-    seen = bytearray(n)
-    for tok, i in entries:
-        if not isinstance(i, int) or not 0 <= i < n or seen[i]:
-            what = "used twice" if isinstance(i, int) and 0 <= i < n else f"outside 0..{n - 1}"
-            raise UnsupportedError(f"vocab id {i} ({tok!r}) is {what}: ids must be dense 0..{n - 1} "
-                                   "(the runtime writes id_to_token[id] unchecked)")
-        seen[i] = 1
-    return entries
+    tokens = sorted(vocab)
+    ids = list(map(vocab.__getitem__, tokens))
+    if n and (len(set(ids)) != n or min(ids) != 0 or max(ids) != n - 1
+              or set(map(type, ids)) != {int}):
+        seen: dict = {}
+        for t, i in zip(tokens, ids):
+            if type(i) is not int or not 0 <= i < n:
+                raise UnsupportedError(f"vocab id {i!r} ({t!r}) is outside 0..{n - 1}: ids must be dense "
+                                       "(the runtime writes id_to_token[id] unchecked)")
+            if i in seen:
+                raise UnsupportedError(f"vocab id {i} is used by both {seen[i]!r} and {t!r}")
+            seen[i] = t
+    return tokens, ids
 
 
 def _encode_merges(model: M.BPE) -> bytes:
-    vocab = model.vocab
-    keyed = []
-    for rank, (a, b) in enumerate(model.merges):
-        ia, ib = vocab.get(a), vocab.get(b)
-        if ia is None or ib is None:
-            missing = a if ia is None else b
-            raise UnsupportedError(f"merge {rank} ({a!r} {b!r}) names {missing!r}, which is not in the vocab")
-        keyed.append((ia << 32 | ib, rank))
-    keyed.sort()
-    flat = []
-    for key, rank in keyed:
-        flat += (key >> 32, key & 0xFFFFFFFF, rank)
-    return struct.pack(f"<{len(flat)}I", *flat)
+    """(id1, id2, rank) sorted by (id1<<32)|id2, ties in rank order (spec 2.5)."""
+    vocab, merges = model.vocab, model.merges
+    try:
+        left = [vocab[a] for a, _ in merges]
+        right = [vocab[b] for _, b in merges]
+    except KeyError:
+        rank, (a, b) = next((r, m) for r, m in enumerate(merges) if m[0] not in vocab or m[1] not in vocab)
+        missing = a if a not in vocab else b
+        raise UnsupportedError(f"merge {rank} ({a!r} {b!r}) names {missing!r}, which is not in the vocab") from None
+    keys = [x << 32 | y for x, y in zip(left, right)]
+    order = sorted(range(len(keys)), key=keys.__getitem__)  # stable: equal pairs keep rank order
+    out = array("I", bytes(12 * len(keys)))
+    out[0::3] = array("I", [left[k] for k in order])
+    out[1::3] = array("I", [right[k] for k in order])
+    out[2::3] = array("I", order)
+    if sys.byteorder == "big":
+        out.byteswap()
+    return out.tobytes()
 
 
 # ---------------------------------------------------------------- added tokens, chat, program

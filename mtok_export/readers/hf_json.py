@@ -179,8 +179,8 @@ def parse_model(ctx: Ctx, data, jp: str = "$.model"):
         if not all(isinstance(p, str) for p, _ in entries):
             ctx.fail(f"{jp}.vocab", "Unigram pieces must be strings")
         return M.Unigram(vocab=entries, **kwargs)
-    if not isinstance(vocab, dict):
-        ctx.fail(f"{jp}.vocab", f"{kind} vocab must be an object token -> id")
+    if not isinstance(vocab, dict) or set(map(type, vocab.values())) - {int}:
+        ctx.fail(f"{jp}.vocab", f"{kind} vocab must be an object token -> integer id")
     if kind == "BPE":
         kwargs["merges"] = _merges(ctx, data.get("merges") or [], f"{jp}.merges")
     return cls(vocab=vocab, **kwargs)
@@ -189,14 +189,26 @@ def parse_model(ctx: Ctx, data, jp: str = "$.model"):
 def _merges(ctx: Ctx, merges, jp: str) -> tuple:
     if not isinstance(merges, list):
         ctx.fail(jp, "merges must be a list")
-    if merges and isinstance(merges[0], str):
-        out = [tuple(m.split(" ", 1)) for m in merges]  # legacy "a b": split at the first space
-    else:
-        out = [tuple(m) for m in merges]
-    for i, m in enumerate(out):
-        if len(m) != 2 or not isinstance(m[0], str) or not isinstance(m[1], str):
-            ctx.fail(f"{jp}[{i}]", f"merge must be 'a b' or [a, b], got {merges[i]!r:.60}")
-    return tuple(out)
+    try:
+        if merges and isinstance(merges[0], str):
+            out = tuple(map(tuple, map(_split_pair, merges)))  # legacy "a b", as HF splits it
+        else:
+            out = tuple(map(tuple, merges))
+        if all(len(m) == 2 for m in out) and all(type(a) is str and type(b) is str for a, b in out):
+            return out
+    except (TypeError, AttributeError):
+        pass
+    i = next(i for i, m in enumerate(merges) if not _is_pair(m))
+    ctx.fail(f"{jp}[{i}]", f"merge must be 'a b' or [a, b], got {merges[i]!r:.60}")
+
+
+def _split_pair(m: str) -> list:
+    return m.split(" ")
+
+
+def _is_pair(m) -> bool:
+    parts = m.split(" ") if isinstance(m, str) else m
+    return isinstance(parts, list) and len(parts) == 2 and all(isinstance(x, str) for x in parts)
 
 
 def parse_added_tokens(ctx: Ctx, data, jp: str = "$.added_tokens") -> tuple[AddedToken, ...]:
