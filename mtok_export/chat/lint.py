@@ -136,6 +136,7 @@ FUNCTIONS = frozenset({"range", "namespace", "strftime_now"})
 # Context variables the runtime always sets (spec 8.7); bos_token only when non-empty.
 _ALWAYS_DEFINED = frozenset({"messages", "eos_token"})
 _ESCAPES = frozenset("nrt\\\"'bf")
+_RUNTIME_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 _ARITH = {nodes.Mul: "*", nodes.Div: "/", nodes.FloorDiv: "//", nodes.Mod: "%", nodes.Pow: "**"}
 # Results of these filters are lists in both engines.
 _LIST_FILTERS = frozenset({"list", "map", "select", "selectattr", "reject", "rejectattr", "sort",
@@ -143,6 +144,12 @@ _LIST_FILTERS = frozenset({"list", "map", "select", "selectattr", "reject", "rej
 _LIST_NAMES = frozenset({"messages", "tools", "documents"})
 _LIST_ATTRS = frozenset({"tool_calls", "messages"})
 _DICT_ATTRS = frozenset({"properties"})  # JSON-schema `properties` is a mapping
+# Attributes that chat messages and tool schemas practically always carry: `|length` of them is
+# not reported, nor `|tojson` of the string-valued ones.
+_PRESENT_ATTRS = frozenset({"role", "content", "type", "text", "function", "name", "arguments",
+                            "parameters", "description"})
+_STRING_ATTRS = frozenset({"content", "text", "role", "name", "id", "description", "type",
+                           "reasoning_content", "thinking"})  # JSON-schema `properties` is a mapping
 _BLOCK_TAGS = frozenset({"for", "if", "macro", "call", "filter", "with", "block", "autoescape",
                          "generation", "trans"})
 _NO_IDENT_TAGS = frozenset({"include", "import", "from", "extends", "block", "endblock",
@@ -315,7 +322,7 @@ class _Source:
                 elif prev is not None and prev2 is None and prev.value in ("macro", "filter",
                                                                            "block"):
                     key = None  # macro / filter / block name after the tag keyword
-                elif value in ("and", "or", "if"):
+                elif value in ("and", "or", "if", "is"):
                     key = ("kw", value)
                 elif value in _CONST_NAMES:
                     key = ("const",)
@@ -568,11 +575,16 @@ class _Walker:
         start = min(t.pos for t in toks)
         last = max(toks, key=lambda t: t.pos)
         end = last.pos + len(last.value)
-        if last.type == "name" or (last.type == "operator" and last.value in (".", "|")):
-            nxt = self.src.next_sig(last, skip=("not",) if last.value == "is" else ())
-            if last.type == "operator" and nxt is not None:
+        if (last.type == "operator" and last.value in (".", "|")) or (
+                last.type == "name" and last.value == "is"):
+            nxt = self.src.next_sig(last, skip=("not",))
+            if nxt is not None:
                 end = nxt.pos + len(nxt.value)
         text = self.src.text
+        if isinstance(node, (nodes.Call, nodes.Filter, nodes.Test)):
+            m = re.compile(r"\s*\(").match(text, end)
+            if m:
+                end = m.end()
         # extend over closing brackets that belong to the expression
         depth = 0
         for ch in text[start:end]:
@@ -584,7 +596,7 @@ class _Walker:
             depth += ch in "([{"
             depth -= ch in ")]}"
             end += 1
-        return " ".join(text[start:end].split())
+        return re.sub(r"\s*\n\s*", " ", text[start:end])
 
     def run(self) -> None:
         self._walk(self.ast, _Ctx())
@@ -711,7 +723,7 @@ class _Walker:
             if i >= first_default:
                 default = defaults[i - first_default]
                 name = arg.name
-                self._add("macro-default", (
+                self._add("macro-default", lambda tok, name=name, default=default: (
                     f"runtime parses and drops macro default values: a call without `{name}` "
                     f"leaves it undefined instead of `{self._text(default) or '...'}`"),
                     reg=self.spans[id(arg)][0])
@@ -845,23 +857,17 @@ class _Walker:
 
     @staticmethod
     def _escape_message(tok: _Tok | None) -> str | None:
-        if tok is None:
+        if tok is None or tok.type != "string":
             return None
-        bad = []
         raw = tok.value[1:-1]
-        i = 0
-        while i < len(raw) - 1:
-            if raw[i] == "\\":
-                if raw[i + 1] not in _ESCAPES:
-                    bad.append(raw[i:i + 2])
-                i += 2
-            else:
-                i += 1
+        bad = [m.group(0) for m in re.finditer(r"\\(.)", raw, re.S) if m.group(1) not in _ESCAPES]
         if not bad:
             return None
-        ex = bad[0]
-        return (f"runtime knows only the escapes \\n \\r \\t \\b \\f \\\\ \\' \\\": `{ex}` "
-                f"becomes `{ex[1]}` (so `\\u00e9` prints `u00e9`); write the character itself")
+        runtime = re.sub(r"\\(.)", lambda m: _RUNTIME_ESCAPES.get(m.group(1), m.group(1)), raw,
+                         flags=re.S)
+        return (f"runtime knows only the escapes \\n \\r \\t \\b \\f \\\\ \\' \\\": "
+                f"`{bad[0]}` becomes `{bad[0][1]}`, so {tok.value} is {runtime!r} in the runtime; "
+                "write the character itself")
 
     def _v_Getattr(self, node: nodes.Getattr, ctx: _Ctx) -> None:
         self._walk(node.node, self._value(ctx)._replace(literal=ctx.literal))
@@ -877,15 +883,20 @@ class _Walker:
 
     def _postfix(self, node: nodes.Node, reg: int, what: str, ctx: _Ctx) -> None:
         base = node.node
+
+        def base_text() -> str:
+            text = self._text(base)
+            literal = isinstance(base, (nodes.Const, nodes.List, nodes.Dict))
+            return text if literal else f"({text})"
         if ctx.literal:
             self._add("runtime-hang", lambda tok: (
                 f"runtime takes no postfix after a literal or `( ... )`: inside this list/dict "
-                f"literal its parser stops at `{what}` after `{self._text(base)}` and loops "
+                f"literal its parser stops at `{what}` after `{base_text()}` and loops "
                 "forever: rendering hangs"), reg=reg)
             return
         self._add("literal-method", lambda tok: (
             f"runtime takes no postfix after a literal or `( ... )`: "
-            f"`{self._text(base)}{what}...` evaluates as `{self._text(base)}`, the `{what}` and "
+            f"`{base_text()}{what}...` evaluates as `{base_text()}`, the `{what}` and "
             "the rest of the tag are dropped; assign the value with `set` first"), reg=reg)
 
     def _v_Getitem(self, node: nodes.Getitem, ctx: _Ctx) -> None:
@@ -995,7 +1006,7 @@ class _Walker:
             return
         if name in _HARMLESS_FILTERS:
             return
-        if name == "list" and isinstance(operand, (nodes.Filter, nodes.List)):
+        if name == "list" and (isinstance(operand, nodes.Filter) or self._listlike(operand)):
             return  # a list already in both engines
         detail = {
             "default": "an undefined value stays undefined (prints nothing, falsy) and none "
@@ -1033,7 +1044,7 @@ class _Walker:
                 and not isinstance(node.node.arg, nodes.Slice):
             self._add("subscript-defined", lambda tok: (
                 f"runtime gives \"\" (which is defined) for a missing key: "
-                f"`{self._text(node.node)} is {name}` is always {name == 'defined'}; use "
+                f"`{self._text(node.node)} is {name}` is always {str(name == 'defined').lower()}; use "
                 f"attribute access (`{self._attr_form(node.node)} is {name}`)"),
                 reg=reg, after=True)
 
@@ -1154,8 +1165,12 @@ class _Walker:
             kind = "a list"
         if kind is None:
             return
-        self._add("print-value", lambda tok: (
-            f"runtime prints non-strings as compact JSON: `{{{{ {self._text(expr)} }}}}` prints "
+        # `{{ True }}` prints nothing at all in the runtime: python-literal reports it.
+        prefix = "not " if isinstance(expr, nodes.Not) else ""
+        self._add("print-value", lambda tok: None if tok is not None and tok.value in (
+            "True", "False", "None") and isinstance(expr, nodes.Const) else (
+            f"runtime prints non-strings as compact JSON: `{{{{ {prefix}{self._text(expr)} }}}}` "
+            f"prints "
             f"{kind} as `true`/`false`/`null`/`[1,\"a\"]` where jinja2 prints `True`/`False`/"
             "`None`/`[1, 'a']`"), node=expr)
 
@@ -1192,7 +1207,8 @@ class _Walker:
         if isinstance(node, nodes.Name):
             return node.name not in self.bound and node.name not in _ALWAYS_DEFINED
         if isinstance(node, nodes.Getattr):
-            return not (isinstance(node.node, nodes.Name) and node.node.name == "loop")
+            return node.attr not in _PRESENT_ATTRS and not (
+                isinstance(node.node, nodes.Name) and node.node.name == "loop")
         return False
 
 
@@ -1201,6 +1217,8 @@ def _is_stringy(node: nodes.Node | None) -> bool:
         return not isinstance(node.value, (dict, list, tuple))
     if isinstance(node, nodes.Concat):
         return True
+    if isinstance(node, nodes.Getattr):
+        return node.attr in _STRING_ATTRS
     if isinstance(node, nodes.Filter):
         return node.name in ("string", "trim", "lower", "upper", "capitalize", "replace")
     return False
