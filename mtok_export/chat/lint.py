@@ -1166,10 +1166,16 @@ class _Walker:
         if kind is None:
             return
         # `{{ True }}` prints nothing at all in the runtime: python-literal reports it.
-        prefix = "not " if isinstance(expr, nodes.Not) else ""
+        def prefix() -> str:  # `not x` (not `x is not y`, which is also a Not node)
+            inner = self._leftmost(expr.node) if isinstance(expr, nodes.Not) else None
+            if inner is None:
+                return ""
+            before = self.src.text[:inner.pos].rstrip()
+            return "not " if re.search(r"(?<![\w.])not\Z", before) else ""
+
         self._add("print-value", lambda tok: None if tok is not None and tok.value in (
             "True", "False", "None") and isinstance(expr, nodes.Const) else (
-            f"runtime prints non-strings as compact JSON: `{{{{ {prefix}{self._text(expr)} }}}}` "
+            f"runtime prints non-strings as compact JSON: `{{{{ {prefix()}{self._text(expr)} }}}}` "
             f"prints "
             f"{kind} as `true`/`false`/`null`/`[1,\"a\"]` where jinja2 prints `True`/`False`/"
             "`None`/`[1, 'a']`"), node=expr)

@@ -16,7 +16,8 @@ from ..errors import FormatError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, Pattern, Tokenizer
 from ..ir import models as M
 from ..ir.processors import PostProgram
-from .constants import FLAG_CLEAN_UP_SPACES, MAGIC, MAX_U32, FileType, ModelCode, NormalizerCode, PostOp
+from .constants import FLAG_CLEAN_UP_SPACES, MAX_U32, FileType, ModelCode, NormalizerCode, PostOp
+from .header import read_header, write_header
 from .primitives import Reader, Writer
 from .schema import FAMILIES, FIRST_OPTIONAL, NULL_CODE, SECTIONS, Variant
 
@@ -44,55 +45,6 @@ class Layout:
     warnings: list[str] = field(default_factory=list)
     legacy_program: bool = False  # post program read as the "temporary" tail-id form
     program_pad: bool = False  # one 0x00 after the program, written to avoid spec 2.9 ambiguity
-
-
-# ---------------------------------------------------------------- header (spec 1)
-
-def _read_header(buf: bytes, path) -> tuple[tuple[tuple[int, ...], ...], int]:
-    lines, pos = [], 0
-    for n in range(3):
-        end = buf.find(b"\n", pos)
-        if end < 0:
-            raise FormatError(f"header line {n + 1} has no newline", offset=pos, section="header", path=path)
-        lines.append((pos, buf[pos:end]))
-        pos = end + 1
-
-    def ints(i):
-        off, raw = lines[i]
-        try:
-            return [int(x) for x in raw.decode("ascii").split()]
-        except (UnicodeDecodeError, ValueError):
-            raise FormatError(f"header line {i + 1} must be decimal integers, got {raw[:40]!r}",
-                              offset=off, section="header", path=path) from None
-
-    first = ints(0)
-    if len(first) != 2 or first[0] != MAGIC:
-        raise FormatError(f"not an MNN tokenizer: line 1 must be '{MAGIC} <type>', got {lines[0][1][:40]!r}",
-                          offset=0, section="header", path=path)
-    if first[1] != FileType.PIPELINE:
-        raise FormatError(f"type {first[1]} is a legacy tokenizer.txt, not .mtok (type 4)",
-                          offset=0, section="header", path=path)
-    counts, ids = ints(1), ints(2)
-    if len(counts) != 3 or min(counts) < 0:
-        raise FormatError("header line 2 must hold three counts (special stop prefix)",
-                          offset=lines[1][0], section="header", path=path)
-    if len(ids) != sum(counts):
-        raise FormatError(f"header line 3 holds {len(ids)} ids but line 2 announces {sum(counts)}",
-                          offset=lines[2][0], section="header", path=path)
-    if any(not 0 <= i <= MAX_U32 for i in ids):
-        raise FormatError("header ids must be u32", offset=lines[2][0], section="header", path=path)
-    a, b, _ = counts
-    return (tuple(ids[:a]), tuple(ids[a:a + b]), tuple(ids[a + b:])), pos
-
-
-def _write_header(tok: Tokenizer) -> bytes:
-    lists = (tok.special_ids, tok.stop_ids, tok.prefix_ids)
-    for ids in lists:
-        for i in ids:
-            if not 0 <= i <= MAX_U32:
-                raise UnsupportedError(f"header id {i} is not a u32")
-    ids = " ".join(str(i) for ids in lists for i in ids)
-    return f"{MAGIC} {FileType.PIPELINE}\n{' '.join(str(len(x)) for x in lists)}\n{ids}\n".encode()
 
 
 # ---------------------------------------------------------------- components
@@ -491,7 +443,7 @@ def _write_program(w: Writer, program):
 # ---------------------------------------------------------------- whole file
 
 def read_mtok(data: bytes, path: str | None = None) -> tuple[Tokenizer, Layout]:
-    (special, stop, prefix), pos = _read_header(data, path)
+    _, (special, stop, prefix), pos = read_header(data, path, expect=FileType.PIPELINE)
     r = Reader(data, pos, path)
     layout = Layout(size=len(data), header_size=pos)
     values: dict = {}
@@ -550,7 +502,7 @@ def _id_warnings(tok: Tokenizer) -> list[str]:
 
 def write_mtok(tok: Tokenizer) -> bytes:
     w = Writer()
-    w.raw(_write_header(tok))
+    w.raw(write_header(FileType.PIPELINE, (tok.special_ids, tok.stop_ids, tok.prefix_ids)))
     _write_component(w, "normalizer", tok.normalizer)
     _write_component(w, "pre_tokenizer", tok.pre_tokenizer)
     _write_model(w, tok.model)
