@@ -110,16 +110,6 @@ def test_export_cli_all_or_nothing(tokenizer_name, lowered_corpus, tmp_path, mon
     assert not (e.directory / "tokenizer.mtok").exists()  # -o was honoured: the source stays untouched
 
 
-def test_lossless_means_no_losses_in_json(lowered_corpus, tmp_path, monkeypatch, capsys):
-    name = next((n for n in TOKENIZER_DIRS if not lowered_corpus[n].lowering.losses), None)
-    if name is None:
-        pytest.skip("every tokenizer is lossy for this target")
-    code, out, _ = _run_export(monkeypatch, capsys, "--path", TOKENIZER_DIRS[name], "-o", tmp_path,
-                               "--no-verify", "--json")
-    data = json.loads(out)
-    assert code == 0 and data["ok"] is True and data["losses"] == []
-
-
 # ---------------------------------------------------------------- properties over generated IRs
 
 u32 = st.integers(0, 2**32 - 1)

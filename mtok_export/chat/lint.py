@@ -996,13 +996,14 @@ class _Walker:
                     "(transformers keeps insertion order), at every nesting level"),
                     reg=reg, after=True)
             elif name == "length" and self._maybe_undefined(operand, ctx):
-                text = self._text(operand) if operand is not None else "x"
-                self._add("length-undefined", lambda tok: (
-                    f"runtime's `|length` of an undefined value is 1 (undefined is an object with "
-                    f"one key), jinja2 gives 0: if `{self._text(operand)}` is undefined, "
-                    f"`{self._text(operand)}|length` is 1"
-                    + (" (the runtime never defines `tools`)" if text == "tools" else "")
-                    + f"; test `{self._text(operand)} is defined` first"), reg=reg, after=True)
+                def length_message(tok: _Tok | None) -> str:
+                    text = self._text(operand) or "x"
+                    never = " (the runtime never sets `tools`)" if text == "tools" else ""
+                    return (f"runtime's `|length` of an undefined value is 1 (undefined is an "
+                            f"object with one key), jinja2 gives 0: if `{text}` is undefined{never}, "
+                            f"`{text}|length` is 1; test `{text} is defined` first")
+
+                self._add("length-undefined", length_message, reg=reg, after=True)
             return
         if name in _HARMLESS_FILTERS:
             return
@@ -1014,7 +1015,7 @@ class _Walker:
             "d": "an undefined value stays undefined: the default is never used",
             "first": "the whole sequence is returned, not its first item",
             "last": "the whole sequence is returned, not its last item",
-            "join": "MNN 3.6.1 has no `join` (it was added later): the list prints as JSON "
+            "join": "`join` was added to the runtime after MNN 3.6.1: the list prints as JSON "
                     "`[\"a\",\"b\"]`",
             "selectattr": "nothing is filtered out",
             "rejectattr": "nothing is filtered out",
@@ -1082,11 +1083,11 @@ class _Walker:
         right_guards = _guards(node.left) if op == "and" else _neg_guards(node.left)
         self._walk(node.right, inner._replace(guards=ctx.guards | right_guards))
         if report:
+            picks = "first truthy" if op == "or" else "first falsy"
             self._add("bool-value", lambda tok: (
                 f"runtime's `{op}` returns true/false, not one of its operands: "
-                f"`{self._text(node)}` evaluates to `true`/`false` (jinja2: the value of "
-                f"`{self._text(node.left) if op == 'or' else self._text(node.right)}` ...); use "
-                "`a if a else b`"), reg=reg)
+                f"`{self._text(node)}` evaluates to `true`/`false` where jinja2 returns the "
+                f"{picks} operand (or the last one); write `a if a else b` instead"), reg=reg)
 
     def _v_Not(self, node, ctx):
         self._walk(node.node, ctx._replace(boolean=True, in_boolop=False))

@@ -51,6 +51,8 @@ class Metadata:
     model_vocab_size: int | None = None  # embedding rows, from config.json
     stop_sources: tuple[tuple[int, str], ...] = ()  # (id, where it came from)
     notes: tuple[str, ...] = ()  # reader warnings worth showing
+    tokenizer_class: str | None = None  # tokenizer_config.json, e.g. "LlamaTokenizer"
+    legacy: bool | None = None  # tokenizer_config.json "legacy" (Llama-family spacing after specials)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ class Loss:
     json_path: str  # where it is in the source, e.g. "$.pre_tokenizer.pretokenizers[0]"
     reason: str
     example: str = ""  # a short input that shows the difference, when one is known
-    trigger: str = ""  # text whose presence in an input means this loss applies to it
+    trigger: str | tuple[str, ...] = ""  # text(s) whose presence in an input means this loss applies
 
     def __str__(self) -> str:
         ex = f" (e.g. {self.example!r})" if self.example else ""
@@ -35,6 +35,8 @@ class Lowering:
     losses: list[Loss] = field(default_factory=list)
     applied: dict[str, list[str]] = field(default_factory=dict)  # pass name -> details
     notes: list[str] = field(default_factory=list)
+    meta: object = None  # the source's Metadata
+    specials: tuple[str, ...] = ()  # special token texts (triggers for spacing losses)
 
     def loss(self, code: str, component: str, json_path: str, reason: str, example: str = "", trigger: str = ""):
         self.losses.append(Loss(code, component, json_path, reason, example, trigger))
@@ -49,7 +51,7 @@ def lower(tok, target: str = "mnn-3.6", bos: str = "auto"):
 
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
-    lw = Lowering(target, bos)
+    lw = Lowering(target, bos, meta=tok.meta, specials=tuple(t.content for t in tok.added_tokens if t.special))
     tok = replace(
         tok,
         normalizer=normalizers.lower_normalizer(lw, tok.normalizer, "$.normalizer"),

@@ -46,7 +46,7 @@ def lower_model(lw, tok):
 def lower_added_tokens(lw, tok):
     m = tok.model
     vocab = M.vocab_of(m)
-    added = []
+    added, special = [], list(tok.special_ids)
     for i, t in enumerate(tok.added_tokens):
         jp = f"$.added_tokens[{i}]"
         if t.single_word:
@@ -56,14 +56,20 @@ def lower_added_tokens(lw, tok):
             lw.loss("added-normalized", f"added token {t.content!r}", f"{jp}.normalized",
                     "HF matches this token in normalized text; the runtime matches it before normalization",
                     f"a{t.content}b", trigger=t.content)
-        if t.special and (t.lstrip or t.rstrip) and t.id in tok.special_ids:
-            lw.loss("special-strip", f"added token {t.content!r}", f"{jp}.lstrip/rstrip",
-                    "special tokens are split out before lstrip/rstrip apply", f"{t.content} x", trigger=t.content)
+        if t.lstrip or t.rstrip:
+            if t.id in special:
+                # The header split ignores lstrip/rstrip; the added-token split applies them.
+                special.remove(t.id)
+                lw.did("strip-tokens-not-header-special", f"{jp}: {t.content!r} split by the added-token "
+                       "pass, which applies lstrip/rstrip (not listed as a header special)")
+            lw.loss("added-strip-ascii", f"added token {t.content!r}", f"{jp}.lstrip/rstrip",
+                    "the runtime strips only ASCII whitespace next to the token (HF: all Unicode whitespace)",
+                    f"{t.content}\u3000x", trigger=t.content)
         added.append(replace(t, single_word=False, normalized=False))
     missing = sorted((t.id, t.content) for t in tok.added_tokens if vocab.get(t.content) != t.id)
     if missing:
         m = _extend_vocab(lw, m, vocab, missing)
-    return replace(tok, model=m, added_tokens=tuple(added))
+    return replace(tok, model=m, added_tokens=tuple(added), special_ids=tuple(special))
 
 
 def _extend_vocab(lw, m, vocab: dict, missing: list):

@@ -18,7 +18,14 @@ def lower_normalizer(lw, n, jp: str):
     if isinstance(n, N.Sequence):
         kids = [lower_normalizer(lw, c, f"{jp}.normalizers[{i}]") for i, c in enumerate(n.normalizers)]
         return N.Sequence(tuple(k for k in kids if k is not None))
-    if isinstance(n, (N.Prepend, N.CodepointMap, N.MnnBertNormalizer)):
+    if isinstance(n, N.Prepend):
+        meta = lw.meta
+        if meta is not None and meta.legacy is False and (meta.tokenizer_class or "").startswith(("Llama", "Gemma")):
+            lw.loss("metaspace-first", name, jp, "tokenizer_config.json sets legacy=false, so transformers adds "
+                    f"no {n.prepend!r} after special tokens; the runtime prepends to every piece", "<s>Hi",
+                    trigger=lw.specials)
+        return n
+    if isinstance(n, (N.CodepointMap, N.MnnBertNormalizer)):
         return n
     if isinstance(n, N.Strip):
         if lw.target == "mnn-3.5":

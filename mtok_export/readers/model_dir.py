@@ -112,7 +112,8 @@ def read_model_dir(directory: Path, chat_template: str | None = None) -> Tokeniz
         chat=ChatTemplate(text, bos or "", eos or "", tcfg.get("clean_up_tokenization_spaces") is True,
                           others, name=name, source=source),
         meta=Metadata(add_bos_token=tcfg.get("add_bos_token"), add_eos_token=tcfg.get("add_eos_token"),
-                      model_vocab_size=vocab_size, stop_sources=tuple(stops.items()), notes=tuple(notes)),
+                      model_vocab_size=vocab_size, stop_sources=tuple(stops.items()), notes=tuple(notes),
+                      tokenizer_class=tcfg.get("tokenizer_class"), legacy=tcfg.get("legacy")),
         provenance=Provenance(tuple(InputFile(str(p), sha256(p)) for p in inputs), __version__,
                               unicodedata.unidata_version),
     )

@@ -4,6 +4,7 @@ by lowering (by its code) or left unexplained; the report says which."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -175,7 +176,8 @@ def _explain_engine(codes, text, eng, raw, got, got_raw, tok, ref, losses):
 def _explain_ids(codes, text, raw, tok, ref, losses=(), got=()) -> str | None:
     """The first recorded loss whose effect shows in this text."""
     def triggered(code):
-        return any(x.trigger and x.trigger in text for x in losses if x.code == code)
+        return any(x.trigger and any(t in text for t in ([x.trigger] if isinstance(x.trigger, str) else x.trigger))
+                   for x in losses if x.code == code)
 
     tests = {
         "normalizer-table": lambda: emulate.normalize(tok.normalizer, text) != ref.normalize(text),
@@ -185,8 +187,9 @@ def _explain_ids(codes, text, raw, tok, ref, losses=(), got=()) -> str | None:
                                   or any(unicodedata.category(c) in ("Mc", "Me") for c in text)),
         "unigram-ties": lambda: _same_score(tok, raw, got),
         "regex-control": lambda: any("\x01" <= c <= "\x07" for c in text),
-        "special-strip": lambda: triggered("special-strip"),
-        "metaspace-first": lambda: any(t.content in text for t in tok.added_tokens if t.special),
+        "added-strip-ascii": lambda: any(_unicode_space_next_to(x.trigger, text) for x in losses
+                                         if x.code == "added-strip-ascii"),
+        "metaspace-first": lambda: triggered("metaspace-first") or any(t.content in text for t in tok.added_tokens if t.special),
         "unk-drop": lambda: _unk_id(tok) in raw,
         "strip-whitespace": lambda: any(unicodedata.category(c) in ("Zl", "Zp") or c == "\x85" for c in text),
         "wordpiece-bytes": lambda: any(len(w) > 20 for w in text.split()),
@@ -202,6 +205,12 @@ def _explain_ids(codes, text, raw, tok, ref, losses=(), got=()) -> str | None:
         if code in codes and test():
             return code
     return None
+
+
+def _unicode_space_next_to(token: str, text: str) -> bool:
+    """A non-ASCII whitespace character right before or after `token` (the runtime strips ASCII only)."""
+    ws = r"[^\S\x00-\x7f]"
+    return bool(re.search(f"{ws}{re.escape(token)}|{re.escape(token)}{ws}", text))
 
 
 def _same_score(tok, a, b) -> bool:
