@@ -52,14 +52,14 @@ def read_source(path: Path, chat_template: str | None = None):
 
 
 def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6", allow_lossy: bool = False,
-           bos: str = "auto", chat_template: str | None = None) -> ExportResult:
+           bos: str = "auto", chat_template: str | None = None, progress=None) -> ExportResult:
     from .lower import lower
     from .mtok import write_mtok
 
     start = time.perf_counter()
     path = Path(path)
     tok = read_source(path, chat_template)
-    low, lw = lower(tok, target, bos)
+    low, lw = lower(tok, target, bos, progress)
     if lw.losses and not allow_lossy:
         raise LossError(lw.losses)
     data = write_mtok(low)

@@ -55,7 +55,8 @@ CASES = {
     # header (spec 1)
     "wrong-magic": (b"431 4\n0 0 0\n\n", 0, "header",
                     "not an MNN tokenizer: line 1 must be '430 <type>', got b'431 4'"),
-    "legacy-type": (b"430 1\n0 0 0\n\n3\n", 0, "header", "type 1 is a legacy tokenizer.txt, not .mtok (type 4)"),
+    "legacy-type": (b"430 1\n0 0 0\n\n3\n", 0, "header", "type 1 is a legacy tokenizer.txt, not type 4"),
+    "unknown-type": (b"430 9\n0 0 0\n\n", 0, "header", "unknown tokenizer type 9 (MNN knows 0-4)"),
     "header-line1-not-int": (b"MNN 4\n0 0 0\n\n", 0, "header", "header line 1 must be decimal integers, got b'MNN 4'"),
     "header-line2-not-int": (b"430 4\n1 x 0\n\n", 6, "header", "header line 2 must be decimal integers, got b'1 x 0'"),
     "header-line3-None": (b"430 4\n1 0 0\nNone\n", 12, "header", "header line 3 must be decimal integers, got b'None'"),

@@ -8,10 +8,27 @@ what the runtime does instead.
 
 Every rule was reproduced against the released runtime (MNN 3.6.1): ``tests/test_template_lint.py``
 renders a minimal template per rule with jinja2 (configured like transformers) and with the runtime,
-and asserts that the outputs differ. Rules are static and deliberately low-noise: where a
-difference depends on run-time types (a slice of a string, ``|length`` of an undefined value, a
-mapping iterated with ``for``), the rule fires only on shapes that are likely to hit it; each rule's
-docstring in :data:`RULES` says where it draws the line.
+and asserts that the outputs differ. :data:`RULES` lists each rule with what the runtime does.
+
+Rules are static and deliberately low-noise where the difference depends on run-time types:
+
+* ``string-slice``: slicing is flagged unless the sliced value is evidently a list (``messages``,
+  ``tools``, ``documents``, ``.tool_calls``, list literals, ``.split()`` results, ``range()``,
+  list-producing filters, list slices, and names ``set`` from those).
+* ``length-undefined``: ``|length`` of a context variable other than ``messages``/``eos_token``
+  (the runtime never sets ``tools``) or of an attribute other than the ones messages and tool
+  schemas always carry (``role``, ``content``, ``name``, ...), unless an enclosing ``if``/``and``
+  has already tested it for being defined or truthy (``is not none`` does not count: the runtime's
+  undefined is not none).
+* ``dict-order``: ``for`` over a dict literal, a name ``set`` from one, or a ``.properties``
+  (JSON-schema) mapping. ``|items`` keeps insertion order in the runtime and is not flagged;
+  ``|dictsort`` is an unsupported filter.
+* ``tojson-key-order``: every ``tojson`` except of evident strings.
+* ``bool-value``: ``and``/``or`` whose value is used (printed, assigned, passed on), not when it
+  only feeds ``if``/``elif``/a loop filter/``not``, where true/false is all that matters.
+* ``print-value``: printing of evident booleans, none, lists and dicts.
+* A construct that would make the runtime hang is reported once, as ``runtime-hang``, instead of
+  the rule that describes it outside a list/dict literal.
 
 Positions: jinja2 nodes carry only a line number, so the column is found by matching each node to
 the token that introduces it (its operator, keyword, name or literal), in source order. The result
@@ -61,34 +78,41 @@ RULES: dict[str, Rule] = _rules(
      "a construct the runtime parser cannot consume sits inside a list/dict literal, or `}}` "
      "closes a `{{ }}` tag inside a dict literal: the parser loops forever"),
     ("arith-op", "warning", "`*` `/` `//` `%` `**` are not parsed: the tag is cut at the operator"),
-    ("float-literal", "warning", "no float literals: `1.5` lexes as `1` `.` `5` and the tag is cut"),
-    ("python-literal", "warning", "`True`/`False`/`None` are undefined names (falsy, print nothing)"),
-    ("string-escape", "warning", "only \\n \\r \\t \\b \\f \\\\ \\' \\\" escapes; `\\x` becomes `x`"),
-    ("raise-exception", "warning", "no `raise_exception`: the call renders `` and rendering goes on"),
+    ("float-literal", "warning",
+     "no float literals: `1.5` lexes as `1` `.` `5` and the tag is cut"),
+    ("python-literal", "warning",
+     "`True`/`False`/`None` are undefined names (falsy, print nothing)"),
+    ("string-escape", "warning",
+     "only \\n \\r \\t \\b \\f \\\\ \\' \\\" escapes; `\\x` becomes `x`"),
+    ("raise-exception", "warning",
+     "no `raise_exception`: the call renders \"\" and rendering goes on"),
     ("unknown-function", "warning", "functions other than range/namespace/strftime_now and macros "
-     "evaluate to ``"),
-    ("dict-method", "warning", "`.items()` `.get()` `.keys()` `.values()` ... evaluate to ``"),
+     "evaluate to \"\""),
+    ("dict-method", "warning", "`.items()` `.get()` `.keys()` `.values()` ... evaluate to \"\""),
     ("string-method", "warning", "string methods other than startswith/endswith/split/strip/lstrip/"
-     "rstrip/replace evaluate to ``"),
-    ("method", "warning", "list and unknown methods (`.append()` ...) evaluate to `` and change "
+     "rstrip/replace evaluate to \"\""),
+    ("method", "warning", "list and unknown methods (`.append()` ...) evaluate to \"\" and change "
      "nothing"),
     ("split-default", "warning", "`.split()` without a separator splits on single spaces only"),
     ("literal-method", "warning", "no `.attr`, `[..]` or `.method()` after a literal or `( ... )`: "
      "the postfix and the rest of the tag are dropped"),
     ("tuple-literal", "warning", "no tuples: `(a, b)` evaluates as `a` and the tag is cut"),
     ("loop-attr", "warning", "`loop` has only index, index0, first, last, length; others are "
-     "undefined, `loop(...)` renders ``"),
+     "undefined, `loop(...)` renders \"\""),
     ("loop-control", "warning", "`{% break %}`/`{% continue %}` are ignored"),
-    ("for-else", "warning", "`{% else %}` of a for loop is rendered inside the loop, once per item"),
-    ("set-block", "warning", "`{% set x %}...{% endset %}` renders the body in place, x = ``"),
-    ("set-tuple", "warning", "`{% set a, b = ... %}` sets `a` to `` and leaves the rest unchanged"),
+    ("for-else", "warning",
+     "`{% else %}` of a for loop is rendered inside the loop, once per item"),
+    ("set-block", "warning", "`{% set x %}...{% endset %}` renders the body in place, x = \"\""),
+    ("set-tuple", "warning",
+     "`{% set a, b = ... %}` sets `a` to \"\" and leaves the rest unchanged"),
     ("filter-block", "warning", "`{% filter %}` is skipped: the body is rendered unfiltered"),
     ("call-block", "warning", "`{% call %}` is skipped: the body is rendered in place, the macro "
      "is not called"),
-    ("caller", "warning", "`caller()` renders ``"),
+    ("caller", "warning", "`caller()` renders \"\""),
     ("macro-default", "warning", "macro default values are dropped: an omitted argument is "
      "undefined"),
-    ("unsupported-tag", "warning", "include/import/extends/with/autoescape/raw tags are skipped and "
+    ("unsupported-tag", "warning",
+     "include/import/extends/with/autoescape/raw tags are skipped and "
      "their body rendered as plain template code"),
     ("filter", "warning", "filters other than tojson/string/capitalize/lower/upper/trim/length/"
      "items/map pass their input through unchanged"),
@@ -98,8 +122,8 @@ RULES: dict[str, Rule] = _rules(
     ("bool-value", "warning", "`and`/`or` return true/false, not an operand"),
     ("print-value", "warning", "non-strings print as compact JSON (`true`, `null`, `[1,\"a\"]`), "
      "not Python repr"),
-    ("string-slice", "warning", "slicing a string gives ``"),
-    ("subscript-defined", "warning", "`x['k']` of a missing key is `` (defined), so "
+    ("string-slice", "warning", "slicing a string gives \"\""),
+    ("subscript-defined", "warning", "`x['k']` of a missing key is \"\" (defined), so "
      "`x['k'] is defined` is true"),
     ("tojson-key-order", "warning", "`tojson` re-sorts object keys (type, function, name, "
      "description, parameters, properties, required, enum first, then alphabetical)"),
@@ -149,7 +173,7 @@ _DICT_ATTRS = frozenset({"properties"})  # JSON-schema `properties` is a mapping
 _PRESENT_ATTRS = frozenset({"role", "content", "type", "text", "function", "name", "arguments",
                             "parameters", "description"})
 _STRING_ATTRS = frozenset({"content", "text", "role", "name", "id", "description", "type",
-                           "reasoning_content", "thinking"})  # JSON-schema `properties` is a mapping
+                           "reasoning_content", "thinking"})
 _BLOCK_TAGS = frozenset({"for", "if", "macro", "call", "filter", "with", "block", "autoescape",
                          "generation", "trans"})
 _NO_IDENT_TAGS = frozenset({"include", "import", "from", "extends", "block", "endblock",
@@ -1000,8 +1024,9 @@ class _Walker:
                     text = self._text(operand) or "x"
                     never = " (the runtime never sets `tools`)" if text == "tools" else ""
                     return (f"runtime's `|length` of an undefined value is 1 (undefined is an "
-                            f"object with one key), jinja2 gives 0: if `{text}` is undefined{never}, "
-                            f"`{text}|length` is 1; test `{text} is defined` first")
+                            f"object with one key), jinja2 gives 0: if `{text}` is "
+                            f"undefined{never}, `{text}|length` is 1; test `{text} is defined` "
+                            "first")
 
                 self._add("length-undefined", length_message, reg=reg, after=True)
             return
@@ -1045,7 +1070,8 @@ class _Walker:
                 and not isinstance(node.node.arg, nodes.Slice):
             self._add("subscript-defined", lambda tok: (
                 f"runtime gives \"\" (which is defined) for a missing key: "
-                f"`{self._text(node.node)} is {name}` is always {str(name == 'defined').lower()}; use "
+                f"`{self._text(node.node)} is {name}` is always "
+                f"{str(name == 'defined').lower()}; use "
                 f"attribute access (`{self._attr_form(node.node)} is {name}`)"),
                 reg=reg, after=True)
 
@@ -1242,6 +1268,10 @@ def _guards(test: nodes.Node) -> frozenset:
         return _guards(test.left) | _guards(test.right)
     if isinstance(test, nodes.Not):
         return _neg_guards(test.node)
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0].op == "in" \
+            and isinstance(test.expr, nodes.Const) and isinstance(test.expr.value, str):
+        # `'k' in x` (true only when the key exists) guards `x.k`
+        return frozenset({_ekey(nodes.Getattr(test.ops[0].expr, test.expr.value, "load"))})
     if isinstance(test, nodes.Compare) and isinstance(test.expr, nodes.Filter) \
             and test.expr.name == "length" and test.expr.node is not None:
         # `x|length > 0` guards the uses of x inside (its own |length is reported once)

@@ -38,8 +38,12 @@ def export(
         raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
     if bos not in BOS_POLICIES:
         raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
+    from .progress import table_progress
+
     try:
-        result = run(path, output, target=target, allow_lossy=allow_lossy, bos=bos, chat_template=chat_template)
+        with table_progress() as progress:
+            result = run(path, output, target=target, allow_lossy=allow_lossy, bos=bos,
+                         chat_template=chat_template, progress=progress)
     except LossError as e:
         if as_json:
             out.print_json(json.dumps({"ok": False, "error": str(e), "losses": [_loss(x) for x in e.losses]}))

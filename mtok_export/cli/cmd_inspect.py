@@ -99,7 +99,10 @@ def _print(info: dict, file: Path):
     if info["tables"]:
         heading("normalization tables")
         for tb in info["tables"]:
-            line(f"  {tb['normalizer']}.{tb['field']}: {tb['entries']:,} entries, {tb['bytes']:,} bytes")
+            same = ("equals" if tb["differences_from_it"] == 0
+                    else f"differs in {tb['differences_from_it']:,} entries from")
+            line(f"  {tb['normalizer']}.{tb['field']}: {tb['entries']:,} entries, {tb['bytes']:,} bytes; {same} "
+                 f"{tb['closest_form']} of Unicode {tb['unicode_version_here']} (this Python)")
     c = info["chat"]
     heading("chat template")
     line(f"  {c['template_chars']:,} chars; bos {show(c['bos_token'])!r}, eos {show(c['eos_token'])!r}, "
@@ -123,8 +126,15 @@ def _tree(node, indent: str, line):
         line(indent + "none")
         return
     kids_key = next((k for k in ("normalizers", "pretokenizers", "decoders", "processors") if k in node), None)
-    params = ", ".join(f"{k}={clip(show(json.dumps(v, ensure_ascii=False)), 80)}"
-                       for k, v in node.items() if k not in ("type", kids_key))
+    def value(v):
+        if isinstance(v, str):
+            return '"' + show(v) + '"'
+        if isinstance(v, dict) and len(v) == 1 and next(iter(v)) in ("Regex", "String"):
+            (k, pattern), = v.items()
+            return f"{k}({show(pattern)})"
+        return show(json.dumps(v, ensure_ascii=False))
+
+    params = ", ".join(f"{k}={clip(value(v), 80)}" for k, v in node.items() if k not in ("type", kids_key))
     line(f"{indent}{node['type']}" + (f"({params})" if params else ""))
     for child in node.get(kids_key, []) if kids_key else []:
         _tree(child, indent + "  ", line)

@@ -117,8 +117,28 @@ def _tables(n, acc=None) -> list:
         t = getattr(n, name, None)
         if t:
             acc.append({"normalizer": n.kind, "field": name, "entries": len(t),
-                        "bytes": 4 + sum(6 + len(s.encode()) for _, s in t)})
+                        "bytes": 4 + sum(6 + len(s.encode()) for _, s in t), **identify(t)})
     return acc
+
+
+def identify(entries) -> dict:
+    """Which of this Python's Unicode tables `entries` is (files do not record the version)."""
+    import unicodedata
+
+    from ..unicode.tables import FORMS, table
+
+    have = dict(entries)
+    best = None
+    for form in FORMS:
+        if form == "NFKD":
+            continue  # no lowering writes it
+        ref = dict(table(form))
+        diff = sum(1 for cp in have.keys() | ref.keys() if have.get(cp) != ref.get(cp))
+        if best is None or diff < best[1]:
+            best = (form, diff)
+    form, diff = best
+    return {"closest_form": form, "unicode_version_here": unicodedata.unidata_version,
+            "differences_from_it": diff}
 
 
 def section(tok, layout, name: str):

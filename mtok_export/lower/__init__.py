@@ -37,6 +37,7 @@ class Lowering:
     notes: list[str] = field(default_factory=list)
     meta: object = None  # the source's Metadata
     specials: tuple[str, ...] = ()  # special token texts (triggers for spacing losses)
+    progress: object = None  # progress(done, total) while a Unicode table is built cold
 
     def loss(self, code: str, component: str, json_path: str, reason: str, example: str = "", trigger: str = ""):
         self.losses.append(Loss(code, component, json_path, reason, example, trigger))
@@ -45,13 +46,14 @@ class Lowering:
         self.applied.setdefault(pass_name, []).append(detail)
 
 
-def lower(tok, target: str = "mnn-3.6", bos: str = "auto"):
+def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None):
     """-> (lowered Tokenizer, Lowering).  Raises nothing for lossy input: read `.losses`."""
     from . import decoders, models, normalizers, pre_tokenizers, processors
 
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
-    lw = Lowering(target, bos, meta=tok.meta, specials=tuple(t.content for t in tok.added_tokens if t.special))
+    lw = Lowering(target, bos, meta=tok.meta, specials=tuple(t.content for t in tok.added_tokens if t.special),
+                  progress=progress)
     tok = replace(
         tok,
         normalizer=normalizers.lower_normalizer(lw, tok.normalizer, "$.normalizer"),

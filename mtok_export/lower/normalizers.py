@@ -46,7 +46,7 @@ def lower_normalizer(lw, n, jp: str):
         from ..unicode.tables import table
         lw.did("unicode-table", f"{jp}: {n.kind} as a code-point table")
         lw.loss("normalizer-table", name, jp, _TABLE_LOSS, "e\u0301" if n.kind in ("NFC", "NFKC") else "\u0301\u0327")
-        return N.CodepointMap(table(n.kind))
+        return N.CodepointMap(table(n.kind, progress=lw.progress))
     if isinstance(n, N.Precompiled):
         from ..unicode.tables import charsmap_rules, charsmap_table
         entries = charsmap_table(n.precompiled_charsmap)
@@ -78,7 +78,7 @@ def _bert(lw, n, jp: str, name: str):
     table = None
     if strip:
         from ..unicode.tables import table as build
-        table = build("NFD")
+        table = build("NFD", progress=lw.progress)
         lw.loss("strip-accents", name, jp, "accent stripping removes Mc and Me marks too (HF: Mn only)", "\u0915\u093e")
     lw.did("bert-normalizer", f"{jp}: {n.kind} as MNN BertNormalizer" + (" + NFD table" if strip else ""))
     return N.MnnBertNormalizer(clean, chinese, strip, lower, table)

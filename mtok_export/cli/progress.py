@@ -1,0 +1,31 @@
+"""Progress bars on stderr for long library work (the library only calls callbacks)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+
+@contextmanager
+def table_progress():
+    """A `progress(done, total)` callback that shows a bar only if a cold table build happens."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from .console import err
+
+    bar = None
+    task = None
+
+    def progress(done: int, total: int):
+        nonlocal bar, task
+        if bar is None:
+            bar = Progress(TextColumn("building Unicode table"), BarColumn(), TimeRemainingColumn(),
+                           console=err, transient=True)
+            bar.start()
+            task = bar.add_task("", total=total)
+        bar.update(task, completed=done)
+
+    try:
+        yield progress
+    finally:
+        if bar is not None:
+            bar.stop()

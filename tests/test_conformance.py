@@ -1,0 +1,57 @@
+"""Conformance: every shared-corpus tokenizer.json exported for MNN 3.6.1 and verified with the
+real runtime on the built-in corpus plus the llama.cpp test strings.  Prints the parity table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mtok_export.verify.parity import COLUMNS, parity_rows
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+DIRS = sorted(d for d in (CORPUS / "tokenizers").glob("*") if (d / "tokenizer.json").is_file())
+# Losses whose effect shows in raw ids on ordinary text; without them raw ids must be >= 99.5%.
+RAW_AFFECTING = {"normalizer-table", "bert-clean", "lowercase", "strip-accents", "added-normalized",
+                 "ignore-merges", "unigram-ties", "metaspace-first", "dropped", "regex-unsupported",
+                 "merged-with-previous", "split-behavior", "prefix-space"}
+ROWS: dict[str, dict] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def table(request):
+    yield
+    tr = request.config.pluginmanager.get_plugin("terminalreporter")
+    if tr is None or not ROWS:
+        return
+    tr.write_line("")
+    tr.write_line("parity on MNN 3.6.1 (built-in corpus + llama.cpp strings)")
+    tr.write_line(f"{'tokenizer':26} " + " ".join(f"{c:>16}" for c in COLUMNS) + "  unexplained")
+    for name, row in sorted(ROWS.items()):
+        cells = " ".join(f"{row['checks'].get(c, '-'):>16}" for c in COLUMNS)
+        tr.write_line(f"{name:26} {cells}  {row['unexplained']:>11}   losses: {row['losses']}")
+
+
+def _ratio(cell: str) -> float:
+    k, n = map(int, cell.split("/"))
+    return k / n
+
+
+@pytest.mark.skipif(not DIRS, reason="shared corpus not found next to the repository")
+@pytest.mark.parametrize("src", DIRS, ids=lambda d: d.name)
+def test_conformance(src, tmp_path):
+    row = parity_rows(src, tmp_path, testvectors=CORPUS / "testvectors")
+    ROWS[src.name] = row
+    report = row["report"]
+    assert row["unexplained"] == 0, [(m.check, m.sample, m.text[:60]) for c in report.checks
+                                     for m in c.mismatches if m.explanation is None][:5]
+    codes = set(filter(None, row["losses"].split(",")))
+    if not codes & RAW_AFFECTING:
+        assert _ratio(row["checks"]["raw ids"]) >= 0.995
+    if not codes & (RAW_AFFECTING | {"suffix-not-appended", "bos-template", "bos-none"}):
+        assert row["checks"]["engine ids"].split("/")[0] == row["checks"]["engine ids"].split("/")[1]
+    if "stream-decode" not in codes:
+        assert _ratio(row["checks"]["streaming decode"]) >= 0.99
+    for check in ("chat text", "chat ids"):
+        if check in row["checks"] and not codes & (RAW_AFFECTING | {"added-strip-ascii"}):
+            assert _ratio(row["checks"][check]) == 1.0
