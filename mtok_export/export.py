@@ -39,6 +39,25 @@ def atomic_write(path: Path, data: bytes):
         raise
 
 
+def llm_config_notes(out_dir: Path, chat) -> list[str]:
+    """MNN's llm_config.json `jinja` block overrides the embedded template and EOS (spec 2.8)."""
+    import json
+
+    p = out_dir / "llm_config.json"
+    if not p.is_file():
+        return []
+    try:
+        jinja = json.loads(p.read_text(encoding="utf-8")).get("jinja")
+    except (OSError, ValueError, AttributeError):
+        return [f"{p}: not valid JSON; MNN will fail to read it"]
+    if not isinstance(jinja, dict) or not isinstance(jinja.get("chat_template"), str):
+        return []
+    same = jinja["chat_template"] == chat.text
+    eos_same = jinja.get("eos", "") == chat.eos_token
+    return [f"{p.name} has a jinja block: MNN uses its chat_template and eos instead of the embedded ones "
+            f"(template {'identical' if same else 'DIFFERENT'}, eos {'identical' if eos_same else 'DIFFERENT'})"]
+
+
 def read_source(path: Path, chat_template: str | None = None):
     """Any supported model directory -> IR."""
     from .readers.model_dir import read_model_dir
@@ -65,4 +84,5 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     data = write_mtok(low)
     out = Path(output_dir or (path if path.is_dir() else path.parent)) / "tokenizer.mtok"
     atomic_write(out, data)
+    lw.notes.extend(llm_config_notes(out.parent, low.chat))
     return ExportResult(tok, low, lw, out, len(data), time.perf_counter() - start)

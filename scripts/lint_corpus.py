@@ -21,28 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mtok_export.chat.lint import RULES, lint_template  # noqa: E402
-
-
-def iter_templates(root: Path):
-    """Yield (name, template text) for every chat template under ``root``, sorted by path."""
-    for path in sorted(root.rglob("*")):
-        if not path.is_file():
-            continue
-        rel = path.relative_to(root).as_posix()
-        if path.suffix == ".jinja":
-            yield rel, path.read_text(encoding="utf-8")
-        elif path.name.endswith(("tokenizer_config.json", "chat_template.json")):
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (ValueError, UnicodeDecodeError):
-                continue
-            template = data.get("chat_template") if isinstance(data, dict) else None
-            if isinstance(template, str):
-                yield rel, template
-            elif isinstance(template, list):
-                for item in template:
-                    if isinstance(item, dict) and isinstance(item.get("template"), str):
-                        yield f"{rel}#{item.get('name', '?')}", item["template"]
+from mtok_export.chat.sources import iter_templates  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

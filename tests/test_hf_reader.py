@@ -241,6 +241,10 @@ WRONG_TYPES = [
     pytest.param("merge-mixed", tj(model={**BPE_MODEL, "merges": ["a b", ["a", "b"]]}), "$.model.merges[1]",
                  marks=pytest.mark.xfail(strict=True, reason="BUG: _merges finds no single bad item when the "
                                          "'a b' and [a, b] forms are mixed and leaks StopIteration")),
+    pytest.param("merge-string-in-pairs", tj(model={**BPE_MODEL, "merges": [["a", "b"], "ab"]}),
+                 "$.model.merges[1]",
+                 marks=pytest.mark.xfail(strict=True, reason="BUG: _merges turns a 2-character string inside the "
+                                         "pair form into a pair of characters: 'ab' -> ('a', 'b')")),
     ("unigram-vocab", tj(model={"type": "Unigram", "vocab": [["a", "x"]], "unk_id": 0}), "$.model.vocab"),
     ("added-id", tj(added_tokens=[{"id": "1", "content": "x"}]), "$.added_tokens[0]"),
     ("added-flag", tj(added_tokens=[{"id": 1, "content": "x", "special": 1}]), "$.added_tokens[0].special"),
@@ -413,4 +417,13 @@ def test_end_of_turn_tokens_become_stops(tmp_path):
 
 def test_missing_tokenizer_json(tmp_path):
     with pytest.raises(InputError, match="no tokenizer.json"):
+        read_model_dir(tmp_path)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: model_dir.read_model_dir does int(key) on added_tokens_decoder keys "
+                                       "(and .items() on its value) unchecked: ValueError/AttributeError")
+@pytest.mark.parametrize("value", [{"x": {"content": "<x>"}}, [{"content": "<x>"}]], ids=["key", "list"])
+def test_bad_added_tokens_decoder_names_key(tmp_path, value):
+    make_dir(tmp_path, tokenizer_config__json={"added_tokens_decoder": value})
+    with pytest.raises(UnsupportedError, match=r"\$\.added_tokens_decoder"):
         read_model_dir(tmp_path)

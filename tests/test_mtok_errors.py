@@ -338,3 +338,18 @@ def test_fuzz_byte_mutations(name):
             mutated = data[:i] + bytes((new,)) + data[i + 1:]
             _parse(mutated)                              # anything but FormatError fails the test
             _parse(mutated + b"\x00")                    # and the same with one extra byte
+
+
+def test_fuzz_real_file(lowered_corpus):
+    """The smallest corpus/sample file: mutate its first 300 bytes, cut it at 400 spread offsets."""
+    from conftest import TOKENIZER_DIRS
+
+    if not TOKENIZER_DIRS:
+        pytest.skip("no corpus")
+    name = min(TOKENIZER_DIRS, key=lambda n: (TOKENIZER_DIRS[n] / "tokenizer.json").stat().st_size)
+    data = lowered_corpus[name].data
+    for i in range(min(len(data), 300)):
+        _parse(data[:i] + bytes((data[i] ^ 0xFF,)) + data[i + 1:])
+    step = max(1, len(data) // 400)
+    for n in range(0, len(data), step):
+        _parse(data[:n])

@@ -4,6 +4,7 @@ without a record.  `lower()` returns the lowered IR, the losses and the passes t
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 
 TARGETS = ("mnn-3.6", "mnn-3.5", "mnn-head")
@@ -22,7 +23,7 @@ class Loss:
     trigger: str | tuple[str, ...] = ""  # text(s) whose presence in an input means this loss applies
 
     def __str__(self) -> str:
-        ex = f" (e.g. {self.example!r})" if self.example else ""
+        ex = f" (e.g. {json.dumps(self.example)})" if self.example else ""  # ASCII: marks stay visible
         return f"{self.json_path} {self.component}: {self.reason}{ex}"
 
 
@@ -46,6 +47,19 @@ class Lowering:
         self.applied.setdefault(pass_name, []).append(detail)
 
 
+def lint_chat_template(lw: Lowering, text: str):
+    """One loss per lint rule the template triggers (spec section 8), with its first places."""
+    from ..chat.lint import RULES, lint_template
+
+    by_rule: dict[str, list] = {}
+    for f in lint_template(text):
+        by_rule.setdefault(f.rule, []).append(f)
+    for rule, found in by_rule.items():
+        where = ", ".join(f"{f.line}:{f.col}" for f in found[:3]) + (" ..." if len(found) > 3 else "")
+        summary = RULES[rule].summary if rule in RULES else found[0].message
+        lw.loss("chat-template", "chat template", f"$.chat_template@{where}", f"{rule} x{len(found)}: {summary}")
+
+
 def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None):
     """-> (lowered Tokenizer, Lowering).  Raises nothing for lossy input: read `.losses`."""
     from . import decoders, models, normalizers, pre_tokenizers, processors
@@ -64,6 +78,8 @@ def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None):
     tok = models.lower_model(lw, tok)
     tok = processors.lower_post_processor(lw, tok)
     tok = models.lower_added_tokens(lw, tok)
+    if tok.chat.text:
+        lint_chat_template(lw, tok.chat.text)
     if tok.chat.others:
         names = ", ".join(n for n, _ in tok.chat.others)
         lw.notes.append(f"the file carries one chat template ({tok.chat.name or 'default'}); "

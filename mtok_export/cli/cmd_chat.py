@@ -1,0 +1,72 @@
+"""`mtok lint-template FILE|DIR` (the runtime's Jinja subset) and `mtok chat FILE --messages`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def lint_template(
+    path: Annotated[Path, typer.Argument(help="A .jinja file, a tokenizer_config.json / chat_template.json, "
+                                           "or a directory searched for them.")],
+    as_json: Annotated[bool, typer.Option("--json", help='{"findings": [{"file", "line", "col", "rule", "message"}]}')] = False,
+):
+    """Report every construct MNN's Jinja engine renders differently from transformers (exit 1 if any)."""
+    from rich.text import Text
+
+    from ..chat.lint import lint_template as lint
+    from ..chat.sources import iter_templates
+    from .console import out
+
+    findings = [{"file": label, "line": f.line, "col": f.col, "rule": f.rule, "message": f.message}
+                for label, text in iter_templates(path) for f in lint(text)]
+    if as_json:
+        out.print_json(json.dumps({"findings": findings}, ensure_ascii=False))
+    else:
+        for f in findings:
+            out.print(Text(f"{f['file']}:{f['line']}:{f['col']}: {f['rule']}: {f['message']}"))
+        out.print(f"{len(findings)} finding(s)", markup=False)
+    if findings:
+        raise typer.Exit(1)
+
+
+def chat(
+    file: Annotated[Path, typer.Argument(help="A .mtok file.")],
+    messages: Annotated[Path, typer.Option("--messages", help='JSON list of {"role", "content"}.')],
+    runtime: Annotated[bool, typer.Option("--runtime", help="Render with the MNN runtime instead of jinja2.")] = False,
+    no_generation_prompt: Annotated[bool, typer.Option("--no-generation-prompt",
+                                                       help="jinja2 only: the runtime always adds it.")] = False,
+):
+    """Render a conversation with the file's embedded chat template."""
+    from ..errors import InputError
+    from ..mtok import read_mtok
+    from .console import out
+
+    try:
+        msgs = json.loads(messages.read_text(encoding="utf-8"))
+        data = file.read_bytes()
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read {messages} or {file}: {e}") from None
+    if not (isinstance(msgs, list) and all(isinstance(m, dict) and "role" in m for m in msgs)):
+        raise InputError(f"{messages}: expected a JSON list of {{role, content}} objects")
+    tok, _ = read_mtok(data, str(file))
+    if not tok.chat.text:
+        raise InputError(f"{file}: no chat template embedded")
+    if runtime:
+        from ..verify.runtime import run_runtime
+
+        text = run_runtime(file, chats=[msgs]).chats[0]
+        if text is None:
+            raise InputError("the runtime could not render these messages")
+    else:
+        from ..chat.render import TemplateError, render
+
+        try:
+            text = render(tok.chat.text, msgs, bos_token=tok.chat.bos_token, eos_token=tok.chat.eos_token,
+                          add_generation_prompt=not no_generation_prompt)
+        except TemplateError as e:
+            raise InputError(f"the template raised: {e}") from None
+    out.print(text, markup=False, highlight=False, end="")
