@@ -45,8 +45,9 @@ class LossError(MtokError):
 
     exit_code = 3
 
-    def __init__(self, losses):
+    def __init__(self, losses, applied=None):
         self.losses = list(losses)
+        self.applied = dict(applied or {})
         super().__init__(f"export would lose {len(self.losses)} thing(s); rerun with --allow-lossy to write anyway")
 
 

@@ -80,7 +80,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     tok = read_source(path, chat_template)
     low, lw = lower(tok, target, bos, progress)
     if lw.losses and not allow_lossy:
-        raise LossError(lw.losses)
+        raise LossError(lw.losses, lw.applied)
     data = write_mtok(low)
     out = Path(output_dir or (path if path.is_dir() else path.parent)) / "tokenizer.mtok"
     atomic_write(out, data)

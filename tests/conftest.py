@@ -82,3 +82,12 @@ def tokenizer_dirs() -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def lowered_corpus() -> LoweredCorpus:
     return LoweredCorpus(TOKENIZER_DIRS)
+
+
+# Lines tests want shown after the run (e.g. the conformance parity table); printed once capture ends.
+SUMMARY: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    for line in SUMMARY:
+        terminalreporter.write_line(line)

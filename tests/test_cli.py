@@ -72,8 +72,6 @@ def test_subcommand_help(cli):
     assert code == 0 and "--section" in out and "--json" in out
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: cli._run checks click.exceptions.ClickException, but typer 0.29 "
-                                       "raises its vendored typer._click exceptions: traceback, exit 1")
 @pytest.mark.parametrize("args", [["--bogus"], []], ids=["unknown-option", "missing-path"])
 def test_usage_error_is_exit_2_without_traceback(cli, args):
     code, out, err = cli("mtok-export", *args)
@@ -177,8 +175,6 @@ def test_export_json_refused(cli, tmp_path):
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
 
 
-@pytest.mark.xfail(strict=True, reason="INCONSISTENCY: the refused --json report has ok/error/losses but no "
-                                       "'passes', unlike the success report")
 def test_export_json_refused_has_passes(cli, tmp_path):
     src = write_dir(tmp_path / "src", LOSSY)
     _, out, _ = cli("mtok-export", "--path", src, "-o", tmp_path / "out", "--no-verify", "--json")
@@ -283,8 +279,6 @@ def test_inspect_text_escapes(cli, nasty_file):
     assert "a\\x1b[31mb" in out
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: console Consoles have emoji=True, so print(..., markup=False) still "
-                                       "turns a token ':warning:' into an emoji")
 def test_inspect_emoji_code_token_is_literal(cli, tmp_path):
     p = tmp_path / "emoji.mtok"
     p.write_bytes(write_mtok(Tokenizer(model=M.BPE({":warning:": 0}), decoder=D.Fuse())))
@@ -292,8 +286,6 @@ def test_inspect_emoji_code_token_is_literal(cli, tmp_path):
     assert out == "0\t:warning:\n"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: cmd_inspect._print puts the file name into markup unescaped "
-                                       "(Text(...).plain is not rich.markup.escape)")
 def test_inspect_file_name_markup_is_literal(cli, tmp_path):
     p = tmp_path / "a[red]b.mtok"
     p.write_bytes(SPEC_2_10)
@@ -301,8 +293,6 @@ def test_inspect_file_name_markup_is_literal(cli, tmp_path):
     assert out.splitlines()[0].startswith(str(p))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a closing tag in the file path ('[/x]') makes rich raise "
-                                       "MarkupError in cmd_inspect._print: traceback, exit 1")
 def test_inspect_file_name_closing_tag_does_not_crash(cli, tmp_path):
     (tmp_path / "d[").mkdir()
     p = tmp_path / "d[" / "x]y.mtok"

@@ -19,17 +19,18 @@ ROWS: dict[str, dict] = {}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def table(request):
+def table():
     yield
-    tr = request.config.pluginmanager.get_plugin("terminalreporter")
-    if tr is None or not ROWS:
+    if not ROWS:
         return
-    tr.write_line("")
-    tr.write_line("parity on MNN 3.6.1 (built-in corpus + llama.cpp strings)")
-    tr.write_line(f"{'tokenizer':26} " + " ".join(f"{c:>16}" for c in COLUMNS) + "  unexplained")
+    from conftest import SUMMARY
+
+    SUMMARY.append("")
+    SUMMARY.append("parity on MNN 3.6.1 (built-in corpus + llama.cpp strings), k/n identical")
+    SUMMARY.append(f"{'tokenizer':26} " + " ".join(f"{c:>16}" for c in COLUMNS) + "  unexplained")
     for name, row in sorted(ROWS.items()):
         cells = " ".join(f"{row['checks'].get(c, '-'):>16}" for c in COLUMNS)
-        tr.write_line(f"{name:26} {cells}  {row['unexplained']:>11}   losses: {row['losses']}")
+        SUMMARY.append(f"{name:26} {cells}  {row['unexplained']:>11}   losses: {row['losses']}")
 
 
 def _ratio(cell: str) -> float:

@@ -186,8 +186,6 @@ def test_invalid_utf8_vocab_token_message():
     assert info.value.section == "model"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: _read_vocab reports the invalid-UTF-8 token at the start of the "
-                                       "vocab (r.pos was never advanced), not at the offending entry")
 def test_invalid_utf8_vocab_token_offset_points_at_the_entry():
     data = H + NONE2 + bpe((b"a", 0), (b"\xff", 1))   # second entry at 0x21
     with pytest.raises(FormatError) as info:
@@ -247,8 +245,6 @@ WRITER_CASES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: codec._write_program reads program.ops before its isinstance "
-                                       "check, so an un-lowered post-processor raises AttributeError")
 def test_writer_unlowered_post_processor_is_unsupported():
     from mtok_export.ir.processors import BertProcessing
 
@@ -265,8 +261,6 @@ def test_writer_error(name):
         assert f in str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: codec._write_field passes encode_table's ValueError through "
-                                       "instead of an UnsupportedError")
 @pytest.mark.parametrize("entries", [((0x42, "b"), (0x41, "a")), ((0xD800, "x"),), ((0x110000, "x"),)],
                          ids=["unsorted", "surrogate", "beyond-10ffff"])
 def test_writer_bad_codepoint_table_is_unsupported(entries):
@@ -274,8 +268,6 @@ def test_writer_bad_codepoint_table_is_unsupported(entries):
         write_mtok(_tok(normalizer=N.CodepointMap(entries)))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: codec._write_program packs op ids with struct unchecked, so an "
-                                       "id outside u32 raises struct.error instead of UnsupportedError")
 @pytest.mark.parametrize("op", [-1, 2**32])
 def test_writer_post_program_id_not_u32(op):
     with pytest.raises(UnsupportedError, match="u32"):

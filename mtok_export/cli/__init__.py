@@ -38,13 +38,14 @@ def _run(fn):
         sys.exit(e.exit_code)
     except typer.Exit as e:
         sys.exit(e.exit_code)
-    except Exception as e:  # click usage errors and the like
-        import click
+    except Exception as e:  # usage errors (typer bundles its own click)
+        from typer import Abort
+        from typer._click.exceptions import ClickException
 
-        if isinstance(e, click.exceptions.ClickException):
+        if isinstance(e, ClickException):
             e.show()
             sys.exit(2)
-        if isinstance(e, click.exceptions.Abort):
+        if isinstance(e, Abort):
             sys.exit(130)
         raise
 

@@ -46,7 +46,8 @@ def export(
                          chat_template=chat_template, progress=progress)
     except LossError as e:
         if as_json:
-            out.print_json(json.dumps({"ok": False, "error": str(e), "losses": [_loss(x) for x in e.losses]}))
+            out.print_json(json.dumps({"ok": False, "error": str(e), "passes": e.applied,
+                                       "losses": [_loss(x) for x in e.losses]}, ensure_ascii=False))
             raise typer.Exit(e.exit_code)
         e.hint = "rerun with --allow-lossy to write the file anyway (each loss is then reported)"
         raise

@@ -36,11 +36,13 @@ def inspect(
         value = one_section(tok, layout, section)
         if as_json:
             out.print_json(json.dumps(value, ensure_ascii=False))
-        elif isinstance(value, list):
+        elif isinstance(value, list):  # TSV: plain writes keep the tabs
+            import sys
+
             from ..dump.sanitize import show
             for row in value:
-                out.print("\t".join(show(str(x)) for x in (row.values() if isinstance(row, dict) else row)),
-                          markup=False)
+                sys.stdout.write("\t".join(show(str(x)) for x in (row.values() if isinstance(row, dict) else row))
+                                 + "\n")
         else:
             out.print(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1),
                       markup=False)
@@ -66,7 +68,9 @@ def _print(info: dict, file: Path):
     def line(s):
         out.print(Text(s))
 
-    out.print(f"[bold]{Text(str(file)).plain}[/]  {size(info['file']['size'])}, "
+    from rich.markup import escape
+
+    out.print(f"[bold]{escape(str(file))}[/]  {size(info['file']['size'])}, "
               f"header {info['file']['header_size']} bytes", markup=True, highlight=False)
     heading("header lists")
     for k, items in info["header"].items():

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def print_error(e: BaseException):

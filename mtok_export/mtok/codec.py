@@ -163,7 +163,10 @@ def _write_field(w: Writer, kind: str, family: str, obj, name: str):
             _write_component(w, family, child)
     elif kind == "table" or (kind == "bert_table" and obj.strip_accents):
         from ..unicode.tables import encode_table
-        w.raw(encode_table(value))
+        try:
+            w.raw(encode_table(value))
+        except ValueError as e:
+            raise UnsupportedError(f"{what}: {e}") from None
     elif kind == "bert_table":
         if value:
             raise UnsupportedError(f"{what}: an NFD table is only written when strip_accents is set")
@@ -174,8 +177,10 @@ def _write_field(w: Writer, kind: str, family: str, obj, name: str):
 def _str(w: Writer, s: str, what: str):
     try:
         w.str(s, what)
-    except (ValueError, UnicodeEncodeError) as e:
-        raise UnsupportedError(f"{what}: {e}") from None
+    except UnicodeEncodeError as e:
+        raise UnsupportedError(f"{what}: not valid Unicode ({e.reason})") from None
+    except ValueError as e:  # the message names `what` already
+        raise UnsupportedError(str(e)) from None
 
 
 # ---------------------------------------------------------------- model (spec 2.5)
@@ -240,8 +245,10 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
     try:
         tokens = [b.decode("utf-8") for b in by_id]
     except UnicodeDecodeError:
-        bad = next(b for b in by_id if not _is_utf8(b))
-        r.fail(f"vocab token {bad!r} is not valid UTF-8")
+        at = r.pos  # find the entry again, for its offset
+        while _is_utf8(buf[at + 2:at + 2 + (buf[at] | buf[at + 1] << 8)]):
+            at += 2 + (buf[at] | buf[at + 1] << 8) + tail
+        r.fail(f"vocab token {buf[at + 2:at + 2 + (buf[at] | buf[at + 1] << 8)]!r} is not valid UTF-8", at)
     r.pos = pos
     return tokens, scores
 
@@ -424,9 +431,9 @@ def _read_program(r: Reader, layout: Layout):
 
 
 def _write_program(w: Writer, program):
-    ops = () if program is None else program.ops
     if not isinstance(program, (PostProgram, type(None))):
         raise UnsupportedError(f"post-processor {program.kind} has no .mtok form; lower the tokenizer first")
+    ops = () if program is None else program.ops
     if len(ops) > 0xFFFF:
         raise UnsupportedError(f"post program has {len(ops)} ops; the format allows 65535")
     w.u16(len(ops))
@@ -434,6 +441,8 @@ def _write_program(w: Writer, program):
         if op is None:
             w.u8(PostOp.SEQUENCE_A)
         else:
+            if type(op) is not int or not 0 <= op <= MAX_U32:
+                raise UnsupportedError(f"post program id {op!r} is not a u32")
             w.u8(PostOp.SPECIAL_TOKEN)
             w.u32(op)
     if _program_is_ambiguous(ops):

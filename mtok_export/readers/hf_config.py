@@ -19,7 +19,8 @@ def load_json(path: Path):
         raise InputError(f"{path}: cannot read ({e.strerror})") from e
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         where = f"line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else f"byte {e.start}"
-        raise InputError(f"{path}: not valid JSON at {where}: {getattr(e, 'msg', e.reason)}") from e
+        why = e.msg if isinstance(e, json.JSONDecodeError) else e.reason
+        raise InputError(f"{path}: not valid JSON at {where}: {why}") from e
 
 
 def load_json_object(path: Path) -> dict:

@@ -38,6 +38,8 @@ def parse_component(ctx: Ctx, family: str, data, jp: str):
     if not isinstance(data, dict):
         ctx.fail(jp, f"{family} must be an object or null, got {type(data).__name__}")
     kind = data.get("type")
+    if not isinstance(kind, str):
+        ctx.fail(f"{jp}.type", f"{family} type must be a string, got {kind!r:.40}")
     cls = REGISTRIES[family].get(kind)
     if cls is None or kind.startswith("Mnn"):
         known = ", ".join(sorted(k for k in REGISTRIES[family] if not k.startswith("Mnn")))
@@ -121,7 +123,9 @@ def _template(ctx: Ctx, data: dict, jp: str) -> TemplateProcessing:
                 ctx.fail(ip, 'must be {"Sequence": {"id": "A"|"B"}} or {"SpecialToken": {"id": name}}')
             if k == "Sequence" and v["id"] not in ("A", "B"):
                 ctx.fail(ip, f"sequence id must be A or B, got {v['id']!r}")
-            out.append(Piece(v["id"], int(v.get("type_id", 0)), special=k == "SpecialToken"))
+            if type(v.get("type_id", 0)) is not int:
+                ctx.fail(ip, "type_id must be an integer")
+            out.append(Piece(v["id"], v.get("type_id", 0), special=k == "SpecialToken"))
         return tuple(out)
 
     specials = []
@@ -160,7 +164,7 @@ def parse_model(ctx: Ctx, data, jp: str = "$.model"):
     if not isinstance(data, dict):
         ctx.fail(jp, "model must be an object")
     kind = _model_kind(data)
-    if kind not in REGISTRIES["model"]:
+    if not isinstance(kind, str) or kind not in REGISTRIES["model"]:
         ctx.fail(f"{jp}.type", f"unknown model type {kind!r} (known: BPE, WordPiece, WordLevel, Unigram)")
     cls = REGISTRIES["model"][kind]
     kwargs = {}
@@ -189,17 +193,23 @@ def parse_model(ctx: Ctx, data, jp: str = "$.model"):
 def _merges(ctx: Ctx, merges, jp: str) -> tuple:
     if not isinstance(merges, list):
         ctx.fail(jp, "merges must be a list")
+    legacy = bool(merges) and isinstance(merges[0], str)
+    if legacy and merges[0].startswith("#version"):
+        merges = merges[1:]  # merges.txt header carried over, as HF skips it
     try:
-        if merges and isinstance(merges[0], str):
-            out = tuple(map(tuple, map(_split_pair, merges)))  # legacy "a b", as HF splits it
-        else:
+        if legacy:
+            out = tuple(map(tuple, map(_split_pair, merges)))  # "a b", split as HF splits it
+        elif set(map(type, merges)) <= {list}:
             out = tuple(map(tuple, merges))
-        if all(len(m) == 2 for m in out) and all(type(a) is str and type(b) is str for a, b in out):
+        else:
+            out = ()
+        if len(out) == len(merges) and all(len(m) == 2 for m in out) \
+                and all(type(a) is str and type(b) is str for a, b in out):
             return out
     except (TypeError, AttributeError):
         pass
-    i = next(i for i, m in enumerate(merges) if not _is_pair(m))
-    ctx.fail(f"{jp}[{i}]", f"merge must be 'a b' or [a, b], got {merges[i]!r:.60}")
+    i = next((i for i, m in enumerate(merges) if not _is_pair(m) or isinstance(m, str) != legacy), 0)
+    ctx.fail(f"{jp}[{i}]", f"merge must be 'a b' or [a, b] (one form for all), got {merges[i]!r:.60}")
 
 
 def _split_pair(m: str) -> list:

@@ -13,7 +13,7 @@ import unicodedata
 from pathlib import Path
 
 from .. import __version__
-from ..errors import InputError
+from ..errors import InputError, UnsupportedError
 from ..ir import ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
 from ..ir.models import vocab_of
 from .hf_config import find_templates, id_list, load_json_object, token_text
@@ -58,8 +58,12 @@ def read_model_dir(directory: Path, chat_template: str | None = None) -> Tokeniz
     added = list(parts["added_tokens"])
     known = {t.id for t in added}
     from ..ir import AddedToken
-    for key, t in sorted((tcfg.get("added_tokens_decoder") or {}).items(), key=lambda kv: int(kv[0])):
-        if int(key) not in known and isinstance(t, dict) and isinstance(t.get("content"), str):
+    decoder = tcfg.get("added_tokens_decoder") or {}
+    if not isinstance(decoder, dict) or not all(k.isdigit() and isinstance(v, dict) for k, v in decoder.items()):
+        raise UnsupportedError("added_tokens_decoder must map decimal ids to token objects",
+                               json_path="$.added_tokens_decoder", path=str(config_path))
+    for key, t in sorted(decoder.items(), key=lambda kv: int(kv[0])):
+        if int(key) not in known and isinstance(t.get("content"), str):
             added.append(AddedToken(int(key), t["content"], t.get("single_word", False), t.get("lstrip", False),
                                     t.get("rstrip", False), t.get("normalized", True), t.get("special", False)))
             notes.append(f"added token {t['content']!r} (id {key}) is only in tokenizer_config.json's added_tokens_decoder")

@@ -24,10 +24,11 @@ rewrites them into HF components that do what the MNN runtime does (spec section
   runtime does.  (A ByteLevel *normalizer* would map before the pre-tokenizer splits, which the
   runtime does not.)
 * `MnnPostProgram` and the header `prefix_ids` -> `TemplateProcessing`: HEAD applies the program
-  around prefix + ids (spec 2.9), so `single` = program ops before `$A`, then the prefix, `$A`,
-  then the ops after it; special tokens are named by their text.  `pair` is not in the format:
-  it is written in BertProcessing's shape (leading tokens once, trailing tokens after each
-  sequence).  The runtime 3.6 ignores the program; this file follows HEAD.
+  around prefix + ids (spec 2.9), so `single` is the program with each op 0 written as the prefix
+  tokens and `$A` (for lowered files: prefix, `$A`, suffix); special tokens are named by their
+  text.  `pair` is not in the format: it gets BertProcessing's shape (leading tokens once, the
+  rest after each sequence, the second one with type_id 1).  MNN 3.6 ignores the program: this
+  file follows HEAD, which is what the lowering planned for.
 * Header special ids that are not added tokens become special added tokens (the runtime splits
   them out before anything else); header stop ids become `generation_config.json` eos ids.
 
@@ -109,7 +110,7 @@ def replace_order(mapping: dict[int, str]) -> list[int]:
     users: dict[int, list[int]] = {}
     pending = {}
     for cp, rep in mapping.items():
-        deps = {ord(c) for c in rep} & mapping.keys() - {cp}
+        deps = {d for d in map(ord, rep) if d != cp and d in mapping}
         pending[cp] = len(deps)
         for d in deps:
             users.setdefault(d, []).append(cp)
@@ -152,27 +153,29 @@ def _post_processor(tok: Tokenizer):
     else:
         raise UnsupportedError(f"header prefix ids {list(prefix)} together with post_processor {p.kind}: "
                                "no runtime applies both", json_path="$.post_processor")
-    at = [i for i, op in enumerate(ops) if op is R.SEQUENCE_A]
-    if len(at) != 1:
-        raise UnsupportedError(f"post_processor MnnPostProgram inserts the sequence {len(at)} times; "
-                               "TemplateProcessing needs $A exactly once", json_path="$.post_processor")
-    lead, trail = (*ops[:at[0]], *prefix), ops[at[0] + 1:]
-    if not lead and not trail:
+    if ops == (R.SEQUENCE_A,) and not prefix:
         return None
-    names = _token_names(tok, {*lead, *trail}, "$.post_processor")
-
-    def pieces(ids, type_id=0):
-        return tuple(R.Piece(names[i], type_id, special=True) for i in ids)
-
-    specials = {}
-    for i in (*lead, *trail):
-        if specials.setdefault(names[i], i) != i:
-            raise UnsupportedError(f"post_processor MnnPostProgram: ids {specials[names[i]]} and {i} are both "
-                                   f"{names[i]!r}", json_path="$.post_processor")
+    # HEAD applies the program to prefix + ids, so every op 0 stands for prefix + $A.
+    ids = [i for op in ops for i in (prefix if op is R.SEQUENCE_A else (op,))]
+    names = _token_names(tok, set(ids), "$.post_processor")
+    by_name: dict[str, int] = {}
+    for i in ids:
+        if by_name.setdefault(names[i], i) != i:
+            raise UnsupportedError(f"ids {by_name[names[i]]} and {i} are both {names[i]!r}; TemplateProcessing "
+                                   "names special tokens by text", json_path="$.post_processor")
+    single = []
+    for op in ops:
+        if op is R.SEQUENCE_A:
+            single += [R.Piece(names[i], 0, special=True) for i in prefix] + [R.Piece("A")]
+        else:
+            single.append(R.Piece(names[op], 0, special=True))
+    # `pair` is not in the format: BertProcessing's shape, the second sequence and what follows the
+    # first one repeated with type_id 1 ([CLS] $A [SEP] -> [CLS] $A [SEP] $B:1 [SEP]:1).
+    first = next((k for k, piece in enumerate(single) if not piece.special), len(single))
+    pair = single + [R.Piece(x.id if x.special else "B", 1, x.special) for x in single[first:]]
     return R.TemplateProcessing(
-        single=(*pieces(lead), R.Piece("A"), *pieces(trail)),
-        pair=(*pieces(lead), R.Piece("A"), *pieces(trail), R.Piece("B", 1), *pieces(trail, 1)),
-        special_tokens=tuple(R.SpecialToken(name, (i,), (name,)) for name, i in sorted(specials.items())))
+        single=tuple(single), pair=tuple(pair),
+        special_tokens=tuple(R.SpecialToken(name, (i,), (name,)) for name, i in sorted(by_name.items())))
 
 
 def _token_names(tok: Tokenizer, ids, json_path: str, strict: bool = True) -> dict[int, str]:
@@ -234,6 +237,9 @@ def _component(obj, family: str, jp: str):
         value = getattr(obj, f.name)
         if f.name == CHILDREN[family]:
             out[f.name] = [_component(c, family, f"{jp}.{f.name}[{i}]") for i, c in enumerate(value)]
+        elif isinstance(value, bytes) and not value:
+            raise UnsupportedError(f"{family} {kind} with an empty {f.name}: tokenizers cannot load it",
+                                   json_path=f"{jp}.{f.name}")
         else:
             out[f.name] = _value(value)
     return out
@@ -243,7 +249,7 @@ def _value(value):
     if isinstance(value, Pattern):
         return {"Regex" if value.regex else "String": value.value}
     if isinstance(value, bytes):  # Precompiled.precompiled_charsmap
-        return base64.b64encode(value).decode("ascii") if value else None
+        return base64.b64encode(value).decode("ascii")
     if isinstance(value, tuple):  # BertProcessing / RobertaProcessing (token, id)
         return list(value)
     return value
@@ -258,8 +264,19 @@ def _template(p: R.TemplateProcessing) -> dict:
                                for s in sorted(p.special_tokens, key=lambda s: s.id)}}
 
 
+# Where `tokenizers` writes the vocab among a model's keys: after this key (default: last).
+_VOCAB_AFTER = {"Unigram": "unk_id", "WordLevel": "type"}
+
+
 def _model(m) -> dict:
+    if isinstance(m, M.Unigram):
+        vocab = [[piece, score] for piece, score in m.vocab]
+    else:
+        vocab = dict(sorted(m.vocab.items(), key=lambda kv: (kv[1], kv[0])))  # id order, as HF writes
+    after = _VOCAB_AFTER.get(m.kind)
     out = {"type": m.kind}
+    if after == "type":
+        out["vocab"] = vocab
     for f in fields(m):
         if f.name in ("vocab", "merges"):
             continue
@@ -269,10 +286,9 @@ def _model(m) -> dict:
                 raise UnsupportedError(f"model {m.kind}.{f.name} has no tokenizer.json form", json_path="$.model")
             continue
         out[f.name] = value
-    if isinstance(m, M.Unigram):
-        out["vocab"] = [[piece, score] for piece, score in m.vocab]
-    else:
-        out["vocab"] = dict(sorted(m.vocab.items(), key=lambda kv: (kv[1], kv[0])))
+        if f.name == after:
+            out["vocab"] = vocab
+    out.setdefault("vocab", vocab)
     if isinstance(m, M.BPE):
         out["merges"] = [[a, b] for a, b in m.merges]
     return out
@@ -297,7 +313,7 @@ def to_tokenizer_config(tok: Tokenizer) -> dict:
     """`tokenizer_config.json`: templates (default first; a named list when there are others),
     bos/eos text, the cleanup flag, add_bos/add_eos when known, and `added_tokens_decoder`."""
     chat, meta = tok.chat, tok.meta
-    added = sorted(hf_equivalent(tok).added_tokens, key=lambda t: t.id)
+    added = sorted(_added_with_specials(tok), key=lambda t: t.id)
     cfg: dict = {
         "added_tokens_decoder": {str(t.id): {k: v for k, v in _added_token(t).items() if k != "id"} for t in added},
         "bos_token": chat.bos_token or None,
@@ -332,6 +348,7 @@ def write_hf_dir(tok: Tokenizer, out_dir) -> list[Path]:
     from ..export import atomic_write
 
     out = Path(out_dir)
+    tok = hf_equivalent(tok)  # once for both files; a second pass finds nothing to rewrite
     files = [("tokenizer.json", write_tokenizer_json(tok)),
              ("tokenizer_config.json", (_dumps(to_tokenizer_config(tok), "tokenizer_config.json", True)
                                         + "\n").encode("utf-8"))]

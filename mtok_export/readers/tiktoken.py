@@ -1,0 +1,351 @@
+"""tiktoken rank files (`*.tiktoken`, Llama-3's `tiktoken.model`: one `<base64 token> <rank>` per
+line) -> IR as a byte-level BPE.
+
+The ranks become a vocabulary in GPT-2 byte characters (id = rank) and merges: every split of a
+token into two tokens of the file is a merge, ordered by the rank of the result, then by the ranks
+of the two halves.  tiktoken merges the adjacent pair whose concatenation has the lowest rank and
+looks a whole pre-token up before merging, so the model gets `ignore_merges=True`.  This is what
+transformers' `TikTokenConverter` builds; the Llama-3 `tokenizer.json` in the corpus holds exactly
+these merges.  Pipeline: Split(Regex(pattern), Isolated) then ByteLevel(use_regex=False), decoder
+ByteLevel, post-processor ByteLevel(trim_offsets=False) (adds nothing: tiktoken adds no BOS).
+
+A rank file holds neither the split regex nor the special tokens.  Each is taken from the first
+of these that has it, and the source is recorded in `Metadata.notes`:
+
+1. the `pattern=` / `special=` arguments (the CLI's `--pattern` / `--special`);
+2. a `tokenizer.json` beside the file (its Split regex; its added tokens);
+3. `tokenizer_config.json` beside the file (`added_tokens_decoder`; special tokens only);
+4. `KNOWN`, the table of known vocabularies keyed by the sha256 of the rank file.
+
+If the pattern or the special tokens are still unknown, `InputError` says which and how to give
+them.  `special={}` means "no special tokens".
+
+Known vocabularies (`KNOWN`, keyed by file sha256; nothing is keyed by size or content guesses):
+
+| name | sha256 source | pattern / specials source |
+|---|---|---|
+| qwen (Qwen-1 `qwen.tiktoken`) | computed from the corpus file | `tokenization_qwen.py` (QwenLM/Qwen-Agent `qwen_agent/utils/tokenization_qwen.py`): specials from 151643; it NFC-normalizes before encoding, so the entry adds an NFC normalizer |
+| llama3 (Meta-Llama-3 `tiktoken.model`) | computed from the corpus file | pattern of the corpus Llama-3 `tokenizer.json`; 256 specials from 128000 as in its `tokenizer_config.json` (Llama 3.1+ ship the same ranks with renamed reserved tokens: give their config) |
+| cl100k_base, o200k_base, r50k_base, p50k_base | `expected_hash` in `tiktoken_ext/openai_public.py` (tiktoken 0.14) | same file (`p50k_base`: the `p50k_edit` FIM tokens are not included) |
+
+Kimi (`tiktoken.model` of Kimi-K2) and Whisper (`multilingual.tiktoken`, `gpt2.tiktoken`) are not
+in the table: their files are not available here, so no hash could be computed or checked, and
+keying them by vocabulary size or first tokens would be a guess.  Give `pattern=` / `special=`."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from ..ir import AddedToken, Pattern
+from ..ir import decoders as D
+from ..ir import models as M
+from ..ir import normalizers as N
+from ..ir import pre_tokenizers as P
+from ..ir import processors as R
+from .gpt2_files import BYTE_CHARS, assemble, bytes_to_token, read_side_files
+from .model_dir import sha256
+
+_LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
+FILE_NAMES = ("*.tiktoken", "tiktoken.model", "tokenizer.model")
+
+
+@dataclass(frozen=True)
+class KnownVocab:
+    name: str
+    sha256: str
+    n_ranks: int
+    pattern: str
+    specials: tuple[tuple[str, int], ...]
+    stops: tuple[str, ...] = ()
+    nfc: bool = False
+    source: str = ""
+
+
+_QWEN_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+                 r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+_LLAMA3_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+                   r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+_R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+_CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+                   r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+_O200K_PATTERN = "|".join((
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""", r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""", r"""\s*[\r\n]+""", r"""\s+(?!\S)""", r"""\s+""",
+))
+
+
+def _numbered(start: int, names: Sequence[str]) -> tuple[tuple[str, int], ...]:
+    return tuple((n, start + i) for i, n in enumerate(names))
+
+
+_LLAMA3_SPECIALS = _numbered(128000, [
+    "<|begin_of_text|>", "<|end_of_text|>", *(f"<|reserved_special_token_{i}|>" for i in range(4)),
+    "<|start_header_id|>", "<|end_header_id|>", "<|reserved_special_token_4|>", "<|eot_id|>",
+    *(f"<|reserved_special_token_{i}|>" for i in range(5, 251))])
+
+KNOWN: dict[str, KnownVocab] = {v.sha256: v for v in (
+    KnownVocab("qwen", "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186", 151643, _QWEN_PATTERN,
+               _numbered(151643, ["<|endoftext|>", "<|im_start|>", "<|im_end|>",
+                                  *(f"<|extra_{i}|>" for i in range(205))]),
+               stops=("<|endoftext|>", "<|im_end|>"), nfc=True,
+               source="Qwen-1 tokenization_qwen.py (PAT_STR, SPECIAL_START_ID 151643, NFC before encoding)"),
+    KnownVocab("llama3", "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55", 128000, _LLAMA3_PATTERN,
+               _LLAMA3_SPECIALS, stops=("<|end_of_text|>", "<|eot_id|>"),
+               source="Meta-Llama-3 tokenizer.json / tokenizer_config.json (specials from 128000)"),
+    KnownVocab("cl100k_base", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7", 100256,
+               _CL100K_PATTERN, (("<|endoftext|>", 100257), ("<|fim_prefix|>", 100258), ("<|fim_middle|>", 100259),
+                                 ("<|fim_suffix|>", 100260), ("<|endofprompt|>", 100276)),
+               stops=("<|endoftext|>",), source="tiktoken_ext.openai_public.cl100k_base"),
+    KnownVocab("o200k_base", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d", 199998,
+               _O200K_PATTERN, (("<|endoftext|>", 199999), ("<|endofprompt|>", 200018)),
+               stops=("<|endoftext|>",), source="tiktoken_ext.openai_public.o200k_base"),
+    KnownVocab("r50k_base", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930", 50256,
+               _R50K_PATTERN, (("<|endoftext|>", 50256),), stops=("<|endoftext|>",),
+               source="tiktoken_ext.openai_public.r50k_base"),
+    KnownVocab("p50k_base", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069", 50280,
+               _R50K_PATTERN, (("<|endoftext|>", 50256),), stops=("<|endoftext|>",),
+               source="tiktoken_ext.openai_public.p50k_base"),
+)}
+
+
+# ------------------------------------------------------------------ the rank file
+
+
+def looks_like_tiktoken(path: Path) -> bool:
+    """True if the first non-blank line of `path` is `<base64> <rank>` (content, not name)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    for line in head.split(b"\n"):
+        line = line.strip()
+        if line:
+            return bool(_LINE.fullmatch(line))
+    return False
+
+
+def find_rank_file(directory: Path) -> Path | None:
+    for pattern in FILE_NAMES:
+        for p in sorted(directory.glob(pattern)):
+            if p.is_file() and looks_like_tiktoken(p):
+                return p
+    return None
+
+
+def parse_ranks(data: bytes, path) -> dict[bytes, int]:
+    """Strictly parse a rank file: every non-blank line is `<base64 token> <rank>` with canonical
+    base64, a decimal rank, no token or rank twice, and ranks 0..n-1 without gaps."""
+    ranks: dict[bytes, int] = {}
+    line_of_rank: dict[int, int] = {}
+    for lineno, line in enumerate(data.split(b"\n"), 1):
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            continue
+        parts = line.split(b" ")
+        where = f"{path} line {lineno}"
+        if len(parts) != 2:
+            raise InputError(f"{where}: expected '<base64 token> <rank>', got {line[:60]!r}")
+        tok64, rank_text = parts
+        try:
+            token = base64.b64decode(tok64, validate=True)
+        except (binascii.Error, ValueError):
+            raise InputError(f"{where}: token {tok64[:40].decode('latin-1')!r} is not valid base64") from None
+        if not token:
+            raise InputError(f"{where}: empty token")
+        if not rank_text.isdigit():
+            raise InputError(f"{where}: rank {rank_text[:20].decode('latin-1')!r} is not a non-negative integer")
+        rank = int(rank_text)
+        if token in ranks:
+            raise InputError(f"{where}: token {token!r:.40} already has rank {ranks[token]} "
+                             f"(line {line_of_rank[ranks[token]]})")
+        if rank in line_of_rank:
+            raise InputError(f"{where}: rank {rank} is already used on line {line_of_rank[rank]}")
+        ranks[token] = rank
+        line_of_rank[rank] = lineno
+    if not ranks:
+        raise InputError(f"{path}: no ranks (empty file)")
+    n = len(ranks)
+    if max(line_of_rank) != n - 1:
+        missing = next(r for r in range(n) if r not in line_of_rank)
+        after = min(r for r in line_of_rank if r > missing)
+        raise InputError(f"{path} line {line_of_rank[after]}: ranks must be 0..{n - 1} without gaps, "
+                         f"but rank {missing} is missing (this line has rank {after})")
+    return ranks
+
+
+def ranks_to_bpe(ranks: dict[bytes, int]) -> tuple[dict[str, int], tuple[tuple[str, str], ...], int]:
+    """-> (vocab in GPT-2 characters, merges, number of multi-byte tokens no merge produces)."""
+    by_rank = sorted(ranks.items(), key=lambda kv: kv[1])
+    vocab = {bytes_to_token(t): r for t, r in by_rank}
+    chars = {r: s for s, r in vocab.items()}
+    found = []
+    unreachable = 0
+    get = ranks.get
+    for token, rank in by_rank:
+        n = len(token)
+        if n == 1:
+            continue
+        local = [(rank, a, b) for k in range(1, n)
+                 if (a := get(token[:k])) is not None and (b := get(token[k:])) is not None]
+        if not local:
+            unreachable += 1
+        found.extend(local)
+    found.sort()
+    return vocab, tuple((chars[a], chars[b]) for _, a, b in found), unreachable
+
+
+# ------------------------------------------------------------------ sources of pattern and specials
+
+
+def _beside_tokenizer_json(directory: Path):
+    """(pattern, added tokens, normalizer, path) of a tokenizer.json beside the rank file (pattern and
+    added tokens None when it has none; all None without the file)."""
+    from .hf_json import parse_tokenizer_json
+
+    p = directory / "tokenizer.json"
+    if not p.is_file():
+        return None, None, None, None
+    try:
+        data = json.loads(p.read_bytes())
+    except (OSError, ValueError) as e:
+        raise InputError(f"{p}: not valid JSON ({e})") from e
+    parts, _ = parse_tokenizer_json(data, str(p))
+    pattern = None
+    pre = parts["pre_tokenizer"]
+    kids = pre.pretokenizers if isinstance(pre, P.Sequence) else (pre,)
+    splits = [k for k in kids if isinstance(k, P.Split) and k.pattern.regex]
+    if len(splits) == 1:
+        pattern = splits[0].pattern.value
+    return pattern, (parts["added_tokens"] or None), parts["normalizer"], p
+
+
+def parse_special_arg(value: str) -> dict[str, int]:
+    """The CLI's `--special`: a JSON object {token: id} or a JSON list of tokens (ids then follow the
+    ranks), given inline or as the path of a file holding it.  -> the parsed value for `special=`."""
+    text = value
+    p = Path(value)
+    if not value.lstrip().startswith(("{", "[")) and p.is_file():
+        text = p.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise InputError(f"--special: expected a JSON object {{token: id}} or list of tokens, or a file holding one ({e})") from e
+    return data
+
+
+def _special_map(special, n: int, where: str) -> dict[str, int]:
+    if isinstance(special, Mapping):
+        out = dict(special)
+    elif isinstance(special, Sequence) and not isinstance(special, str):
+        out = {t: n + i for i, t in enumerate(special)}
+    else:
+        raise InputError(f"{where}: special tokens must be {{token: id}} or a list of tokens")
+    for t, i in out.items():
+        if not isinstance(t, str) or not t or not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise InputError(f"{where}: special token {t!r} -> {i!r} must be a non-empty string and a non-negative id")
+    return out
+
+
+def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
+                  chat_template: str | None = None) -> "Tokenizer":  # noqa: F821
+    """A rank file (or a directory holding one) -> IR.  See the module docstring for where the split
+    pattern and the special tokens come from."""
+    path = Path(path)
+    if path.is_dir():
+        found = find_rank_file(path)
+        if found is None:
+            raise InputError(f"{path}: no tiktoken rank file here (looked for {', '.join(FILE_NAMES)})")
+        path = found
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from e
+    ranks = parse_ranks(data, path)
+    n = len(ranks)
+    digest = sha256(path)
+    known = KNOWN.get(digest)
+    directory = path.parent
+    side = read_side_files(directory)
+    notes: list[str] = []
+    tj_pattern, tj_added, tj_norm, tj_path = _beside_tokenizer_json(directory)
+    vocab, merges, unreachable = ranks_to_bpe(ranks)
+    inputs = [path, *([tj_path] if tj_path else []), *side.inputs]
+
+    # Split pattern.
+    if pattern is not None:
+        pattern_src = "the pattern argument"
+    elif tj_pattern is not None:
+        pattern, pattern_src = tj_pattern, f"{tj_path.name} (Split regex)"
+    elif known is not None:
+        pattern, pattern_src = known.pattern, f"known vocabulary {known.name} ({known.source})"
+    else:
+        pattern_src = None
+
+    # Special tokens: AddedToken list.
+    added: tuple[AddedToken, ...] | None = None
+    if special is not None:
+        sp = _special_map(special, n, "special")
+        added = tuple(AddedToken(i, t, normalized=False, special=True) for t, i in sorted(sp.items(), key=lambda x: x[1]))
+        special_src = "the special argument"
+    elif tj_added is not None:
+        added, special_src = tuple(sorted(tj_added, key=lambda t: t.id)), f"{tj_path.name} added_tokens"
+    elif side.tcfg.get("added_tokens_decoder"):
+        from .gpt2_files import collect_added
+        added = collect_added(side, vocab, {}, notes)
+        special_src = "tokenizer_config.json added_tokens_decoder"
+    elif known is not None:
+        added = tuple(AddedToken(i, t, normalized=False, special=True) for t, i in known.specials)
+        special_src = f"known vocabulary {known.name} ({known.source})"
+    else:
+        special_src = None
+
+    missing = [what for what, src in (("the split regex (pattern=, CLI --pattern)", pattern_src),
+                                       ("the special tokens (special=, CLI --special; {} for none)", special_src))
+               if src is None]
+    if missing:
+        raise InputError(f"{path}: a tiktoken file holds only ranks; unknown vocabulary (sha256 {digest[:16]}..., "
+                         f"{n} ranks) and no tokenizer.json / tokenizer_config.json beside it, so give "
+                         + " and ".join(missing))
+    notes.append(f"split regex from {pattern_src}")
+    notes.append(f"special tokens from {special_src}")
+    if known is not None and known.n_ranks != n:  # cannot happen for a matching hash; guards the table
+        raise InputError(f"{path}: known vocabulary {known.name} should have {known.n_ranks} ranks, found {n}")
+    by_rank = {r: tok for tok, r in ranks.items()}
+    for t in added:
+        if t.id < n:
+            if by_rank[t.id] != t.content.encode("utf-8"):
+                raise InputError(f"{path}: special token {t.content!r} has id {t.id}, which is rank "
+                                 f"{by_rank[t.id]!r:.40} of the file ({special_src})")
+
+    if unreachable:
+        notes.append(f"{unreachable} multi-byte token(s) are not the concatenation of two tokens: only a whole "
+                     "pre-token can produce them")
+    missing_bytes = [b for b in range(256) if BYTE_CHARS[b] not in vocab]
+    if missing_bytes:
+        notes.append(f"{len(missing_bytes)} byte(s) have no single-byte rank (e.g. 0x{missing_bytes[0]:02x}): "
+                     "tiktoken fails on text holding them")
+    normalizer = None
+    if tj_path is not None:
+        normalizer = tj_norm
+    elif known is not None and known.nfc:
+        normalizer = N.NFC()
+        notes.append(f"NFC normalizer: {known.name}'s tokenizer normalizes to NFC before encoding")
+    model = M.BPE(vocab=vocab, merges=merges, ignore_merges=True)
+    pre = P.Sequence((P.Split(Pattern(pattern, regex=True), "Isolated"),
+                      P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)))
+    stops = ()
+    if known is not None and special_src.startswith("known"):
+        stops = tuple((s, f"known vocabulary {known.name}") for s in known.stops)
+    return assemble(side=side, model=model, added=added, inputs=inputs, notes=notes,
+                    normalizer=normalizer, pre_tokenizer=pre, decoder=D.ByteLevel(),
+                    post_processor=R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True),
+                    extra_stops=stops, chat_template=chat_template)

@@ -1,0 +1,123 @@
+"""References for inputs that are not a `tokenizer.json`.
+
+* `tiktoken_reference`: the `tiktoken` package itself on a rank file (the engine those files were
+  made for), built offline: `tiktoken.load.load_tiktoken_bpe` reads the local file and
+  `tiktoken.Encoding(name, pat_str, mergeable_ranks, special_tokens)` encodes with
+  `allowed_special="all"` (special-token text in the input becomes the special id, as HF added
+  tokens do).  tiktoken adds no BOS, so `engine == raw` unless `prefix_ids` is given.  Llama-3's
+  BOS (`<|begin_of_text|>`) is added by its chat template (`{{ bos_token }}`) or by Meta's
+  `encode(bos=True)`, not by tiktoken: the tiktoken reader's IR adds nothing either, so both sides
+  agree; pass `prefix_ids` to compare against a file whose header prefix adds BOS.  Tokenizers
+  that normalize first (Qwen-1: NFC) pass `normalize`.
+* `hf_from_ir`: an HF `tokenizers.Tokenizer` built from an IR (through the `tokenizer.json` shape
+  the IR mirrors), for comparing an IR read from vocab.json/merges.txt, vocab.txt, a rank file or a
+  legacy `.txt` with a reference, and `hf_ir_reference` to run it like `hf_reference`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from ..ir import Pattern
+from ..ir import models as M
+from ..ir import processors as R
+from .reference import Reference
+
+
+def tiktoken_reference(ranks_path, pattern: str, specials: Mapping[str, int], texts: Sequence[str], *,
+                       normalize: Callable[[str], str] | None = None, prefix_ids: Sequence[int] = (),
+                       name: str = "mtok-reference") -> Reference:
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    from ..readers.model_dir import sha256
+
+    path = str(Path(ranks_path))
+    # The expected hash keeps tiktoken's path-keyed cache from serving an older file at this path.
+    ranks = load_tiktoken_bpe(path, expected_hash=sha256(Path(path)))
+    enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=dict(specials))
+    norm = normalize or (lambda s: s)
+    raw = [enc.encode(norm(t), allowed_special="all") for t in texts]
+    decoded = [enc.decode_bytes(ids).decode("utf-8", "replace") for ids in raw]
+    engine = [list(prefix_ids) + ids for ids in raw]
+    return Reference(engine, raw, decoded, [], [], norm)
+
+
+def nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+# ------------------------------------------------------------------ IR -> HF tokenizers
+
+
+def _json(obj):
+    if obj is None:
+        return None
+    if isinstance(obj, Pattern):
+        return {"Regex" if obj.regex else "String": obj.value}
+    if isinstance(obj, R.TemplateProcessing):
+        def piece(p):
+            return {"SpecialToken": {"id": p.id, "type_id": p.type_id}} if p.special else \
+                {"Sequence": {"id": p.id, "type_id": p.type_id}}
+        return {"type": "TemplateProcessing", "single": [piece(p) for p in obj.single],
+                "pair": [piece(p) for p in obj.pair],
+                "special_tokens": {s.id: {"id": s.id, "ids": list(s.ids), "tokens": list(s.tokens)}
+                                   for s in obj.special_tokens}}
+    if isinstance(obj, tuple):
+        return [_json(x) for x in obj]
+    if dataclasses.is_dataclass(obj) and hasattr(obj, "kind"):
+        if obj.kind.startswith("Mnn"):
+            raise ValueError(f"{obj.kind} is an MNN-only component; HF cannot run it")
+        out = {"type": obj.kind}
+        for f in dataclasses.fields(obj):
+            if f.name == "mnn_byte_level":
+                continue
+            v = getattr(obj, f.name)
+            out[f.name] = list(v) if isinstance(v, tuple) and f.name in ("sep", "cls") else _json(v)
+        return out
+    if isinstance(obj, bytes):
+        import base64
+        return base64.b64encode(obj).decode()
+    return obj
+
+
+def ir_to_json(tok) -> dict:
+    """The `tokenizer.json` an IR mirrors (enough for `tokenizers.Tokenizer.from_str`)."""
+    model = tok.model
+    if isinstance(model, M.BPE):
+        m = _json(model)
+        m["merges"] = [list(p) for p in model.merges]
+        m["vocab"] = dict(model.vocab)
+    elif isinstance(model, M.Unigram):
+        m = {"type": "Unigram", "unk_id": model.unk_id, "byte_fallback": model.byte_fallback,
+             "vocab": [list(x) for x in model.vocab]}
+    else:
+        m = _json(model)
+        m["vocab"] = dict(model.vocab)
+    added = [{"id": t.id, "content": t.content, "single_word": t.single_word, "lstrip": t.lstrip,
+              "rstrip": t.rstrip, "normalized": t.normalized, "special": t.special} for t in tok.added_tokens]
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+            "normalizer": _json(tok.normalizer), "pre_tokenizer": _json(tok.pre_tokenizer),
+            "post_processor": _json(tok.post_processor), "decoder": _json(tok.decoder), "model": m}
+
+
+def hf_from_ir(tok):
+    from tokenizers import Tokenizer
+
+    hf = Tokenizer.from_str(json.dumps(ir_to_json(tok)))
+    hf.no_truncation()
+    hf.no_padding()
+    return hf
+
+
+def hf_ir_reference(tok, texts: Sequence[str]) -> Reference:
+    """`hf_reference` for an IR instead of a tokenizer.json (no chat)."""
+    hf = hf_from_ir(tok)
+    engine = [e.ids for e in hf.encode_batch(list(texts), add_special_tokens=True)]
+    raw = [e.ids for e in hf.encode_batch(list(texts), add_special_tokens=False)]
+    decoded = hf.decode_batch(raw, skip_special_tokens=False)
+    norm = hf.normalizer.normalize_str if hf.normalizer is not None else (lambda s: s)
+    return Reference(engine, raw, decoded, [], [], norm)
