@@ -45,7 +45,8 @@ def run_verify(file, source_dir, lowered, lowering, *, corpus=None, python=None,
 
     samples = list(builtin_corpus()) + (list(load_corpus_file(corpus)) if corpus else [])
     with Progress(SpinnerColumn(), TextColumn("verify: {task.description}"), TimeElapsedColumn(),
-                  console=err, transient=True, disable=quiet or json_report == Path("-")) as bar:
+                  console=err, transient=True,
+                  disable=quiet or json_report == Path("-") or not err.is_terminal) as bar:
         task = bar.add_task("start", total=None)
         report = verify(file, source_dir, lowered, lowering, samples=samples, chats=list(builtin_chats()),
                         python=python, accepted=accepted, progress=lambda s: bar.update(task, description=s))

@@ -17,6 +17,8 @@ def table_progress():
 
     def progress(done: int, total: int):
         nonlocal bar, task
+        if not err.is_terminal:  # logs and pipes get no bar
+            return
         if bar is None:
             bar = Progress(TextColumn("building Unicode table"), BarColumn(), TimeRemainingColumn(),
                            console=err, transient=True)

@@ -1,0 +1,495 @@
+"""SentencePiece `.model` (a serialized `ModelProto`) -> IR, plus the configs beside it.
+
+The IR is built the way transformers' SentencePiece converters build `tokenizer.json` (SpmConverter,
+LlamaConverter and `build_tokenizer_from_spm_proto`), so HF semantics equal SentencePiece's, and in
+the forms MNN's lowering carries exactly wherever one exists:
+
+* **Model.**  Unigram -> `Unigram([(piece, score)...], unk_id, byte_fallback)` (scores kept).
+  BPE -> `BPE(vocab, merges, byte_fallback, unk_token, fuse_unk=True)`.  SentencePiece BPE merges
+  the adjacent pair whose *result* has the highest score; the equivalent HF merge list is every
+  split of a normal piece into two normal pieces, ranked by (-score of the piece, its id, left,
+  right) (`sp_merges`).  Piece scores are not kept for BPE: they are implied by the merge ranks,
+  and the legacy type-0 writer recomputes them (score = -(rank of the first merge that makes the
+  piece) - 1; 0 for pieces no merge makes), which orders merges the same way.
+* **Piece types.**  control (3) -> special `AddedToken`; user-defined (4) -> non-special
+  `AddedToken`; both `normalized=False` (each chunk between added tokens gets its own dummy prefix,
+  as in transformers' legacy mode).  unknown (2) -> `unk_id` / `unk_token`.  byte (6) `<0xHH>`
+  pieces are what `byte_fallback` uses.  unused (5) pieces stay in the vocab but are never merge
+  parts (as in transformers); SentencePiece's re-segmentation of them has no HF form.  The legacy
+  writer recovers types from the IR: unk, added tokens (special -> control), `<0xHH>` with byte
+  fallback -> byte, everything else normal.
+* **Normalizer** (SentencePiece's order: charsmap, whitespace clean-up, dummy prefix, escaping).
+  The charsmap itself is carried as `Precompiled(blob)` (named rules `nmt_nfkc`, `nfkc`,
+  `*_cf` or user TSV rules all live in the blob; `identity` has none).  Then:
+
+  - no `remove_extra_whitespaces` (Llama, Mistral): `Prepend('▁')`, `Replace(' ', '▁')`,
+    exactly transformers' LlamaConverter (legacy) form, which MNN runs as it is;
+  - `remove_extra_whitespaces` + `add_dummy_prefix` (T5, most Unigram models):
+    `Prepend(' ')` and `COLLAPSE_PASSES` x `Replace('  ', ' ')` as the normalizer, so the dummy
+    space absorbs leading spaces and space runs collapse (exact for runs up to 2**16 spaces), then
+    the pre-tokenizer `Split(/ (?![\\s\\S])/, Removed)` drops the one trailing space and
+    `Metaspace('▁', never, split=False)` escapes spaces.  SentencePiece strips only U+0020, so HF's
+    `Strip` (all White_Space) would be wrong for a trailing newline under plain `nfkc`; and a
+    `Prepend` after a `Strip` would turn a whitespace-only chunk into '▁' in MNN, whose Prepend
+    does not skip empty text.  Every step here is literal or an ASCII regex the runtime runs.
+  - `remove_extra_whitespaces` without a dummy prefix: leading spaces use `Strip(left)`, which
+    also strips other whitespace (recorded in `Metadata.notes`).
+
+  `transformers`' regex forms (`Replace(/ {2,}/)`, `Replace(/\\A +| +\\z/)`) are exact in HF but
+  have no runtime form, which is why they are not used.
+* **Decoder**: `Sequence[Replace('▁', ' '), ByteFallback (if byte_fallback), Fuse,
+  Strip(' ', 1, 0) (if add_dummy_prefix)]`.
+* **BOS/EOS** (`bos_eos_policy`): SentencePiece itself adds nothing.  `tokenizer_config.json`'s
+  `add_bos_token` / `add_eos_token` decide when present; otherwise the tokenizer class's default
+  (Llama/Gemma: BOS; T5: EOS); otherwise nothing.  The result is a `TemplateProcessing`
+  (`<s> $A`, `$A </s>`, ...) in LlamaTokenizerFast's shape, and `Metadata.add_bos_token` /
+  `add_eos_token` record it (the verifier derives the reference's policy from them).
+* **Header lists** as in `model_dir.py`: special ids = every special added token, longest first;
+  stop ids = eos (config, else the model's eos piece), `generation_config.json` eos ids and the
+  family's end-of-turn tokens.
+
+Companions read from `config_dir` (default: the model's folder): `tokenizer_config.json`,
+`special_tokens_map.json`, `added_tokens.json`, `generation_config.json`, and the chat template
+(`chat_template.jinja`, `.json` or the config key)."""
+
+from __future__ import annotations
+
+import unicodedata
+from enum import IntEnum
+from pathlib import Path
+
+from .. import __version__
+from ..errors import InputError, UnsupportedError
+from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Pattern, Provenance, Tokenizer
+from ..ir import decoders as D
+from ..ir import models as M
+from ..ir import normalizers as N
+from ..ir import pre_tokenizers as P
+from ..ir.processors import Piece, SpecialToken, TemplateProcessing
+from .hf_config import find_templates, id_list, load_json, load_json_object, token_text
+
+SPACE = "\u2581"
+COLLAPSE_PASSES = 16  # Replace('  ', ' ') halves a run of spaces: 16 passes collapse runs up to 65,536
+TRAILING_SPACE = r" (?![\s\S])"  # one space at the very end (runs are collapsed before)
+MODEL_FILES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "ice_text.model")
+
+# Tokenizer classes whose BOS/EOS defaults we mirror when tokenizer_config.json does not say.
+_ADDS = {
+    ("Llama", "CodeLlama", "Gemma", "Mistral"): (True, False),
+    ("T5", "MT5", "UMT5"): (False, True),
+}
+
+
+class PieceType(IntEnum):
+    """`ModelProto.SentencePiece.Type`; also the numbers of the legacy type-0 file."""
+
+    NORMAL = 1
+    UNKNOWN = 2
+    CONTROL = 3
+    USER_DEFINED = 4
+    UNUSED = 5
+    BYTE = 6
+
+
+# ----------------------------------------------------------------------- shared IR builders
+
+def sp_merges(pieces) -> tuple[tuple[str, str], ...]:
+    """HF merges equal to SentencePiece BPE over `pieces` = [(piece, score, type), ...] (id = index):
+    every split of a normal piece into two normal pieces, by (-score, id, left, right)."""
+    normal = {p: (s, i) for i, (p, s, t) in enumerate(pieces) if t == PieceType.NORMAL}
+    ranked = []
+    for p, (s, i) in normal.items():
+        for k in range(1, len(p)):
+            left, right = p[:k], p[k:]
+            if left in normal and right in normal:
+                ranked.append((-s, i, left, right))
+    ranked.sort()
+    return tuple((a, b) for _, _, a, b in ranked)
+
+
+def sp_normalizer(charsmap: bytes = b"", *, add_dummy_prefix: bool = True, remove_extra_whitespaces: bool = False,
+                  escape_whitespaces: bool = True, legacy: bool = True):
+    """-> (normalizer, pre_tokenizer) doing SentencePiece's normalization (see the module doc)."""
+    norms: list = [N.Precompiled(charsmap)] if charsmap else []
+    pres: list = []
+    if remove_extra_whitespaces:
+        if add_dummy_prefix:
+            norms.append(N.Prepend(" "))
+        norms += [N.Replace(Pattern("  "), " ")] * COLLAPSE_PASSES
+        if not add_dummy_prefix:
+            norms.append(N.Strip(True, False))
+        pres.append(P.Split(Pattern(TRAILING_SPACE, regex=True), "Removed"))
+        if escape_whitespaces:
+            pres.append(P.Metaspace(SPACE, "never", split=False))
+    elif add_dummy_prefix and not legacy and escape_whitespaces:
+        pres.append(P.Metaspace(SPACE, "first", split=False))  # transformers' non-legacy Llama form
+    else:
+        if add_dummy_prefix:
+            norms.append(N.Prepend(SPACE if escape_whitespaces else " "))
+        if escape_whitespaces:
+            norms.append(N.Replace(Pattern(" "), SPACE))
+    normalizer = N.Sequence(tuple(norms)) if norms else None
+    pre = None if not pres else pres[0] if len(pres) == 1 else P.Sequence(tuple(pres))
+    return normalizer, pre
+
+
+def sp_decoder(*, byte_fallback: bool, add_dummy_prefix: bool = True, escape_whitespaces: bool = True):
+    ds: list = [D.Replace(Pattern(SPACE), " ")] if escape_whitespaces else []
+    if byte_fallback:
+        ds.append(D.ByteFallback())
+    ds.append(D.Fuse())
+    if add_dummy_prefix:
+        ds.append(D.Strip(" ", 1, 0))
+    return D.Sequence(tuple(ds))
+
+
+def bos_eos_template(prefix=(), suffix=()) -> TemplateProcessing | None:
+    """LlamaTokenizerFast's template: `prefix $A suffix` / `prefix $A suffix prefix:1 $B:1 suffix:1`.
+    `prefix`/`suffix` are (text, id) pairs."""
+    if not prefix and not suffix:
+        return None
+    pre = [Piece(t, 0, True) for t, _ in prefix]
+    post = [Piece(t, 0, True) for t, _ in suffix]
+    single = (*pre, Piece("A"), *post)
+    pair = (*single, *(Piece(t, 1, True) for t, _ in prefix), Piece("B", 1), *(Piece(t, 1, True) for t, _ in suffix))
+    names = {}
+    for t, i in (*prefix, *suffix):
+        names.setdefault(t, i)
+    specials = tuple(SpecialToken(t, (i,), (t,)) for t, i in sorted(names.items()))
+    return TemplateProcessing(single, pair, specials)
+
+
+def header_special_order(added) -> tuple[int, ...]:
+    """Special added tokens, longest content first (the runtime takes the first listed match)."""
+    specials = sorted((t for t in added if t.special), key=lambda t: (-len(t.content.encode()), t.id))
+    return tuple(dict.fromkeys(t.id for t in specials))
+
+
+# ----------------------------------------------------------------------- the .model file
+
+def find_model_file(directory: Path) -> Path:
+    for name in MODEL_FILES:
+        if (directory / name).is_file():
+            return directory / name
+    found = sorted(directory.glob("*.model"))
+    if len(found) == 1:
+        return found[0]
+    raise InputError(f"{directory}: no SentencePiece model here (looked for {', '.join(MODEL_FILES)} or one *.model)")
+
+
+def parse_model_proto(data: bytes, path) -> object:
+    """Bytes -> `ModelProto`; a clean `InputError` naming the file (and where, when we can tell)."""
+    from google.protobuf.message import DecodeError
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    m = pb.ModelProto()
+    try:
+        m.ParseFromString(data)
+    except (DecodeError, ValueError) as e:
+        where = _wire_problem(data)
+        raise InputError(f"{path}: not a SentencePiece model: {where or e}") from None
+    if not m.pieces:
+        raise InputError(f"{path}: not a SentencePiece model: no pieces ({len(data)} bytes parsed as an empty ModelProto)")
+    return m
+
+
+_FIELDS = {1: "pieces", 2: "trainer_spec", 3: "normalizer_spec", 4: "self_test_data", 5: "denormalizer_spec"}
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        if pos >= len(buf):
+            raise IndexError
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError
+
+
+def _wire_problem(data: bytes, pos: int = 0, end: int | None = None, names=_FIELDS, depth: int = 0) -> str:
+    """Walk the protobuf wire format and say where it breaks (protobuf itself gives no offset)."""
+    end = len(data) if end is None else end
+    count: dict[int, int] = {}
+    while pos < end:
+        start = pos
+        try:
+            key, pos = _varint(data, pos)
+            field, wire = key >> 3, key & 7
+            name = names.get(field, f"field {field}")
+            if field == 1 and names is _FIELDS:
+                name = f"pieces[{count.get(1, 0)}]"
+            count[field] = count.get(field, 0) + 1
+            if wire == 0:
+                _, pos = _varint(data, pos)
+            elif wire == 1:
+                pos += 8
+            elif wire == 5:
+                pos += 4
+            elif wire == 2:
+                length, pos = _varint(data, pos)
+                if pos + length > end:
+                    return (f"byte {start}: {name} declares {length} bytes but only {end - pos} remain "
+                            f"(truncated file?)")
+                if depth == 0 and field in (1, 2, 3, 5):
+                    inner = _wire_problem(data, pos, pos + length, {}, depth + 1)
+                    if inner:
+                        return f"inside {name}: {inner}"
+                pos += length
+            else:
+                return f"byte {start}: {name} has invalid wire type {wire}"
+            if pos > end:
+                return f"byte {start}: {name} runs past the end (truncated file?)"
+        except (IndexError, ValueError):
+            return f"byte {start}: truncated or malformed field key/length"
+    return ""
+
+
+def read_sentencepiece(path: Path, config_dir: Path | None = None, *, add_bos: bool | None = None,
+                       add_eos: bool | None = None) -> Tokenizer:
+    """A SentencePiece model (or a folder holding one) -> IR.  `add_bos`/`add_eos` override the
+    BOS/EOS policy found in the configs."""
+    path = Path(path)
+    if path.is_dir():
+        path = find_model_file(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror or e})") from e
+    proto = parse_model_proto(data, path)
+    cfg = _Configs(Path(config_dir) if config_dir is not None else path.parent)
+    return _build(proto, path, data, cfg, add_bos, add_eos)
+
+
+class _Configs:
+    """The optional JSON files beside the model."""
+
+    def __init__(self, directory: Path):
+        self.dir = directory
+        self.used: list[Path] = []
+        self.tok = self._obj("tokenizer_config.json")
+        self.map = self._obj("special_tokens_map.json")
+        self.gen = self._obj("generation_config.json")
+        p = directory / "added_tokens.json"
+        self.added: dict = {}
+        if p.is_file():
+            self.used.append(p)
+            data = load_json(p)
+            if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, int) for k, v in data.items()):
+                raise UnsupportedError("added_tokens.json must map token text to integer ids", json_path="$", path=str(p))
+            self.added = data
+
+    def _obj(self, name: str) -> dict:
+        p = self.dir / name
+        if p.is_file():
+            self.used.append(p)
+            return load_json_object(p)
+        return {}
+
+    def token(self, key: str) -> str | None:
+        """`bos_token` etc. from tokenizer_config.json, else special_tokens_map.json."""
+        for data, name in ((self.tok, "tokenizer_config.json"), (self.map, "special_tokens_map.json")):
+            if data.get(key) is not None:
+                return token_text(data[key], self.dir / name, key)
+        return None
+
+    def additional(self) -> list[str]:
+        out = []
+        for data, name in ((self.tok, "tokenizer_config.json"), (self.map, "special_tokens_map.json")):
+            for i, v in enumerate(data.get("additional_special_tokens") or ()):
+                text = token_text(v, self.dir / name, f"additional_special_tokens[{i}]")
+                if text is not None and text not in out:
+                    out.append(text)
+        return out
+
+
+def _build(proto, path: Path, data: bytes, cfg: _Configs, add_bos, add_eos) -> Tokenizer:
+    ts, ns = proto.trainer_spec, proto.normalizer_spec
+    notes: list[str] = []
+    pieces = []
+    seen: dict[str, int] = {}
+    for i, p in enumerate(proto.pieces):
+        if not p.piece:
+            raise InputError(f"{path}: pieces[{i}] is empty")
+        if p.piece in seen:
+            raise InputError(f"{path}: piece {p.piece!r} appears twice (ids {seen[p.piece]} and {i})")
+        seen[p.piece] = i
+        kind = p.type if p.type in tuple(PieceType) else PieceType.NORMAL
+        pieces.append((p.piece, float(p.score), PieceType(kind)))
+    n = len(pieces)
+
+    model_type = ts.model_type
+    if model_type not in (1, 2):
+        name = {3: "WORD", 4: "CHAR"}.get(model_type, str(model_type))
+        raise UnsupportedError(f"SentencePiece model type {name} is not supported (only UNIGRAM and BPE)",
+                               json_path="trainer_spec.model_type", path=str(path))
+    if ts.treat_whitespace_as_suffix:
+        raise UnsupportedError("treat_whitespace_as_suffix (a dummy suffix instead of a prefix) has no HF or MNN form",
+                               json_path="trainer_spec.treat_whitespace_as_suffix", path=str(path))
+    unk_ids = [i for i, (_, _, t) in enumerate(pieces) if t == PieceType.UNKNOWN]
+    unk_id = ts.unk_id if 0 <= ts.unk_id < n and pieces[ts.unk_id][2] == PieceType.UNKNOWN else (unk_ids[0] if unk_ids else None)
+    if unk_id is None:
+        notes.append("the model has no unknown piece")
+    byte_fallback = bool(ts.byte_fallback)
+    if byte_fallback and sum(1 for _, _, t in pieces if t == PieceType.BYTE) < 256:
+        notes.append("byte_fallback is on but fewer than 256 <0xHH> byte pieces exist")
+    if any(t == PieceType.UNUSED for _, _, t in pieces):
+        notes.append("unused pieces: SentencePiece re-segments them, HF and MNN use them as they are")
+    if proto.HasField("denormalizer_spec") and proto.denormalizer_spec.precompiled_charsmap:
+        notes.append("the denormalizer (decode-time charsmap) is ignored")
+
+    # Model
+    if model_type == 1:
+        model = M.Unigram(tuple((p, s) for p, s, _ in pieces), unk_id, byte_fallback)
+    else:
+        model = M.BPE({p: i for i, (p, _, _) in enumerate(pieces)}, sp_merges(pieces),
+                      unk_token=pieces[unk_id][0] if unk_id is not None else None, fuse_unk=True,
+                      byte_fallback=byte_fallback)
+
+    tcfg = cfg.tok
+    tclass = tcfg.get("tokenizer_class") if isinstance(tcfg.get("tokenizer_class"), str) else None
+    legacy = tcfg.get("legacy") if isinstance(tcfg.get("legacy"), bool) else None
+    dummy = ns.add_dummy_prefix
+    if isinstance(tcfg.get("add_prefix_space"), bool) and tcfg["add_prefix_space"] != dummy:
+        notes.append(f"tokenizer_config.json add_prefix_space={tcfg['add_prefix_space']} overrides the model's "
+                     f"add_dummy_prefix={dummy}")
+        dummy = tcfg["add_prefix_space"]
+    if ns.remove_extra_whitespaces and not dummy:
+        notes.append("remove_extra_whitespaces without a dummy prefix: leading whitespace other than U+0020 "
+                     "is stripped too (Strip)")
+    if legacy is False and ns.remove_extra_whitespaces:
+        notes.append("legacy=false is ignored with remove_extra_whitespaces: the dummy prefix follows every added token")
+    normalizer, pre = sp_normalizer(bytes(ns.precompiled_charsmap), add_dummy_prefix=dummy,
+                                    remove_extra_whitespaces=ns.remove_extra_whitespaces,
+                                    escape_whitespaces=ns.escape_whitespaces, legacy=legacy is not False)
+    decoder = sp_decoder(byte_fallback=byte_fallback, add_dummy_prefix=dummy, escape_whitespaces=ns.escape_whitespaces)
+    if tclass and tclass.startswith("ChatGLM"):
+        notes.append("ChatGLMTokenizer rewrites text (newlines, tabs, space runs) and appends [gMASK] <sop> in "
+                     "its own Python code; the SentencePiece model alone does neither")
+
+    added = _added_tokens(pieces, cfg, dummy, notes)
+    ids = {p: i for i, (p, _, _) in enumerate(pieces)}
+    ids.update({t.content: t.id for t in added})
+
+    def piece_id(text: str | None, fallback: int) -> tuple[str, int] | None:
+        if text is not None:
+            return (text, ids[text]) if text in ids else None
+        return (pieces[fallback][0], fallback) if 0 <= fallback < n else None
+
+    bos = piece_id(cfg.token("bos_token"), ts.bos_id)
+    eos = piece_id(cfg.token("eos_token"), ts.eos_id)
+    want_bos, want_eos, why = bos_eos_policy(tcfg, tclass, add_bos, add_eos)
+    if want_bos and bos is None:
+        notes.append(f"{why} says add BOS, but there is no BOS token; none added")
+    if want_eos and eos is None:
+        notes.append(f"{why} says add EOS, but there is no EOS token; none added")
+    post = bos_eos_template([bos] if want_bos and bos else [], [eos] if want_eos and eos else [])
+    notes.append(f"BOS/EOS policy from {why}: add_bos={want_bos}, add_eos={want_eos}")
+
+    stops: dict[int, str] = {}
+    if eos is not None:
+        stops.setdefault(eos[1], "tokenizer_config.json eos_token" if cfg.token("eos_token") else "model eos_id")
+    for i in id_list(cfg.gen.get("eos_token_id"), cfg.dir / "generation_config.json", "eos_token_id"):
+        stops.setdefault(i, "generation_config.json eos_token_id")
+    from .model_dir import END_OF_TURN, sha256
+    for text in END_OF_TURN:
+        if text in ids:
+            stops.setdefault(ids[text], f"end-of-turn token {text}")
+
+    templates = find_templates(cfg.dir, tcfg, cfg.dir / "tokenizer_config.json")
+    inputs = [path, *cfg.used]
+    if templates.source and templates.source != "tokenizer_config.json:chat_template":
+        inputs.append(cfg.dir / templates.source)
+    name, text = templates.named[0] if templates.named else ("", "")
+    others = tuple((k, v) for k, v in templates.named if k != name)
+    chat = ChatTemplate(text, bos[0] if bos else "", eos[0] if eos else "",
+                        tcfg.get("clean_up_tokenization_spaces") is True, others, name=name, source=templates.source)
+
+    return Tokenizer(
+        model=model, normalizer=normalizer, pre_tokenizer=pre, decoder=decoder, post_processor=post,
+        added_tokens=added, special_ids=header_special_order(added), stop_ids=tuple(stops), chat=chat,
+        meta=Metadata(add_bos_token=bool(post and want_bos and bos), add_eos_token=bool(post and want_eos and eos),
+                      stop_sources=tuple(stops.items()), notes=tuple(notes), tokenizer_class=tclass, legacy=legacy),
+        provenance=Provenance(tuple(InputFile(str(p), sha256(p)) for p in inputs), __version__,
+                              unicodedata.unidata_version),
+    )
+
+
+def bos_eos_policy(tcfg: dict, tclass: str | None, add_bos=None, add_eos=None) -> tuple[bool, bool, str]:
+    """-> (add BOS, add EOS, where that came from).  Explicit arguments, then tokenizer_config.json's
+    `add_bos_token`/`add_eos_token`, then the tokenizer class's default, then SentencePiece's (none)."""
+    base = tclass.removesuffix("Fast").removesuffix("Tokenizer") if tclass else ""
+    bos, eos, why = False, False, "SentencePiece's default (adds nothing)"
+    for family, (b, e) in _ADDS.items():
+        if base in family:
+            bos, eos, why = b, e, f"{tclass}'s default"
+    if isinstance(tcfg.get("add_bos_token"), bool) or isinstance(tcfg.get("add_eos_token"), bool):
+        bos = tcfg.get("add_bos_token", bos) if isinstance(tcfg.get("add_bos_token"), bool) else bos
+        eos = tcfg.get("add_eos_token", eos) if isinstance(tcfg.get("add_eos_token"), bool) else eos
+        why = "tokenizer_config.json"
+    if add_bos is not None or add_eos is not None:
+        bos = bos if add_bos is None else add_bos
+        eos = eos if add_eos is None else add_eos
+        why = "the caller"
+    return bos, eos, why
+
+
+def _added_tokens(pieces, cfg: _Configs, dummy: bool, notes: list[str]) -> tuple[AddedToken, ...]:
+    """Control and user-defined pieces, then what the configs add (flags from `added_tokens_decoder`,
+    `added_tokens.json`, T5's `extra_ids`, named special tokens present in the vocab)."""
+    n = len(pieces)
+    by_id: dict[int, AddedToken] = {}
+    for i, (p, _, t) in enumerate(pieces):
+        if t in (PieceType.CONTROL, PieceType.USER_DEFINED):
+            by_id[i] = AddedToken(i, p, normalized=False, special=t == PieceType.CONTROL)
+    where = cfg.dir / "tokenizer_config.json"
+    decoder = cfg.tok.get("added_tokens_decoder") or {}
+    if not isinstance(decoder, dict) or not all(isinstance(k, str) and k.isdigit() and isinstance(v, dict)
+                                                and isinstance(v.get("content"), str) for k, v in decoder.items()):
+        raise UnsupportedError("added_tokens_decoder must map decimal ids to {content, ...} objects",
+                               json_path="$.added_tokens_decoder", path=str(where))
+    for key, t in sorted(decoder.items(), key=lambda kv: int(kv[0])):
+        i, content = int(key), t["content"]
+        if i < n and pieces[i][0] != content:
+            notes.append(f"added_tokens_decoder renames piece {i} {pieces[i][0]!r} to {content!r}: ignored")
+            continue
+        flags = {k: t[k] for k in ("single_word", "lstrip", "rstrip", "normalized", "special") if isinstance(t.get(k), bool)}
+        if dummy:
+            flags["normalized"] = False  # as transformers: each chunk between added tokens gets the dummy prefix
+        old = by_id.get(i)
+        by_id[i] = AddedToken(i, content, **{"normalized": False, "special": old.special if old else False, **flags})
+    texts = {t.content for t in by_id.values()}
+    for content, i in sorted(cfg.added.items(), key=lambda kv: kv[1]):
+        if i not in by_id and (i >= n or pieces[i][0] == content):
+            by_id[i] = AddedToken(i, content, normalized=False)
+            texts.add(content)
+    specials = [cfg.token(k) for k in ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token",
+                                       "cls_token", "mask_token")] + cfg.additional()
+    extra = cfg.tok.get("extra_ids")
+    base = (cfg.tok.get("tokenizer_class") or "").removesuffix("Fast").removesuffix("Tokenizer")
+    if isinstance(extra, int) and extra > 0 and base in ("T5", "MT5", "UMT5") \
+            and not any(t.id >= n for t in by_id.values()):
+        for k in range(extra):  # T5Tokenizer: <extra_id_{extra-1}> ... <extra_id_0> after the pieces
+            content = f"<extra_id_{extra - 1 - k}>"
+            if content not in texts:
+                by_id[n + k] = AddedToken(n + k, content, normalized=False, special=True)
+                texts.add(content)
+    ids = {p: i for i, (p, _, _) in enumerate(pieces)}
+    ids.update({t.content: t.id for t in by_id.values()})
+    for text in specials:
+        if text is None:
+            continue
+        if text not in ids:
+            notes.append(f"special token {text!r} named in the configs is not in the vocabulary")
+            continue
+        i = ids[text]
+        old = by_id.get(i)
+        if old is None:
+            by_id[i] = AddedToken(i, text, normalized=False, special=True)
+        elif not old.special:
+            by_id[i] = AddedToken(i, old.content, old.single_word, old.lstrip, old.rstrip, old.normalized, True)
+    return tuple(by_id[i] for i in sorted(by_id))

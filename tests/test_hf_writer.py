@@ -1,0 +1,413 @@
+"""The `tokenizer.json` writer (`mtok_export.writers.hf_json`).
+
+Over every corpus/sample directory: (a) IR -> tokenizer.json -> IR is the identity, the written
+bytes are what `tokenizers` itself writes, and the written directory reads back to the same IR;
+(b) `tokenizers` encodes and decodes the built-in corpus identically from the written file;
+(c) transformers renders the same chat prompts from the written directory.  (d) A `.mtok` (lowered
+for MNN 3.6, written, read back) -> tokenizer.json loads in `tokenizers`, and the number of corpus
+strings it encodes like the original is pinned below: that is what the MNN form keeps.  Then one
+test per MNN-only form and per error."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from functools import cache
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtok_export.errors import UnsupportedError
+from mtok_export.ir import AddedToken, ChatTemplate, Pattern, Tokenizer
+from mtok_export.ir import decoders as D
+from mtok_export.ir import models as M
+from mtok_export.ir import normalizers as N
+from mtok_export.ir import pre_tokenizers as P
+from mtok_export.ir import processors as R
+from mtok_export.ir.tokenizer import Metadata
+from mtok_export.mtok import read_mtok
+from mtok_export.readers.hf_json import parse_tokenizer_json
+from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.verify.corpus import builtin_chats, builtin_corpus
+from mtok_export.verify.emulate import normalize as runtime_normalize
+from mtok_export.writers.hf_json import (CONTROL_TO_SPACE, TOP_LEVEL, hf_equivalent, to_tokenizer_json,
+                                         write_hf_dir, write_tokenizer_json)
+
+from conftest import TOKENIZER_DIRS
+
+tokenizers = pytest.importorskip("tokenizers")
+HFTokenizer = tokenizers.Tokenizer
+
+
+@cache
+def corpus_texts() -> tuple[str, ...]:
+    return tuple(s.text for s in builtin_corpus())
+
+
+@cache
+def source(name: str) -> Tokenizer:
+    return read_model_dir(TOKENIZER_DIRS[name])
+
+
+@cache
+def written(name: str) -> bytes:
+    return write_tokenizer_json(source(name))
+
+
+@cache
+def original_hf(name: str):
+    tk = HFTokenizer.from_file(str(TOKENIZER_DIRS[name] / "tokenizer.json"))
+    tk.no_padding()
+    tk.no_truncation()
+    return tk
+
+
+def hf_from(tok: Tokenizer):
+    return HFTokenizer.from_str(write_tokenizer_json(tok).decode("utf-8"))
+
+
+def encodings(tk, texts, add_special_tokens: bool) -> list[list[int]]:
+    return [e.ids for e in tk.encode_batch(list(texts), add_special_tokens=add_special_tokens)]
+
+
+# ---------------------------------------------------------------- (a) structure
+
+def test_parse_of_written_is_the_ir(tokenizer_name):
+    data = json.loads(written(tokenizer_name))
+    assert list(data) == list(TOP_LEVEL)
+    parts, notes = parse_tokenizer_json(data, "written")
+    tok = source(tokenizer_name)
+    assert parts == {k: getattr(tok, k) for k in parts}
+    assert notes == []
+
+
+def test_written_bytes_are_what_tokenizers_writes(tokenizer_name):
+    """Canonical out: the same bytes as `tokenizers`' own pretty serialization, legacy input forms
+    (merges as "a b", Metaspace `add_prefix_space`, untyped models) included.  Unigram scores are
+    the exception: `tokenizers` writes the f64 it parsed with a shorter, inexact decimal
+    (-2.0122928619384766 -> -2.012292861938477); we keep the source's value exactly."""
+    ours = written(tokenizer_name).decode("utf-8")
+    theirs = original_hf(tokenizer_name).to_str(pretty=True)
+    if isinstance(source(tokenizer_name).model, M.Unigram):
+        a, b = json.loads(ours), json.loads(theirs)
+        assert [p for p, _ in a["model"].pop("vocab")] == [p for p, _ in b["model"].pop("vocab")]
+        assert a == b
+    else:
+        assert ours == theirs
+
+
+def test_written_dir_reads_back_equal(tokenizer_name, tmp_path):
+    tok = source(tokenizer_name)
+    paths = write_hf_dir(tok, tmp_path)
+    assert [p.name for p in paths] == ["tokenizer.json", "tokenizer_config.json"] + (
+        ["generation_config.json"] if tok.stop_ids else [])
+    back = read_model_dir(tmp_path)
+    assert back == tok  # components, added tokens, special/stop ids, chat templates (all of them)
+    assert (back.meta.add_bos_token, back.meta.add_eos_token) == (tok.meta.add_bos_token, tok.meta.add_eos_token)
+    assert (tmp_path / "tokenizer.json").read_bytes() == written(tokenizer_name)
+
+
+def test_hf_irs_need_no_rewriting(tokenizer_name):
+    assert hf_equivalent(source(tokenizer_name)) == source(tokenizer_name)
+
+
+# ---------------------------------------------------------------- (b) tokenizers behaviour
+
+def test_tokenizers_encode_and_decode_identically(tokenizer_name):
+    a, b = original_hf(tokenizer_name), HFTokenizer.from_str(written(tokenizer_name).decode("utf-8"))
+    texts = corpus_texts()
+    assert len(texts) == 470
+    for special in (True, False):
+        ids = encodings(a, texts, special)
+        assert encodings(b, texts, special) == ids, f"add_special_tokens={special}"
+        for skip in (False, True):
+            assert b.decode_batch(ids, skip_special_tokens=skip) == a.decode_batch(ids, skip_special_tokens=skip)
+
+
+# ---------------------------------------------------------------- (c) transformers chat templates
+
+def _render_all(tk) -> list:
+    out = []
+    for chat in builtin_chats():
+        try:
+            out.append(tk.apply_chat_template(list(chat.messages), tokenize=False,
+                                              add_generation_prompt=chat.add_generation_prompt, tools=chat.tools))
+        except Exception as e:  # noqa: BLE001  a template may reject a shape: it must reject it in both
+            out.append(("raised", type(e).__name__))
+    return out
+
+
+def test_transformers_renders_the_same_chats(tokenizer_name, tmp_path, monkeypatch):
+    tok = source(tokenizer_name)
+    if not tok.chat.text:
+        pytest.skip("no chat template")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_VERBOSITY", "error")
+    transformers = pytest.importorskip("transformers")
+    write_hf_dir(tok, tmp_path)
+    ours = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    theirs = transformers.AutoTokenizer.from_pretrained(str(TOKENIZER_DIRS[tokenizer_name]))
+    rendered = _render_all(theirs)
+    assert sum(isinstance(r, str) for r in rendered) >= len(rendered) - 1
+    assert _render_all(ours) == rendered
+    assert (ours.bos_token, ours.eos_token) == (theirs.bos_token, theirs.eos_token)
+
+
+# ---------------------------------------------------------------- (d) .mtok -> tokenizer.json
+
+# (engine ids, raw ids, decode) out of 470 built-in strings that the tokenizer.json written from
+# the .mtok (lowered for mnn-3.6, post program as MNN HEAD applies it) shares with the original.
+# Measured; each gap is a recorded lowering loss:
+#   llama2-7b-hf: added-normalized (HF matches <s>/</s>/<unk> in normalized text, so it reads
+#     "Hello <s>" as "▁<s>"; the MNN form splits them first) -> 13 strings, 11 decodes.
+#   t5-small: normalizer-table (the charsmap as a per-code-point map: no composition, controls to
+#     spaces; 24 strings) and unigram ties.
+#   qwen2.5-instruct: normalizer-table (NFC as a per-code-point map: "e\u0301", Hangul jamo, mark
+#     reordering; 53 strings).
+MTOK_KEEPS = {
+    "corpus/gpt2": (470, 470, 470),
+    "corpus/llama2-7b-hf": (457, 457, 459),
+    "corpus/bert-base-uncased": (470, 470, 470),
+    "corpus/t5-small": (446, 446, 470),
+    "corpus/qwen2.5-instruct": (417, 417, 470),
+}
+
+
+@pytest.mark.parametrize("name", [n for n in MTOK_KEEPS if n in TOKENIZER_DIRS])
+def test_mtok_to_tokenizer_json(name, lowered_corpus):
+    mtok_ir, _ = read_mtok(lowered_corpus[name].data)
+    b = hf_from(mtok_ir)
+    a = original_hf(name)
+    texts = corpus_texts()
+    same = []
+    for special in (True, False):
+        ids = encodings(a, texts, special)
+        same.append(sum(x == y for x, y in zip(ids, encodings(b, texts, special))))
+    same.append(sum(x == y for x, y in zip(a.decode_batch(ids, skip_special_tokens=False),
+                                           b.decode_batch(ids, skip_special_tokens=False))))
+    assert all(s >= k for s, k in zip(same, MTOK_KEEPS[name])), same
+
+
+# ---------------------------------------------------------------- MnnCodepointMap
+
+def _bare(**parts) -> Tokenizer:
+    """A small WordLevel tokenizer (whitespace-split words) to hang one component on."""
+    parts = {"pre_tokenizer": P.WhitespaceSplit(), "decoder": D.Sequence(()), **parts}
+    return Tokenizer(model=M.WordLevel({"a": 0, "b": 1, "<s>": 2, "</s>": 3, "[X]": 4}, "a"), **parts)
+
+
+def _hf_normalize(n, text: str) -> str:
+    tk = hf_from(_bare(normalizer=n))
+    return tk.normalizer.normalize_str(text) if tk.normalizer is not None else text
+
+
+def test_codepoint_map_becomes_ordered_replaces():
+    # "a" -> "b" and "b" -> "c": the runtime maps each input code point once ("ab" -> "bc"), so
+    # the Replace for "b" must run before the one for "a" writes new "b"s.
+    n = N.CodepointMap(((ord("a"), "b"), (ord("b"), "c")))
+    out = to_tokenizer_json(_bare(normalizer=n))["normalizer"]
+    assert out["type"] == "Sequence"
+    keys = [r["pattern"]["String"] for r in out["normalizers"]]
+    assert keys.index("b") < keys.index("a")
+    assert all(r["type"] == "Replace" for r in out["normalizers"])
+    assert _hf_normalize(n, "ab") == runtime_normalize(n, "ab") == "bc"
+
+
+def test_codepoint_map_carries_the_control_rule():
+    n = N.CodepointMap(((0x01, "X"), (0x20, "\u2581"), (0x41, "a")))  # sorted, as tables are
+    text = "\x01A \x00\u200d\x7f\t"
+    # control -> one space (before the table, and not mapped again), NUL and TAB kept
+    assert runtime_normalize(n, text) == " a\u2581\x00  \t"
+    assert _hf_normalize(n, text) == runtime_normalize(n, text)
+    replaced = {r["pattern"]["String"] for r in to_tokenizer_json(_bare(normalizer=n))["normalizer"]["normalizers"]}
+    assert {chr(c) for c in CONTROL_TO_SPACE} <= replaced and "\x00" not in replaced
+
+
+def test_empty_codepoint_map_is_a_no_op():
+    # The runtime applies the control rule only when the table is non-empty.
+    assert to_tokenizer_json(_bare(normalizer=N.CodepointMap(())))["normalizer"] is None
+    seq = N.Sequence((N.CodepointMap(()), N.Prepend("_")))
+    assert to_tokenizer_json(_bare(normalizer=seq))["normalizer"] == {
+        "type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "_"}]}
+
+
+def test_codepoint_map_cycle_is_unsupported():
+    n = N.CodepointMap(((ord("a"), "b"), (ord("b"), "a")))
+    with pytest.raises(UnsupportedError, match=r"\$\.normalizer: .*U\+0061, U\+0062 contain each other"):
+        write_tokenizer_json(_bare(normalizer=n))
+
+
+def test_precompiled_would_not_be_per_code_point():
+    """Why the Replace chain and not a compiled charsmap: HF's `Precompiled` maps a whole short
+    grapheme by its first code point, dropping the combining mark the runtime keeps."""
+    from mtok_export.unicode.tables import charsmap_table
+
+    t5 = TOKENIZER_DIRS.get("samples/t5-unigram")
+    if t5 is None:
+        pytest.skip("needs samples/t5-unigram")
+    pre = source("samples/t5-unigram").normalizer
+    assert isinstance(pre, N.Precompiled)
+    text = "\uff21\u0301"  # FULLWIDTH A + COMBINING ACUTE: one 5-byte grapheme
+    assert original_hf("samples/t5-unigram").normalizer.normalize_str(text) == "A"
+    table = N.CodepointMap(charsmap_table(pre.precompiled_charsmap))
+    assert _hf_normalize(table, text) == runtime_normalize(table, text) == "A\u0301"
+
+
+_cps = st.sampled_from([*map(ord, "ab \u2581\u00e9"), 0x01, 0x1F, 0x85, 0x200B, 0xFEFF, 0xFF21, 0x1F600])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(_cps, st.text(st.sampled_from("ab \u2581\u00e9\x01\u200b\uff21xyz"), max_size=3), max_size=6),
+       st.text(st.sampled_from("ab \u2581\u00e9\x01\x1f\x85\u200b\ufeff\uff21\U0001F600\u0301xyz"), max_size=12))
+def test_codepoint_map_matches_the_runtime_model(mapping, text):
+    n = N.CodepointMap(tuple(sorted(mapping.items())))
+    try:
+        got = _hf_normalize(n, text)
+    except UnsupportedError:  # replacements that contain each other
+        return
+    assert got == runtime_normalize(n, text)
+
+
+# ---------------------------------------------------------------- other MNN-only forms
+
+@pytest.mark.parametrize("strip, table, expect", [(True, None, False), (True, ((0xE9, "e\u0301"),), True),
+                                                  (True, (), True), (False, (), False)])
+def test_mnn_bert_normalizer(strip, table, expect):
+    n = N.MnnBertNormalizer(True, False, strip, True, table)
+    assert to_tokenizer_json(_bare(normalizer=n))["normalizer"] == {
+        "type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": False,
+        "strip_accents": expect, "lowercase": True}
+
+
+def test_mnn_byte_level_becomes_a_byte_level_pre_tokenizer():
+    """A BPE that byte-maps each pre-token itself (spec 2.5) is HF's Split + ByteLevel(use_regex
+    false): built from qwen-bpe without its ByteLevel, it encodes like the original."""
+    name = "samples/qwen-bpe"
+    if name not in TOKENIZER_DIRS:
+        pytest.skip(f"needs {name}")
+    tok = source(name)
+    split, bl = tok.pre_tokenizer.pretokenizers
+    assert isinstance(bl, P.ByteLevel) and not bl.use_regex
+    mnn = replace(tok, pre_tokenizer=P.Sequence((split,)), model=replace(tok.model, mnn_byte_level=True))
+    pre = to_tokenizer_json(mnn)["pre_tokenizer"]
+    assert pre["pretokenizers"][-1] == {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                        "use_regex": False}
+    assert "mnn_byte_level" not in to_tokenizer_json(mnn)["model"]
+    texts = corpus_texts()
+    assert encodings(hf_from(mnn), texts, False) == encodings(original_hf(name), texts, False)
+    alone = replace(mnn, pre_tokenizer=None)
+    assert to_tokenizer_json(alone)["pre_tokenizer"]["type"] == "ByteLevel"
+
+
+def _template(tok) -> dict:
+    return to_tokenizer_json(tok)["post_processor"]
+
+
+def test_prefix_and_program_become_template_processing():
+    tok = _bare(prefix_ids=(2,), post_processor=R.PostProgram((None, 3)))
+    tp = _template(tok)
+    assert tp == {
+        "type": "TemplateProcessing",
+        "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                   {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+        "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                 {"SpecialToken": {"id": "</s>", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
+                 {"SpecialToken": {"id": "</s>", "type_id": 1}}],
+        "special_tokens": {"</s>": {"id": "</s>", "ids": [3], "tokens": ["</s>"]},
+                           "<s>": {"id": "<s>", "ids": [2], "tokens": ["<s>"]}}}
+    tk = hf_from(tok)
+    assert tk.encode("a b").ids == [2, 0, 1, 3]
+    assert tk.encode("a", "b").ids == [2, 0, 3, 1, 3]
+    assert tk.encode("a b", add_special_tokens=False).ids == [0, 1]
+
+
+@pytest.mark.parametrize("prefix, ops, expect", [
+    ((2,), None, [2, 0]),  # prefix only (MNN 3.6's whole story)
+    ((), (None, 3), [0, 3]),  # suffix only
+    ((2,), (4, None, 3), [4, 2, 0, 3]),  # HEAD wraps prefix + ids
+    ((2,), (None, None), [2, 0, 2, 0]),  # every op 0 repeats prefix + ids
+    ((), (), [0]),  # zero ops: the runtime reads [SEQUENCE_A]
+    ((), (3,), [3]),  # no op 0: the text is dropped, as in the runtime
+])
+def test_program_shapes(prefix, ops, expect):
+    tok = _bare(prefix_ids=prefix, post_processor=None if ops is None else R.PostProgram(ops))
+    assert hf_from(tok).encode("a").ids == expect
+
+
+def test_program_naming_errors():
+    with pytest.raises(UnsupportedError, match=r"\$\.post_processor: token id\(s\) \[99\] are neither"):
+        write_tokenizer_json(_bare(post_processor=R.PostProgram((None, 99))))
+    with pytest.raises(UnsupportedError, match=r"prefix ids \[2\] together with post_processor RobertaProcessing"):
+        write_tokenizer_json(_bare(prefix_ids=(2,), post_processor=R.RobertaProcessing()))
+
+
+def test_header_specials_become_added_tokens():
+    tok = _bare(special_ids=(4, 2, 77), added_tokens=(AddedToken(2, "<s>", special=True),))
+    added = to_tokenizer_json(tok)["added_tokens"]
+    assert [(t["id"], t["content"], t["special"], t["normalized"]) for t in added] == [
+        (2, "<s>", True, True), (4, "[X]", True, False)]  # 77 has no text: the runtime skips it too
+    assert hf_from(tok).encode("a[X]b").ids == [0, 4, 1]
+
+
+# ---------------------------------------------------------------- errors and determinism
+
+def test_unknown_mnn_kind_is_unsupported():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Future:
+        kind = "MnnFuture"
+        family = "decoder"
+
+    with pytest.raises(UnsupportedError, match=r"\$\.decoder\.decoders\[1\]: decoder MnnFuture has no tokenizer.json"):
+        write_tokenizer_json(_bare(decoder=D.Sequence((D.Fuse(), Future()))))
+
+
+def test_values_tokenizers_cannot_load_are_errors():
+    with pytest.raises(UnsupportedError, match=r"\$\.normalizer\.precompiled_charsmap: .*empty"):
+        write_tokenizer_json(_bare(normalizer=N.Precompiled(b"")))
+    nan = Tokenizer(model=M.Unigram((("a", float("nan")),), 0))
+    with pytest.raises(UnsupportedError, match="tokenizer.json: Out of range float"):
+        write_tokenizer_json(nan)
+
+
+def test_output_is_canonical():
+    vocab = {"b": 1, "a": 0, "c": 2}
+    one = Tokenizer(model=M.BPE(vocab, (("a", "b"),)), added_tokens=(AddedToken(5, "y"), AddedToken(3, "x")))
+    two = replace(one, model=M.BPE(dict(reversed(vocab.items())), (("a", "b"),)),
+                  added_tokens=tuple(reversed(one.added_tokens)))
+    data = write_tokenizer_json(one)
+    assert data == write_tokenizer_json(two)
+    assert data.decode("utf-8").startswith('{\n  "version": "1.0",\n  "truncation": null,\n  "padding": null,')
+    obj = json.loads(data)
+    assert list(obj["model"]["vocab"]) == ["a", "b", "c"] and obj["model"]["merges"] == [["a", "b"]]
+    assert [t["id"] for t in obj["added_tokens"]] == [3, 5]
+
+
+def test_configs_beside_tokenizer_json(tmp_path):
+    tok = _bare(stop_ids=(3,), added_tokens=(AddedToken(3, "</s>", special=True, normalized=False),),
+                chat=ChatTemplate("{{ x }}", "<s>", "</s>", True, (("tool_use", "{{ y }}"),), name="default"),
+                meta=Metadata(add_bos_token=True))
+    write_hf_dir(tok, tmp_path)
+    cfg = json.loads((tmp_path / "tokenizer_config.json").read_text("utf-8"))
+    assert cfg["chat_template"] == [{"name": "default", "template": "{{ x }}"},
+                                    {"name": "tool_use", "template": "{{ y }}"}]
+    assert (cfg["bos_token"], cfg["eos_token"], cfg["clean_up_tokenization_spaces"], cfg["add_bos_token"]) == (
+        "<s>", "</s>", True, True)
+    assert "add_eos_token" not in cfg
+    assert cfg["added_tokens_decoder"] == {"3": {"content": "</s>", "lstrip": False, "normalized": False,
+                                                 "rstrip": False, "single_word": False, "special": True}}
+    assert json.loads((tmp_path / "generation_config.json").read_text("utf-8")) == {"eos_token_id": 3}
+    back = read_model_dir(tmp_path)
+    assert back.chat == tok.chat and back.stop_ids == (3,)
+
+    more = tmp_path / "more"
+    write_hf_dir(replace(tok, stop_ids=(3, 1), chat=ChatTemplate("t")), more)
+    assert json.loads((more / "generation_config.json").read_text("utf-8")) == {"eos_token_id": [3, 1]}
+    assert json.loads((more / "tokenizer_config.json").read_text("utf-8"))["chat_template"] == "t"
+    none = tmp_path / "none"
+    assert [p.name for p in write_hf_dir(replace(tok, stop_ids=()), none)] == ["tokenizer.json",
+                                                                              "tokenizer_config.json"]
+    assert not os.path.exists(none / "generation_config.json")
