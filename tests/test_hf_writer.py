@@ -139,16 +139,25 @@ def _render_all(tk) -> list:
     return out
 
 
-def test_transformers_renders_the_same_chats(tokenizer_name, tmp_path, monkeypatch):
-    tok = source(tokenizer_name)
-    if not tok.chat.text:
-        pytest.skip("no chat template")
+def _has_template(directory) -> bool:
+    from mtok_export.readers.hf_config import find_templates, load_json_object
+
+    config = directory / "tokenizer_config.json"
+    return bool(find_templates(directory, load_json_object(config) if config.is_file() else {}, config).named)
+
+
+TEMPLATED = [name for name, d in TOKENIZER_DIRS.items() if _has_template(d)]
+
+
+@pytest.mark.parametrize("name", TEMPLATED)
+def test_transformers_renders_the_same_chats(name, tmp_path, monkeypatch):
+    tok = source(name)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_VERBOSITY", "error")
     transformers = pytest.importorskip("transformers")
     write_hf_dir(tok, tmp_path)
     ours = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
-    theirs = transformers.AutoTokenizer.from_pretrained(str(TOKENIZER_DIRS[tokenizer_name]))
+    theirs = transformers.AutoTokenizer.from_pretrained(str(TOKENIZER_DIRS[name]))
     rendered = _render_all(theirs)
     assert sum(isinstance(r, str) for r in rendered) >= len(rendered) - 1
     assert _render_all(ours) == rendered
@@ -237,6 +246,8 @@ def test_codepoint_map_cycle_is_unsupported():
     n = N.CodepointMap(((ord("a"), "b"), (ord("b"), "a")))
     with pytest.raises(UnsupportedError, match=r"\$\.normalizer: .*U\+0061, U\+0062 contain each other"):
         write_tokenizer_json(_bare(normalizer=n))
+    with pytest.raises(UnsupportedError, match=r"\$\.normalizer\.normalizers\[1\]: normalizer MnnCodepointMap"):
+        write_tokenizer_json(_bare(normalizer=N.Sequence((N.Prepend("_"), n))))
 
 
 def test_precompiled_would_not_be_per_code_point():

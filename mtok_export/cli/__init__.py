@@ -39,8 +39,7 @@ def _run(fn):
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except Exception as e:  # usage errors (typer bundles its own click)
-        from typer import Abort
-        from typer._click.exceptions import ClickException
+        from typer._click.exceptions import Abort, ClickException  # typer vendors click
 
         if isinstance(e, ClickException):
             e.show()

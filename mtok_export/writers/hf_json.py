@@ -17,7 +17,7 @@ rewrites them into HF components that do what the MNN runtime does (spec section
   where the runtime gives `"A\\u0301"`).  The Replace chain is exact; it costs one pass per entry.
 * `MnnBertNormalizer` (codes 5, 7) -> `BertNormalizer` with an explicit `strip_accents` (false
   without an NFD table: the runtime then never strips).  Known differences (spec 3.1): HF's
-  clean_text also removes Cf/Co/Cn and maps all White_Space to spaces, HF lowercases fully
+  clean_text also removes Cf and Co and maps all White_Space (U+2028, ...) to spaces, HF lowercases fully
   (`İ`), HF strips Mn only where the runtime strips Mn/Mc/Me, and HF decomposes with its own NFD.
 * `BPE.mnn_byte_level` (the model maps raw bytes itself) -> a `ByteLevel(use_regex=false)`
   pre-tokenizer appended after the existing ones: it byte-maps each pre-token exactly where the
@@ -72,25 +72,25 @@ def hf_equivalent(tok: Tokenizer) -> Tokenizer:
     if isinstance(model, M.BPE) and model.mnn_byte_level:
         pre = _append_byte_level(pre)
         model = replace(model, mnn_byte_level=False)
-    return replace(tok, normalizer=_normalizer(tok.normalizer), pre_tokenizer=pre, model=model,
+    return replace(tok, normalizer=_normalizer(tok.normalizer, "$.normalizer"), pre_tokenizer=pre, model=model,
                    post_processor=_post_processor(tok), prefix_ids=(), added_tokens=_added_with_specials(tok))
 
 
-def _normalizer(n):
+def _normalizer(n, jp: str):
     if isinstance(n, N.Sequence):
-        kids = tuple(map(_normalizer, n.normalizers))
+        kids = tuple(_normalizer(c, f"{jp}.normalizers[{i}]") for i, c in enumerate(n.normalizers))
         if kids == n.normalizers:
             return n
         return N.Sequence(tuple(k for k in kids if k is not None))
     if isinstance(n, N.CodepointMap):
-        return codepoint_map_normalizer(n.entries)
+        return codepoint_map_normalizer(n.entries, jp)
     if isinstance(n, N.MnnBertNormalizer):
         return N.BertNormalizer(n.clean_text, n.handle_chinese_chars,
                                 bool(n.strip_accents and n.nfd_table is not None), n.lowercase)
     return n
 
 
-def codepoint_map_normalizer(entries) -> N.Sequence | None:
+def codepoint_map_normalizer(entries, json_path: str = "$.normalizer") -> N.Sequence | None:
     """The HF form of a code-6 table: one literal `Replace` per code point, the control -> space rule
     included, ordered so that a Replace never runs over what an earlier one wrote.  None for an
     empty table (a no-op in the runtime, control rule included)."""
@@ -99,10 +99,11 @@ def codepoint_map_normalizer(entries) -> N.Sequence | None:
     mapping = dict(entries)
     mapping.update(dict.fromkeys(CONTROL_TO_SPACE, " "))  # the rule wins over the table (spec 2.3.2)
     mapping = {cp: rep for cp, rep in mapping.items() if rep != chr(cp)}
-    return N.Sequence(tuple(N.Replace(Pattern(chr(cp)), mapping[cp]) for cp in replace_order(mapping)))
+    order = replace_order(mapping, json_path)
+    return N.Sequence(tuple(N.Replace(Pattern(chr(cp)), mapping[cp]) for cp in order))
 
 
-def replace_order(mapping: dict[int, str]) -> list[int]:
+def replace_order(mapping: dict[int, str], json_path: str = "$.normalizer") -> list[int]:
     """Code points in an order where every key whose character appears in the replacement of key k
     comes before k, so its Replace has already run when k's output appears; smallest code point
     first among the ready ones (deterministic).  Replacements that contain each other cannot be
@@ -129,7 +130,7 @@ def replace_order(mapping: dict[int, str]) -> list[int]:
         raise UnsupportedError("normalizer MnnCodepointMap: the replacements of "
                                + ", ".join(f"U+{cp:04X}" for cp in stuck)
                                + " contain each other's code points; a chain of HF Replace normalizers "
-                               "cannot apply them simultaneously", json_path="$.normalizer")
+                               "cannot apply them simultaneously", json_path=json_path)
     return order
 
 

@@ -1,0 +1,5 @@
+"""`python -m mtok_export` is `mtok`."""
+
+from .cli import main
+
+main()
