@@ -163,7 +163,7 @@ def test_export_json_report(cli, tmp_path):
     assert {"ok", "losses", "passes"} <= set(data)
     assert data["ok"] is True and data["output"] == str(tmp_path / "out" / "tokenizer.mtok")
     assert {x["json_path"] for x in data["losses"]} >= {"$.normalizer", "$.decoder"}
-    assert "unicode-table" in data["passes"]
+    assert "unicode-replaces" in data["passes"]
 
 
 def test_export_json_refused(cli, tmp_path):

@@ -210,10 +210,11 @@ class Chain:
             self.losses.append(Loss(code, component, json_path, reason, example))
 
 
-def common_steps(chain: Chain, suffix: tuple[int, ...], what: str):
-    """Changes every legacy type shares: no normalizer, no suffix, plain added tokens, no template."""
+def common_steps(chain: Chain, suffix: tuple[int, ...], what: str, normalizer: bool = True):
+    """Changes the legacy types share: no normalizer (unless `normalizer=False`: the caller models
+    it), no suffix, added tokens without lstrip/rstrip/single_word."""
     tok = chain.tok
-    if tok.normalizer is not None:
+    if normalizer and tok.normalizer is not None:
         chain.step("legacy-normalizer", f"normalizer {tok.normalizer.kind}", "$.normalizer",
                    f"{what} has no normalizer: this one is not applied", replace(tok, normalizer=None), "\u00c5")
     if suffix:

@@ -29,6 +29,9 @@ def lower_pre_tokenizer(lw, p, jp: str):
         return _metaspace(lw, p, jp, name)
     if isinstance(p, P.Split):
         return _split(lw, p, jp, name)
+    if isinstance(p, (P.WhitespaceSplit, P.Whitespace)):
+        lw.loss("whitespace-class", name, jp, "the runtime's \\s does not match U+0085, U+2028 or U+2029, "
+                "which HF treats as whitespace", "a\x85b", trigger=("\x85", "\u2028", "\u2029"))
     if isinstance(p, P.WhitespaceSplit):
         lw.did("whitespace-split", f"{jp}: WhitespaceSplit as Split(/\\s+/, Removed)")
         return P.Split(Pattern(r"\s+", True), "Removed")

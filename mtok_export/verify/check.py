@@ -181,12 +181,14 @@ def _explain_ids(codes, text, raw, tok, ref, losses=(), got=()) -> str | None:
 
     tests = {
         "normalizer-table": lambda: emulate.normalize(tok.normalizer, text) != ref.normalize(text),
+        "normalizer-approx": lambda: emulate.normalize(tok.normalizer, text) != ref.normalize(text),
         "bert-clean": lambda: any(unicodedata.category(c) in ("Cf", "Co", "Zl", "Zp") for c in text),
         "lowercase": lambda: any(len(c.lower()) > 1 for c in text),
         "strip-accents": lambda: (unicodedata.normalize("NFD", text) != text
                                   or any(unicodedata.category(c) in ("Mc", "Me") for c in text)),
         "unigram-ties": lambda: _same_score(tok, raw, got),
         "regex-control": lambda: any("\x01" <= c <= "\x07" for c in text),
+        "whitespace-class": lambda: triggered("whitespace-class"),
         "added-strip-ascii": lambda: any(_unicode_space_next_to(x.trigger, text) for x in losses
                                          if x.code == "added-strip-ascii"),
         "metaspace-first": lambda: triggered("metaspace-first") or any(t.content in text for t in tok.added_tokens if t.special),

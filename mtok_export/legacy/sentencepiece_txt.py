@@ -1,0 +1,395 @@
+"""Legacy `tokenizer.txt` type 0 ("430 0", SENTENCEPIECE; spec section 5) <-> IR, and the pre-430
+mnn-llm vocab files.
+
+File: the three header lines (`mtok.header`, every id followed by a space), then the piece count,
+then one line per id: `<base64(piece UTF-8)> <score> <type>`.  Scores are Python `repr(float)`
+(the runtime parses them with `strtof`, so float32 precision is what counts); types are
+`PieceType` 1 NORMAL, 2 UNKNOWN, 3 CONTROL, 4 USER_DEFINED, 5 UNUSED, 6 BYTE.
+
+What the type-0 runtime (`Sentencepiece`, MNN <= 3.4.1 and still in HEAD) does with a file:
+
+* encode: split at header *special* ids (their `decode` text, first listed match wins), then per
+  chunk `'▁' + chunk` with every `' '` -> `'▁'` (no normalizer, no whitespace clean-up), then
+  SentencePiece BPE: repeatedly merge the adjacent pair whose concatenation is a NORMAL piece of
+  highest score, leftmost on ties; UNUSED pieces are re-split into the pieces that made them;
+  a symbol that is no piece becomes its UTF-8 bytes as `<0xHH>` pieces (byte fallback is always
+  on), or the last UNKNOWN piece per byte when there is no such byte piece.  CONTROL, USER_DEFINED,
+  UNKNOWN and BYTE pieces are never merge results; they are only found by exact lookup.  Header
+  *prefix* ids are prepended.
+* decode(id): the piece as it is, except that the *first* `'▁'` becomes `' '` (and when that `'▁'`
+  is not at the start the runtime also deletes the bytes after it: `replace(pos, pos + 3, " ")`);
+  `Llm::tokenizer_decode` turns a 6-character `<0xHH>` piece into its byte.
+
+MNN's own writer replaces every `'▁'` in the pieces with a space, which makes every space encode
+as three byte tokens; `write_sentencepiece_txt` keeps `'▁'`.  `read_sentencepiece_txt` repairs
+files written that way (`repair_spaces`).
+
+**The projection** (what type 0 carries, `project_type0`; `read(write(ir)) == project_type0(ir)`):
+
+* model: a SentencePiece-BPE `BPE` over the dense vocabulary (model vocab, then added tokens that
+  extend it), merges regenerated from the pieces' scores and types (`sp_merges`), `byte_fallback`
+  iff `<0xHH>` byte pieces exist, `unk_token` = the unknown piece, `fuse_unk=True`.  Scores written
+  for BPE are recomputed from the merge ranks (a piece's score is -(rank of the first merge that
+  makes it) - 1, 0 for pieces no merge makes), so merges in SentencePiece's shape (every split of
+  a piece into two normal pieces, grouped by result piece) survive exactly; Unigram scores are
+  written as they are (and run as BPE scores: lossy).
+* piece types from the IR: `unk` -> UNKNOWN; added tokens -> CONTROL (special) or USER_DEFINED
+  (not special); `<0xHH>` with byte fallback -> BYTE; the rest NORMAL.  UNUSED is never written.
+* normalizer `Sequence[Prepend('▁'), Replace(' ', '▁')]`, no pre-tokenizer, decoder
+  `Sequence[Replace('▁', ' '), ByteFallback (with byte pieces), Fuse, Strip(' ', 1, 0)]`: fixed by
+  the format.
+* added tokens: every CONTROL / USER_DEFINED piece and every header special id, `normalized=False`,
+  no lstrip/rstrip/single_word; header special = the IR's special ids, then the other added tokens
+  (the runtime matches added tokens only through that list); `special_ids` = those that are not
+  USER_DEFINED.  stop ids as they are.
+* post-processor: the header prefix as `TemplateProcessing` (`<s> $A`); a suffix is lost.
+* no chat template (legacy runtimes take it from `llm_config.json`), no metadata.
+
+`write_sentencepiece_txt` raises `UnsupportedError` for what type 0 cannot represent at all
+(WordPiece/WordLevel, byte-level BPE, non-dense ids) and, unless `allow_lossy`, for what it would
+run differently (`type0_losses`: a Unigram model, a normalizer, non-SentencePiece merges, ...).
+
+The pre-430 mnn-llm files (`read_mnn_legacy_vocab`) are one base64 token per line, line index =
+id, nothing else: no scores, merges, piece types, normalizer or special ids.  They give an
+id -> bytes table (for `decode`, or to cross-check another source), not a tokenizer: for a
+SentencePiece vocabulary the id order approximates the score order, so a BPE could be guessed
+from it, but types (control/byte/unknown) would be guessed from the piece shapes; for a tiktoken
+vocabulary (Qwen-7B) the line order is the rank order, so it equals the `.tiktoken` ranks without
+the special tokens.  No IR is built from them here."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..errors import FormatError, InputError, UnsupportedError
+from ..ir import AddedToken, ChatTemplate, Metadata, Tokenizer
+from ..ir import decoders as D
+from ..ir import models as M
+from ..ir import normalizers as N
+from ..ir import pre_tokenizers as P
+from ..lower import Loss
+from ..mtok.constants import FileType
+from ..mtok.header import read_header, write_header
+from ..readers.sentencepiece import (SPACE, PieceType, bos_eos_template, sp_decoder, sp_merges,
+                                     sp_normalizer)
+
+_BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
+
+
+@dataclass(frozen=True)
+class Type0:
+    """Everything a type-0 file holds."""
+
+    pieces: tuple[tuple[str, float, PieceType], ...]  # id = index
+    special: tuple[int, ...] = ()
+    stop: tuple[int, ...] = ()
+    prefix: tuple[int, ...] = ()
+
+
+# ----------------------------------------------------------------------- IR -> rows
+
+def _walk(c, attr):
+    yield c
+    for k in getattr(c, attr, ()) if c is not None else ():
+        yield from _walk(k, attr)
+
+
+def _fatal(tok) -> None:
+    m = tok.model
+    if not isinstance(m, (M.BPE, M.Unigram)):
+        hint = " (legacy type 2 holds a BERT WordPiece)" if isinstance(m, M.WordPiece) else ""
+        raise UnsupportedError(f"type 0 runs SentencePiece BPE over characters; a {m.kind} model cannot be "
+                               f"represented{hint}")
+    byte_level = (getattr(m, "mnn_byte_level", False)
+                  or any(isinstance(c, P.ByteLevel) for c in _walk(tok.pre_tokenizer, "pretokenizers"))
+                  or any(isinstance(c, D.ByteLevel) for c in _walk(tok.decoder, "decoders"))
+                  or any(isinstance(c, N.ByteLevel) for c in _walk(tok.normalizer, "normalizers")))
+    if byte_level:
+        raise UnsupportedError("a byte-level BPE cannot be represented in type 0: its vocabulary is in GPT-2 "
+                               "byte-mapped characters, and type 0 matches raw UTF-8 characters with '▁' for "
+                               "spaces (legacy type 3 holds a byte-level BPE with merges)")
+
+
+def _dense(tok) -> list[str]:
+    vocab = M.vocab_of(tok.model)
+    by_id: dict[int, str] = {}
+    for t, i in vocab.items():
+        by_id.setdefault(i, t)
+    for t in tok.added_tokens:
+        by_id.setdefault(t.id, t.content)
+    n = len(by_id)
+    if set(by_id) != set(range(n)):
+        gap = min(set(range(n)) - set(by_id))
+        raise UnsupportedError(f"type 0 numbers pieces by line, so ids must be dense 0..{n - 1}; id {gap} is missing")
+    return [by_id[i] for i in range(n)]
+
+
+def type0_rows(tok) -> tuple[Type0, list[Loss]]:
+    """The file's content for `tok`, and what the type-0 runtime would do differently.
+    Raises `UnsupportedError` for what it cannot represent at all."""
+    from ..lower import Lowering
+    from ..lower.processors import split_single
+
+    _fatal(tok)
+    m = tok.model
+    pieces = _dense(tok)
+    losses: list[Loss] = []
+
+    def loss(code, component, jp, reason, example="", trigger=""):
+        losses.append(Loss(code, component, jp, reason, example, trigger))
+
+    added = {t.id: t for t in tok.added_tokens}
+    if isinstance(m, M.Unigram):
+        unk = m.unk_id
+        byte_fallback = m.byte_fallback
+    else:
+        unk = m.vocab.get(m.unk_token) if m.unk_token is not None else None
+        byte_fallback = m.byte_fallback
+    types = []
+    for i, p in enumerate(pieces):
+        if i == unk:
+            types.append(PieceType.UNKNOWN)
+        elif i in added:
+            types.append(PieceType.CONTROL if added[i].special else PieceType.USER_DEFINED)
+        elif byte_fallback and _BYTE_PIECE.fullmatch(p):
+            types.append(PieceType.BYTE)
+        else:
+            types.append(PieceType.NORMAL)
+    has_bytes = PieceType.BYTE in types
+
+    if isinstance(m, M.Unigram):
+        scores = [s for _, s in m.vocab] + [0.0] * (len(pieces) - len(m.vocab))
+        loss("type0-unigram", "model Unigram", "$.model", "type 0 runs SentencePiece BPE (merge the pair whose "
+             "result scores highest): a Unigram model's Viterbi segmentation is not reproduced", "Hello world")
+    else:
+        first: dict[str, int] = {}
+        for r, (a, b) in enumerate(m.merges):
+            first.setdefault(a + b, r)
+        scores = [-(first[p] + 1.0) if p in first and t == PieceType.NORMAL else 0.0 for p, t in zip(pieces, types)]
+        regen = sp_merges(list(zip(pieces, scores, types)))
+        if regen != tuple(m.merges):
+            diff = len(set(regen) ^ set(m.merges))
+            loss("type0-merges", "model BPE", "$.model.merges", "type 0 derives merges from piece scores (every "
+                 "split of a normal piece into two normal pieces, ranked by the piece's score): "
+                 + (f"{diff} merge(s) differ" if diff else "the same merges in another order"))
+        for field, why in (("dropout", "dropout"), ("continuing_subword_prefix", "continuing_subword_prefix"),
+                           ("end_of_word_suffix", "end_of_word_suffix"), ("ignore_merges", "ignore_merges")):
+            if getattr(m, field) not in (None, "", 0.0, False):
+                loss("type0-bpe-field", "model BPE", f"$.model.{field}", f"{why} is not applied by type 0")
+    if not has_bytes and unk is not None:
+        loss("type0-unk", f"model {m.kind}", "$.model", "no <0xHH> byte pieces: the runtime maps each UTF-8 byte "
+             "of an unknown character to the unknown piece (HF: one unk per character or run)", "\U0001fae0")
+    if has_bytes and not byte_fallback:
+        loss("type0-unk", f"model {m.kind}", "$.model.byte_fallback", "the runtime always falls back to <0xHH> "
+             "byte pieces; this model maps unknown characters to unk", "\U0001fae0")
+
+    canon_norm, canon_pre = sp_normalizer(b"", add_dummy_prefix=True, remove_extra_whitespaces=False,
+                                          escape_whitespaces=True)
+    if tok.normalizer != canon_norm or tok.pre_tokenizer != canon_pre:
+        loss("type0-normalizer", "normalizer/pre_tokenizer", "$.normalizer", "type 0 only prepends '▁' to each "
+             "chunk and turns ' ' into '▁': this normalizer and pre-tokenizer are not applied", "a  b ")
+    if tok.decoder != sp_decoder(byte_fallback=has_bytes):
+        loss("type0-decoder", f"decoder {getattr(tok.decoder, 'kind', None)}", "$.decoder",
+             "type 0 decodes pieces as SentencePiece does ('▁' -> ' ', byte pieces, dummy prefix): this decoder "
+             "is not applied")
+    loss("type0-decode", "decoder (runtime)", "$.decoder", "decode(id) turns only the first '▁' into ' ' (and "
+         "drops the bytes after it when it is not at the start), keeping the dummy-prefix space", "Hello")
+
+    for t in tok.added_tokens:
+        if t.lstrip or t.rstrip or t.single_word or (t.normalized and tok.normalizer is not None):
+            loss("type0-added-flags", f"added token {t.content!r}", "$.added_tokens", "lstrip/rstrip/single_word/"
+                 "normalized are not carried: the runtime splits the token out of the raw text", trigger=t.content)
+        if not t.content or SPACE in t.content:
+            loss("type0-special-text", f"added token {t.content!r}", "$.added_tokens", "the runtime matches added "
+                 "tokens by decode(id), which mangles '▁' (or is empty): this token is never matched",
+                 trigger=t.content)
+
+    special = list(dict.fromkeys(i for i in tok.special_ids if i < len(pieces)))
+    special += [t.id for t in tok.added_tokens if t.id not in special]
+    if tok.prefix_ids:
+        prefix, suffix = tuple(tok.prefix_ids), ()
+    else:
+        lw = Lowering("mnn-3.6")
+        parts = split_single(lw, tok.post_processor, "$.post_processor")
+        for x in lw.losses:
+            losses.append(replace(x, code="type0-post"))
+        prefix, suffix = parts if parts is not None else ((), ())
+    if suffix:
+        loss("type0-suffix", "post_processor", "$.post_processor", f"type 0 has only a prefix list: encode() does "
+             f"not append {list(suffix)}", "Hi")
+    return Type0(tuple(zip(pieces, map(float, scores), types)), tuple(special), tuple(tok.stop_ids), prefix), losses
+
+
+def type0_losses(tok) -> list[Loss]:
+    """What the type-0 runtime would do differently from `tok` (raises for what it cannot hold)."""
+    return type0_rows(tok)[1]
+
+
+def write_sentencepiece_txt(tok, *, allow_lossy: bool = False) -> bytes:
+    rows, losses = type0_rows(tok)
+    real = [x for x in losses if x.code != "type0-decode"]  # the runtime's own decode, true of every file
+    if real and not allow_lossy:
+        raise UnsupportedError("type 0 would run this tokenizer differently (pass allow_lossy to write anyway): "
+                               + "; ".join(f"{x.code}: {x.reason}" for x in real))
+    return format_type0(rows)
+
+
+def format_type0(rows: Type0) -> bytes:
+    out = [write_header(FileType.SENTENCEPIECE, (rows.special, rows.stop, rows.prefix), trailing_space=True),
+           f"{len(rows.pieces)}\n".encode()]
+    for piece, score, kind in rows.pieces:
+        if not math.isfinite(score):
+            raise UnsupportedError(f"piece {piece!r} has a non-finite score {score!r}")
+        out.append(base64.b64encode(piece.encode("utf-8")) + f" {score!r} {int(kind)}\n".encode())
+    return b"".join(out)
+
+
+# ----------------------------------------------------------------------- rows -> IR
+
+def parse_type0(data: bytes, path=None) -> Type0:
+    """Strict: every problem is a `FormatError` with the line and byte offset."""
+    _, (special, stop, prefix), pos = read_header(data, path, expect=FileType.SENTENCEPIECE)
+    line_no = 4
+
+    def fail(msg, at):
+        raise FormatError(f"line {line_no}: {msg}", offset=at, section="pieces", path=path)
+
+    def next_line():
+        nonlocal pos
+        end = data.find(b"\n", pos)
+        if end < 0:
+            end = len(data)
+        start, pos = pos, end + 1
+        raw = data[start:end].removesuffix(b"\r")
+        return start, raw
+
+    if pos >= len(data):
+        fail("missing the piece count", pos)
+    start, raw = next_line()
+    try:
+        count = int(raw.decode("ascii").strip())
+    except (UnicodeDecodeError, ValueError):
+        fail(f"the piece count must be a decimal integer, got {raw[:40]!r}", start)
+    if count < 0:
+        fail("negative piece count", start)
+    pieces = []
+    for i in range(count):
+        line_no += 1
+        if pos >= len(data):
+            fail(f"the file ends after {i} of {count} pieces", len(data))
+        start, raw = next_line()
+        fields = raw.split(b" ")
+        if len(fields) != 3:
+            fail(f"piece {i}: expected '<base64> <score> <type>', got {raw[:60]!r}", start)
+        b64, score_s, type_s = fields
+        try:
+            piece = base64.b64decode(b64, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            fail(f"piece {i}: {b64[:40]!r} is not base64 of UTF-8 text", start)
+        try:
+            score = float(score_s.decode("ascii"))
+        except (UnicodeDecodeError, ValueError):
+            fail(f"piece {i}: score {score_s[:40]!r} is not a number", start + len(b64) + 1)
+        if not math.isfinite(score):
+            fail(f"piece {i}: score {score_s[:40]!r} is not finite", start + len(b64) + 1)
+        try:
+            kind = PieceType(int(type_s.decode("ascii")))
+        except (UnicodeDecodeError, ValueError):
+            fail(f"piece {i}: type {type_s[:10]!r} is not 1-6 (NORMAL..BYTE)", start + len(b64) + len(score_s) + 2)
+        pieces.append((piece, score, kind))
+    rest = data[pos:]
+    if rest.strip(b"\r\n"):
+        extra = rest.rstrip(b"\n").count(b"\n") + 1
+        line_no += 1
+        fail(f"{extra} line(s) after the {count} pieces the count announces", pos)
+    n = len(pieces)
+    for name, ids in (("special", special), ("stop", stop), ("prefix", prefix)):
+        bad = [i for i in ids if i >= n]
+        if bad:
+            raise FormatError(f"header {name} id {bad[0]} is not a piece ({n} pieces)", offset=0,
+                              section="header", path=path)
+    seen: dict[str, int] = {}
+    for i, (p, _, _) in enumerate(pieces):
+        if p in seen:
+            raise FormatError(f"piece {p!r} appears twice (ids {seen[p]} and {i}, lines {seen[p] + 5} and {i + 5})",
+                              section="pieces", path=path)
+        seen[p] = i
+    return Type0(tuple(pieces), special, stop, prefix)
+
+
+def tokenizer_from_type0(rows: Type0, notes=()) -> Tokenizer:
+    pieces = list(rows.pieces)
+    types = [t for _, _, t in pieces]
+    has_bytes = PieceType.BYTE in types
+    unk = max((i for i, t in enumerate(types) if t == PieceType.UNKNOWN), default=None)  # the runtime keeps the last
+    model = M.BPE({p: i for i, (p, _, _) in enumerate(pieces)}, sp_merges(pieces),
+                  unk_token=pieces[unk][0] if unk is not None else None, fuse_unk=True, byte_fallback=has_bytes)
+    normalizer, pre = sp_normalizer(b"", add_dummy_prefix=True, remove_extra_whitespaces=False, escape_whitespaces=True)
+    header_special = set(rows.special)
+    added = tuple(AddedToken(i, p, normalized=False, special=t != PieceType.USER_DEFINED)
+                  for i, (p, _, t) in enumerate(pieces)
+                  if t in (PieceType.CONTROL, PieceType.USER_DEFINED) or i in header_special)
+    post = bos_eos_template([(pieces[i][0], i) for i in rows.prefix])
+    return Tokenizer(
+        model=model, normalizer=normalizer, pre_tokenizer=pre, decoder=sp_decoder(byte_fallback=has_bytes),
+        post_processor=post, added_tokens=added,
+        special_ids=tuple(i for i in rows.special if types[i] != PieceType.USER_DEFINED),
+        stop_ids=rows.stop, chat=ChatTemplate(),
+        meta=Metadata(add_bos_token=bool(rows.prefix), add_eos_token=False, notes=tuple(notes)),
+    )
+
+
+def read_sentencepiece_txt(data: bytes, path=None, *, repair_spaces: bool = True) -> Tokenizer:
+    """A type-0 `tokenizer.txt` -> the canonical SentencePiece-BPE IR (see the projection above)."""
+    rows = parse_type0(data, path)
+    notes = []
+    if repair_spaces and not any(SPACE in p for p, _, _ in rows.pieces) \
+            and any(" " in p for p, _, t in rows.pieces if t == PieceType.NORMAL):
+        fixed = [p.replace(" ", SPACE) for p, _, _ in rows.pieces]
+        if len(set(fixed)) == len(fixed):
+            rows = replace(rows, pieces=tuple((f, s, t) for f, (_, s, t) in zip(fixed, rows.pieces)))
+            notes.append("pieces hold ' ' where SentencePiece has '▁' (MNN's writer replaces it): restored '▁'; "
+                         "the MNN runtime itself encodes every space of this file as byte pieces")
+    return tokenizer_from_type0(rows, notes)
+
+
+def project_type0(tok) -> Tokenizer:
+    """What a type-0 file keeps of `tok`: `read_sentencepiece_txt(write_sentencepiece_txt(tok))`."""
+    return tokenizer_from_type0(type0_rows(tok)[0])
+
+
+# ----------------------------------------------------------------------- pre-430 mnn-llm vocab
+
+def read_mnn_legacy_vocab(path) -> list[bytes]:
+    """One base64 token per line (line index = id), as the 2023 mnn-llm exporter wrote them.  A line
+    `<N>` with N equal to its own id is that exporter's placeholder for a token it could not export
+    (ChatGLM2's specials): returned as b"".  Anything else that is not base64 is a `FormatError`."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror or e})") from e
+    if data[:4] in (b"430 ", b"430\t"):
+        raise FormatError("this is a 430-format tokenizer.txt, not a pre-430 vocab list", offset=0, path=str(path))
+    out: list[bytes] = []
+    pos = 0
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for i, raw in enumerate(lines):
+        line = raw.removesuffix(b"\r")
+        if line == f"<{i}>".encode():
+            out.append(b"")
+        else:
+            try:
+                out.append(base64.b64decode(line, validate=True))
+            except binascii.Error:
+                raise FormatError(f"line {i + 1} (id {i}): {line[:40]!r} is not base64", offset=pos,
+                                  path=str(path)) from None
+        pos += len(raw) + 1
+    return out
