@@ -29,7 +29,7 @@ def inspect(
         data = file.read_bytes()
     except OSError as e:
         raise InputError(f"{file}: cannot read ({e.strerror})") from None
-    tok, layout = read_mtok(data, str(file))
+    tok, layout = read_mtok(data, str(file), strict=False)
     if section is not None:
         if section not in SECTIONS:
             raise InputError(f"--section {section!r}: choose one of {', '.join(SECTIONS)}")

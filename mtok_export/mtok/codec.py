@@ -229,9 +229,12 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
         tok = buf[s:e]
         if prev is not None and tok <= prev:
             r.pos = pos
-            r.fail(f"vocab not sorted by UTF-8 bytes: {tok!r} after {prev!r} "
-                   "(the runtime's binary search would miss tokens)" if tok != prev
-                   else f"duplicate vocab token {tok!r}")
+            if tok == prev or r.strict:
+                r.fail(f"vocab not sorted by UTF-8 bytes: {tok!r} after {prev!r} "
+                       "(the runtime's binary search would miss tokens)" if tok != prev
+                       else f"duplicate vocab token {tok!r}")
+            r.warn(f"vocab not sorted by UTF-8 bytes at 0x{pos:08x} ({tok!r} after {prev!r}): "
+                   "the runtime's binary search will miss tokens")
         i = unpack_u32(buf, e)[0]
         if i >= n or by_id[i] is not None:
             r.pos = e
@@ -272,7 +275,9 @@ def _read_merges(r: Reader, n: int, tokens: list[str]) -> tuple:
         key = a << 32 | b
         off = start + 4 * k
         if key < prev:
-            r.fail("merges not sorted by (id1<<32)|id2 (the runtime's binary search would miss them)", off)
+            if r.strict:
+                r.fail("merges not sorted by (id1<<32)|id2 (the runtime's binary search would miss them)", off)
+            r.warn(f"merges not sorted by (id1<<32)|id2 at 0x{off:08x}: the runtime's binary search will miss them")
         if a >= size or b >= size:
             r.fail(f"merge ({a}, {b}) names an id beyond vocab_size {size}", off)
         if rank >= n or out[rank] is not None:
@@ -451,9 +456,12 @@ def _write_program(w: Writer, program):
 
 # ---------------------------------------------------------------- whole file
 
-def read_mtok(data: bytes, path: str | None = None) -> tuple[Tokenizer, Layout]:
+def read_mtok(data: bytes, path: str | None = None, strict: bool = True) -> tuple[Tokenizer, Layout]:
+    """`strict=False` (for `inspect`) reports unsorted vocab and merges as warnings instead of errors."""
     _, (special, stop, prefix), pos = read_header(data, path, expect=FileType.PIPELINE)
     r = Reader(data, pos, path)
+    r.strict = strict
+    r.warn = lambda msg: None if msg in layout.warnings else layout.warnings.append(msg)
     layout = Layout(size=len(data), header_size=pos)
     values: dict = {}
     optional = False

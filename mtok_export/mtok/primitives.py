@@ -18,6 +18,8 @@ class Reader:
     def __init__(self, buf: bytes, pos: int = 0, path: str | None = None):
         self.buf, self.pos, self.path = buf, pos, path
         self.section = None
+        self.strict = True  # False: recoverable problems go to warn() instead of failing
+        self.warn = lambda msg: None
 
     def fail(self, msg: str, offset: int | None = None):
         raise FormatError(msg, offset=self.pos if offset is None else offset,

@@ -131,26 +131,34 @@ class Parity:
         return f"{c.ok}/{c.total}"
 
 
-def _reader_class(text: str, tok, sp_norm) -> str | None:
+def reader_classifier(tok, sp_norm):
+    """text -> the `READER_CLASSES` key that explains an IR-vs-SentencePiece difference, or None."""
     from ..ir import models as M
     from ..ir import pre_tokenizers as P
     from ..readers.sentencepiece import SPACE, TRAILING_SPACE
 
-    if any(t.content and t.content in text for t in tok.added_tokens):
-        return "sp-added-token-text"
+    added = [t.content for t in tok.added_tokens if t.content]
     m = tok.model
+    reserved = []
     if isinstance(m, M.Unigram):
-        reserved = [p for i, (p, _) in enumerate(m.vocab) if i == m.unk_id or (m.byte_fallback and len(p) == 6
-                                                                               and p.startswith("<0x"))]
-        if any(p in text for p in reserved):
-            return "sp-reserved-piece-text"
+        reserved = [p for i, (p, _) in enumerate(m.vocab)
+                    if i == m.unk_id or (m.byte_fallback and len(p) == 6 and p.startswith("<0x") and p.endswith(">"))]
     pre = tok.pre_tokenizer
     kids = pre.pretokenizers if isinstance(pre, P.Sequence) else (pre,)
-    if any(isinstance(k, P.Split) and k.pattern.value == TRAILING_SPACE for k in kids):
-        normalized = sp_norm(text)
-        if normalized.rstrip(" " + SPACE) != normalized.rstrip(" "):
-            return "sp-trailing-u2581"
-    return None
+    strips = any(isinstance(k, P.Split) and k.pattern.value == TRAILING_SPACE for k in kids)
+
+    def classify(text: str) -> str | None:
+        if any(t in text for t in added):
+            return "sp-added-token-text"
+        if reserved and any(p in text for p in reserved):
+            return "sp-reserved-piece-text"
+        if strips:
+            normalized = sp_norm(text)
+            if normalized.rstrip(" " + SPACE) != normalized.rstrip(" "):
+                return "sp-trailing-u2581"
+        return None
+
+    return classify
 
 
 def _samples(samples):
@@ -177,7 +185,7 @@ def _compare(model_path, tok, losses, path, *, samples, python, timeout, explain
     ref = spm_reference(model_path, texts, add_bos=bool(pre_ids), add_eos=bool(post_ids),
                         bos_id=pre_ids[0] if pre_ids else None, eos_id=post_ids[0] if post_ids else None, tok=tok)
     sp = spm.SentencePieceProcessor(model_file=str(model_path))
-    sp_norm = _charsmap_only(model_path)
+    classify = reader_classifier(tok, _charsmap_only(model_path))
     needed = sorted({i for r in ref.raw for i in r})
     rt = run_runtime(path, texts=texts, decode_ids=needed, python=python, timeout=timeout)
     codes = {x.code for x in losses}
@@ -194,11 +202,11 @@ def _compare(model_path, tok, losses, path, *, samples, python, timeout, explain
 
     for s, got, eng, raw, dec in zip(usable, rt.encodes, ref.engine, ref.raw, ref.decoded):
         got_raw = got[len(prefix):] if got[:len(prefix)] == prefix else got
-        reader = _reader_class(s.text, tok, sp_norm)
         add(checks["raw ids"], s, raw, got_raw,
-            lambda: reader or explain_raw(codes, s.text, raw, got_raw, ref))
+            lambda: classify(s.text) or explain_raw(codes, s.text, raw, got_raw, ref))
         add(checks["engine ids"], s, eng, got,
-            lambda: (reader if got_raw != raw else None) or explain_engine(codes, s.text, eng, raw, got, got_raw, ref))
+            lambda: (classify(s.text) if got_raw != raw else None)
+            or explain_engine(codes, s.text, eng, raw, got, got_raw, ref))
         stream = b"".join(rt.decodes.get(i, b"") for i in raw).decode("utf-8", "replace")
         add(checks["streaming decode"], s, dec, stream,
             lambda: "sp-unk-surface" if unk >= 0 and unk in raw and "\u2047" in dec
