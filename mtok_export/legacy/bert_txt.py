@@ -31,7 +31,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, replace
 
-from ..errors import UnsupportedError
+from ..errors import LossError, UnsupportedError
 from ..ir import Pattern, Tokenizer
 from ..ir import decoders as D
 from ..ir import models as M
@@ -144,8 +144,12 @@ def _plan(tok) -> Plan:
     return Plan(tokens, (special, stop, prefix), chain, notes)
 
 
-def write_bert_txt(tok) -> bytes:
+def write_bert_txt(tok, *, allow_lossy: bool = True) -> bytes:
+    """The file.  `UnsupportedError` if type 2 cannot hold `tok`; with `allow_lossy=False`, `LossError`
+    if the runtime would not do what `tok` does (`losses_bert_txt`)."""
     plan = _plan(tok)
+    if not allow_lossy and (losses := plan.chain.losses + template_loss(tok, "type 2")):
+        raise LossError(losses)
     body = [str(len(plan.tokens)).encode()] + [base64.b64encode(b) for b in plan.tokens]
     return write_header(FileType.BERT, plan.header, trailing_space=True) + b"\n".join(body) + b"\n"
 

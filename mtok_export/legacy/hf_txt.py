@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..errors import UnsupportedError
+from ..errors import LossError, UnsupportedError
 from ..ir import Pattern, Tokenizer
 from ..ir import decoders as D
 from ..ir import models as M
@@ -49,7 +49,7 @@ from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
 from ..readers.gpt2_files import BYTE_CHARS, CHAR_BYTES, bytes_to_token, token_to_bytes
 from .tiktoken_txt import Body, Chain, added_from_header, common_steps, decoder_is_byte_level, dense_size, \
-    finish, header_lists
+    finish, header_lists, template_loss
 
 CPP_REGEX = (r"""('s|'t|'re|'ve|'m|'ll|'d)|[^\r\n[:alpha:][:digit:]]?[[:alpha:]]+|[[:digit:]]"""
              r"""| ?[^\s[:alpha:][:digit:]]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
@@ -175,16 +175,18 @@ def _describe(p) -> str:
     return getattr(p, "kind", "no pre-tokenizer")
 
 
-def write_hf_txt(tok) -> bytes:
+def write_hf_txt(tok, *, allow_lossy: bool = True) -> bytes:
+    """The file.  `UnsupportedError` if type 3 cannot hold `tok`; with `allow_lossy=False`, `LossError`
+    if the runtime would not do what `tok` does (`losses_hf_txt`)."""
     plan = _plan(tok)
+    if not allow_lossy and (losses := plan.chain.losses + template_loss(tok, "type 3")):
+        raise LossError(losses)
     body = [f"{len(plan.lines)} {len(plan.merges)}"] + plan.lines + [f"{a} {b}" for a, b in plan.merges]
     return write_header(FileType.HUGGINGFACE, plan.header, trailing_space=True) + \
         ("\n".join(body) + "\n").encode("utf-8")
 
 
 def losses_hf_txt(tok) -> list[Loss]:
-    from .tiktoken_txt import template_loss
-
     return _plan(tok).chain.losses + template_loss(tok, "type 3")
 
 

@@ -37,10 +37,9 @@ import base64
 import binascii
 import unicodedata
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from .. import __version__
-from ..errors import FormatError, UnsupportedError
+from ..errors import FormatError, LossError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
 from ..ir import decoders as D
 from ..ir import models as M
@@ -320,8 +319,12 @@ def _plan(tok) -> Plan:
     return Plan(tokens, (special, stop, prefix), chain, notes)
 
 
-def write_tiktoken_txt(tok) -> bytes:
+def write_tiktoken_txt(tok, *, allow_lossy: bool = True) -> bytes:
+    """The file.  `UnsupportedError` if type 1 cannot hold `tok`; with `allow_lossy=False`, `LossError`
+    if the runtime would not do what `tok` does (`losses_tiktoken_txt`)."""
     plan = _plan(tok)
+    if not allow_lossy and (losses := plan.chain.losses + template_loss(tok, "type 1")):
+        raise LossError(losses)
     body = [str(len(plan.tokens)).encode()]
     body += [base64.b64encode(b) for b in plan.tokens]
     return write_header(FileType.TIKTOKEN, plan.header, trailing_space=True) + b"\n".join(body) + b"\n"

@@ -26,7 +26,6 @@ decoder ByteLevel, the model BPE with `continuing_subword_prefix=""`, `end_of_wo
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path

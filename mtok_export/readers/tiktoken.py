@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..ir import AddedToken, Pattern
+from ..ir import AddedToken, Pattern, Tokenizer
 from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import normalizers as N
@@ -150,7 +150,7 @@ def parse_ranks(data: bytes, path) -> dict[bytes, int]:
         line = line.rstrip(b"\r")
         if not line.strip():
             continue
-        parts = line.split(b" ")
+        parts = line.split()  # any whitespace, as tiktoken's loader splits
         where = f"{path} line {lineno}"
         if len(parts) != 2:
             raise InputError(f"{where}: expected '<base64 token> <rank>', got {line[:60]!r}")
@@ -256,7 +256,7 @@ def _special_map(special, n: int, where: str) -> dict[str, int]:
 
 
 def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
-                  chat_template: str | None = None) -> "Tokenizer":  # noqa: F821
+                  chat_template: str | None = None) -> Tokenizer:
     """A rank file (or a directory holding one) -> IR.  See the module docstring for where the split
     pattern and the special tokens come from."""
     path = Path(path)
