@@ -167,7 +167,7 @@ UNICODE_TEXTS = ["caf\u00e9", "\ufb01x", "x\u00b2", "\u212b", "\u01c4a"]
     ("NFKC", "unicode-replaces", "normalizer-approx", ["cafe\u0301", "a\u200db"]),
     ("NFD", "unicode-table", "normalizer-table", []),
     ("NFKD", "unicode-table", "normalizer-table", []),
-])
+], ids=["NFC", "NFKC", "NFD", "NFKD"])
 def test_unicode_normalizer(tmp_path, form, pass_name, loss, extra):
     """HF NFC/NFD/NFKC/NFKD: precomposed letters, ligatures, superscripts and singletons map as HF
     maps them.  NFC/NFKC become literal Replace normalizers ("unicode-replaces", which also compose
@@ -236,10 +236,6 @@ def test_bert_normalizer(tmp_path, normalizer):
     assert_exact(ex, run_runtime(ex.path, texts=BERT_TEXTS), BERT_TEXTS)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: StripAccents alone is lowered with a full NFD table, so the runtime "
-                   "decomposes and strips precomposed letters ('Héllo' -> 'Hello'); HF StripAccents only drops "
-                   "combining marks and keeps 'é'.  Fix in lower/normalizers.py _bert: give StripAccents a one-entry "
-                   "identity table instead of NFD")
 def test_bert_normalizer_strip_accents_alone(tmp_path):
     """HF StripAccents on its own removes combining marks (Mn, Mc, Me) but decomposes nothing:
     "Héllo" keeps its precomposed é, "cafe\\u0301" loses the mark.  Naive is identical (the same bug)."""
@@ -280,9 +276,6 @@ def test_whitespace(tmp_path):
     assert_naive_differs(ex, texts)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the runtime's \\w does not match combining marks (fixable: "
-                   "/[\\w\\p{M}]+|[^\\w\\p{M}\\s]+/) and matches every \\p{N} incl. No (x² stays one piece; HF splits) "
-                   "and no Pc (a‿b); no loss records the No/Pc difference")
 def test_whitespace_word_class(tmp_path):
     """HF's \\w (Oniguruma) = letters, marks, Nd/Nl, Pc: "cafe\\u0301" is one word, "x²" is two
     pieces (² is No), "a‿b" one word.  A mismatch is acceptable only when a recorded loss's trigger
@@ -480,11 +473,7 @@ def bos_tokenizer(bos: str) -> Tokenizer:
 
 @pytest.mark.parametrize("bos", [
     "<bos>",
-    pytest.param("<s>", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: chat/render.py bos_placement counts bos_token text in the rendered output, and the built-in "
-        "chat 'special-text' has '<s>' in its user content, so a template that renders <s> once at the start "
-        "is classified 'elsewhere' (bos-from-template fires, plain encode loses BOS); count a sentinel "
-        "bos_token instead"))),
+    pytest.param("<s>"),
 ])
 def test_bos_field_cleared(tmp_path, bos):
     """HF: `<bos> $A` adds BOS to plain encode, and a chat template that renders {{ bos_token }}

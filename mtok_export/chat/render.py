@@ -29,6 +29,9 @@ def render(text: str, messages, *, bos_token: str = "", eos_token: str = "", add
                                  add_generation_prompt=add_generation_prompt, tools=tools, **extra)
 
 
+_BOS_PROBE = "\ue000bos_token\ue001"  # private use: never in message contents
+
+
 def bos_placement(text: str, bos: str, chats) -> str:
     """Where the template renders `bos` over `chats`: "none", "start" (exactly once, first) or
     "elsewhere".  Conversations the template rejects are ignored."""
@@ -37,10 +40,11 @@ def bos_placement(text: str, bos: str, chats) -> str:
     seen = set()
     for chat in chats:
         try:
-            out = render(text, chat.messages, bos_token=bos, add_generation_prompt=chat.add_generation_prompt,
+            out = render(text, chat.messages, bos_token=_BOS_PROBE, add_generation_prompt=chat.add_generation_prompt,
                          tools=chat.tools)
         except Exception:  # noqa: BLE001  a template may reject shapes; that says nothing about BOS
             continue
-        n = out.count(bos)
-        seen.add("none" if n == 0 else "start" if n == 1 and out.startswith(bos) else "elsewhere")
+        # Count what the template renders for bos_token, not BOS-like text inside the messages.
+        n = out.count(_BOS_PROBE)
+        seen.add("none" if n == 0 else "start" if n == 1 and out.startswith(_BOS_PROBE) else "elsewhere")
     return "elsewhere" if "elsewhere" in seen else "start" if "start" in seen else "none"

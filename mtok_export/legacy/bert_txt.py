@@ -40,8 +40,8 @@ from ..ir import pre_tokenizers as P
 from ..lower import Loss, Lowering
 from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
-from .tiktoken_txt import U32_MAX, Body, Chain, added_from_header, b64_canonical, b64decode_mnn, common_steps, \
-    dense_size, finish, header_lists, template_loss
+from .tiktoken_txt import U32_MAX, Body, Chain, memo_last, added_from_header, b64_canonical, b64decode_mnn, common_steps, \
+    dense_size, finish, header_lists, template_loss, token_names
 
 UNK = "[UNK]"
 UNK_FALLBACK_ID = 100
@@ -92,6 +92,7 @@ def _describe_normalizer(n) -> str:
     return f"normalizer {getattr(n, 'kind', 'none')}"
 
 
+@memo_last
 def _plan(tok) -> Plan:
     what = "type 2 (BERT)"
     m = tok.model
@@ -139,7 +140,8 @@ def _plan(tok) -> Plan:
                              f"{UNK} (HF emits only {UNK} for the word)", "a\u2603"))
     added = added_from_header(special, {i: tokens[i] for i in special}, notes)
     canonical = finish(model=_model(vocab), normalizer=ASCII_LOWER, pre_tokenizer=WORDS, decoder=D.Fuse(),
-                       header=(special, stop, prefix), added=added, notes=[])
+                       header=(special, stop, prefix), added=added, notes=[],
+                       names=token_names({i: tokens[i] for i in prefix if i < n}))
     chain.step("representation", "", "", "", canonical, loss=False)
     return Plan(tokens, (special, stop, prefix), chain, notes)
 
@@ -196,4 +198,5 @@ def read_bert_txt(data: bytes, path=None, strict: bool = False) -> Tokenizer:
     special, stop, prefix = header
     added = added_from_header(special, {i: tokens[i] for i in special if i < n}, notes)
     return finish(model=_model(vocab), normalizer=ASCII_LOWER, pre_tokenizer=WORDS, decoder=D.Fuse(),
-                  header=header, added=added, notes=notes, path=path, data=data)
+                  header=header, added=added, notes=notes,
+                  names=token_names({i: tokens[i] for i in prefix if i < n}), path=path, data=data)

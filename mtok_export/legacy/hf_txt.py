@@ -48,8 +48,8 @@ from ..lower import Loss, Lowering
 from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
 from ..readers.gpt2_files import BYTE_CHARS, CHAR_BYTES, bytes_to_token, token_to_bytes
-from .tiktoken_txt import Body, Chain, added_from_header, common_steps, decoder_is_byte_level, dense_size, \
-    finish, header_lists, template_loss
+from .tiktoken_txt import Body, Chain, memo_last, added_from_header, common_steps, decoder_is_byte_level, dense_size, \
+    finish, header_lists, template_loss, token_names
 
 CPP_REGEX = (r"""('s|'t|'re|'ve|'m|'ll|'d)|[^\r\n[:alpha:][:digit:]]?[[:alpha:]]+|[[:digit:]]"""
              r"""| ?[^\s[:alpha:][:digit:]]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
@@ -83,6 +83,7 @@ def _dedupe(merges) -> tuple[tuple[tuple[str, str], ...], int]:
     return tuple(out), len(merges) - len(out)
 
 
+@memo_last
 def _plan(tok) -> Plan:
     what = "type 3 (HUGGINGFACE)"
     m = tok.model
@@ -141,7 +142,8 @@ def _plan(tok) -> Plan:
                    replace(chain.tok, model=replace(chain.tok.model, merges=merges)))
     added = added_from_header(special, {i: runtime_decode(lines[i]) for i in special}, notes)
     canonical = finish(model=M.BPE(_first_ids(lines), merges), normalizer=None, pre_tokenizer=RUNTIME_PRE,
-                       decoder=D.ByteLevel(), header=(special, stop, prefix), added=added, notes=[])
+                       decoder=D.ByteLevel(), header=(special, stop, prefix), added=added, notes=[],
+                       names=token_names({i: runtime_decode(lines[i]) for i in prefix if i < n}))
     chain.step("representation", "", "", "", canonical, loss=False)
     return Plan(lines, merges, (special, stop, prefix), chain, notes)
 
@@ -244,4 +246,5 @@ def read_hf_txt(data: bytes, path=None, strict: bool = False) -> Tokenizer:
             notes.append(f"header id {i} is beyond the {n} tokens: decodes to ''")
     added = added_from_header(special, {i: runtime_decode(lines[i]) for i in special if i < n}, notes)
     return finish(model=M.BPE(vocab, tuple(merges)), normalizer=None, pre_tokenizer=RUNTIME_PRE,
-                  decoder=D.ByteLevel(), header=header, added=added, notes=notes, path=path, data=data)
+                  decoder=D.ByteLevel(), header=header, added=added, notes=notes,
+                  names=token_names({i: runtime_decode(lines[i]) for i in prefix if i < n}), path=path, data=data)

@@ -79,6 +79,7 @@ from ..readers.sentencepiece import (SPACE, PieceType, bos_eos_template, sp_deco
                                      sp_normalizer)
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
+_TYPES = {str(int(t)).encode(): t for t in PieceType}
 
 
 @dataclass(frozen=True)
@@ -297,9 +298,8 @@ def parse_type0(data: bytes, path=None) -> Type0:
             fail(f"piece {i}: score {score_s[:40]!r} is not a number", start + len(b64) + 1)
         if not math.isfinite(score):
             fail(f"piece {i}: score {score_s[:40]!r} is not finite", start + len(b64) + 1)
-        try:
-            kind = PieceType(int(type_s.decode("ascii")))
-        except (UnicodeDecodeError, ValueError):
+        kind = _TYPES.get(type_s)
+        if kind is None:
             fail(f"piece {i}: type {type_s[:10]!r} is not 1-6 (NORMAL..BYTE)", start + len(b64) + len(score_s) + 2)
         pieces.append((piece, score, kind))
     rest = data[pos:]

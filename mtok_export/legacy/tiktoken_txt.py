@@ -175,9 +175,21 @@ def added_from_header(special: tuple[int, ...], contents: dict[int, bytes], note
     return tuple(out[i] for i in sorted(out))
 
 
-def finish(*, model, normalizer, pre_tokenizer, decoder, header, added, notes, path=None, data=None):
+def token_names(contents: dict[int, bytes]) -> dict[int, str]:
+    """id -> the token's text, for naming the prefix tokens in a TemplateProcessing."""
+    out = {}
+    for i, b in contents.items():
+        try:
+            out[i] = b.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return out
+
+
+def finish(*, model, normalizer, pre_tokenizer, decoder, header, added, notes, names=None, path=None, data=None):
+    """The Tokenizer of a legacy file; `names` (id -> text) names the header prefix tokens."""
     special, stop, prefix = header
-    names = {t.id: t.content for t in added}
+    names = {**(names or {}), **{t.id: t.content for t in added}}
     provenance = Provenance()
     if path is not None and data is not None:
         import hashlib
@@ -188,6 +200,21 @@ def finish(*, model, normalizer, pre_tokenizer, decoder, header, added, notes, p
                      stop_ids=tuple(stop), chat=ChatTemplate(),
                      meta=Metadata(stop_sources=tuple((i, "legacy header") for i in stop), notes=tuple(notes)),
                      provenance=provenance)
+
+
+def memo_last(fn):
+    """Remember the result for the last IR (by identity): write, losses and project share one plan."""
+    last: list = []
+
+    def wrapped(tok):
+        if last and last[0] is tok:
+            return last[1]
+        result = fn(tok)
+        last[:] = [tok, result]
+        return result
+
+    wrapped.__doc__ = fn.__doc__
+    return wrapped
 
 
 @dataclass
@@ -264,6 +291,7 @@ class Plan:
     notes: list[str]
 
 
+@memo_last
 def _plan(tok) -> Plan:
     what = "type 1 (TIKTOKEN)"
     m = tok.model
@@ -307,14 +335,16 @@ def _plan(tok) -> Plan:
                    "no split regex and no BPE merges, so ids differ wherever the longest vocabulary match is "
                    "not what the source's pre-tokenizer and merges produce",
                    replace(t, model=greedy_model, pre_tokenizer=greedy_pre), "Hello world, 12345")
-    missing = [b for b in range(256) if bytes([b]) not in set(tokens)]
+    present = set(tokens)
+    missing = [b for b in range(256) if bytes([b]) not in present]
     if missing:
         chain.losses.append(Loss("legacy-unknown-bytes", "model", "$.model.vocab",
                                  f"{len(missing)} byte(s) have no token (e.g. 0x{missing[0]:02x}): the runtime "
                                  "prints an error and skips them", bytes([missing[0]]).decode("latin-1")))
     added = added_from_header(special, {i: tokens[i] for i in special}, notes)
     canonical = finish(model=greedy_model, normalizer=None, pre_tokenizer=greedy_pre, decoder=D.ByteLevel(),
-                       header=(special, stop, prefix), added=added, notes=[])
+                       header=(special, stop, prefix), added=added, notes=[],
+                       names=token_names({i: tokens[i] for i in prefix if i < n}))
     chain.step("representation", "", "", "", canonical, loss=False)
     return Plan(tokens, (special, stop, prefix), chain, notes)
 
@@ -382,4 +412,5 @@ def read_tiktoken_txt(data: bytes, path=None, strict: bool = False) -> Tokenizer
     added = added_from_header(special, {i: tokens[i] for i in special if i < n}, notes)
     return finish(model=M.WordPiece(vocab, GREEDY_UNK, "", U32_MAX), normalizer=None,
                   pre_tokenizer=P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False),
-                  decoder=D.ByteLevel(), header=header, added=added, notes=notes, path=path, data=data)
+                  decoder=D.ByteLevel(), header=header, added=added, notes=notes,
+                  names=token_names({i: tokens[i] for i in prefix if i < n}), path=path, data=data)

@@ -91,7 +91,11 @@ def _bert(lw, n, jp: str, name: str):
     if lower:
         lw.loss("lowercase", name, jp, "the runtime lowercases one code point to one (HF uses full lowercasing)", "\u0130")
     table = None
-    if strip:
+    if strip and isinstance(n, N.StripAccents):
+        # HF StripAccents drops marks (Mn, Mc, Me, as the runtime does) and decomposes nothing; the
+        # runtime strips only when it has a table, so it gets one that maps nothing away.
+        table = ((0x41, "A"),)
+    elif strip:
         from ..unicode.tables import table as build
         table = build("NFD", progress=lw.progress)
         lw.loss("strip-accents", name, jp, "accent stripping removes Mc and Me marks too (HF: Mn only)", "\u0915\u093e")

@@ -3,9 +3,27 @@ runtime's regex engine runs, or a recorded loss."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..ir import Pattern
 from ..ir import pre_tokenizers as P
 from .regex import escape, problems
+
+# HF Whitespace is /\w+|[^\w\s]+/ with Oniguruma's \w, which includes marks; the runtime's does not.
+WORD = r"[\w\p{M}]+|[^\w\p{M}\s]+"
+
+
+@lru_cache(maxsize=1)
+def word_class_diff() -> tuple[str, ...]:
+    """Characters where the runtime's \\w and Oniguruma's disagree even with marks added."""
+    import unicodedata
+
+    circled = [(0x24B6, 0x24E9), (0x1F130, 0x1F149), (0x1F150, 0x1F169), (0x1F170, 0x1F189)]
+    out = ["\u200c", "\u200d"]
+    out += [chr(cp) for cp in range(0x80, 0x110000) if unicodedata.category(chr(cp)) in ("No", "Pc")]
+    out += [chr(cp) for lo, hi in circled for cp in range(lo, hi + 1)]
+    return tuple(out)
+
 
 # HF `is_punctuation`: Unicode P* plus ASCII punctuation and symbols.
 PUNCT = r"[!-/:-@\[\\\]^_`{-~]|\p{P}"  # ranges only between plain characters: the runtime misreads `\[-`
@@ -36,8 +54,10 @@ def lower_pre_tokenizer(lw, p, jp: str):
         lw.did("whitespace-split", f"{jp}: WhitespaceSplit as Split(/\\s+/, Removed)")
         return P.Split(Pattern(r"\s+", True), "Removed")
     if isinstance(p, P.Whitespace):
-        lw.did("whitespace", f"{jp}: Whitespace as Split(/\\w+|[^\\w\\s]+/, Removed, invert)")
-        return P.Split(Pattern(r"\w+|[^\w\s]+", True), "Removed", invert=True)
+        lw.did("whitespace", f"{jp}: Whitespace as Split(/{WORD}/, Removed, invert)")
+        lw.loss("whitespace-word", name, jp, "the runtime's \\w matches every number (HF: not No, e.g. \u00b2) and no "
+                "non-ASCII Pc, ZWNJ/ZWJ or circled letters (HF: it does)", "x\u00b2", trigger=word_class_diff())
+        return P.Split(Pattern(WORD, True), "Removed", invert=True)
     if isinstance(p, P.Digits):
         pat = r"\p{N}" if p.individual_digits else r"\p{N}+"
         lw.did("digits", f"{jp}: Digits(individual={p.individual_digits}) as Split(/{pat}/, Isolated)")

@@ -57,6 +57,9 @@ def _byte_chars() -> tuple[str, ...]:
 BYTE_CHARS: tuple[str, ...] = _byte_chars()  # byte value -> GPT-2 character
 CHAR_BYTES: dict[str, int] = {c: b for b, c in enumerate(BYTE_CHARS)}
 _TO_CHARS = {b: c for b, c in enumerate(BYTE_CHARS)}  # str.translate table over latin-1 text
+# The inverse; characters below U+0100 that are no GPT-2 character become U+0100 so that the
+# final latin-1 encode rejects them (translate does not re-map its own output).
+_FROM_CHARS = {**{cp: "\u0100" for cp in range(256)}, **{ord(c): chr(b) for b, c in enumerate(BYTE_CHARS)}}
 
 
 def bytes_to_token(b: bytes) -> str:
@@ -67,8 +70,8 @@ def bytes_to_token(b: bytes) -> str:
 def token_to_bytes(token: str) -> bytes | None:
     """GPT-2 byte-level vocabulary string -> raw bytes, or None if it is not byte-level."""
     try:
-        return bytes(CHAR_BYTES[c] for c in token)
-    except KeyError:
+        return token.translate(_FROM_CHARS).encode("latin-1")
+    except UnicodeEncodeError:
         return None
 
 

@@ -96,15 +96,19 @@ class PieceType(IntEnum):
 def sp_merges(pieces) -> tuple[tuple[str, str], ...]:
     """HF merges equal to SentencePiece BPE over `pieces` = [(piece, score, type), ...] (id = index):
     every split of a normal piece into two normal pieces, by (-score, id, left, right)."""
-    normal = {p: (s, i) for i, (p, s, t) in enumerate(pieces) if t == PieceType.NORMAL}
+    normal_type = int(PieceType.NORMAL)
+    normal = {p: i for i, (p, _, t) in enumerate(pieces) if t == normal_type}
     ranked = []
-    for p, (s, i) in normal.items():
+    add = ranked.append
+    for p, i in normal.items():
         for k in range(1, len(p)):
-            left, right = p[:k], p[k:]
-            if left in normal and right in normal:
-                ranked.append((-s, i, left, right))
+            left = p[:k]
+            if left in normal:
+                right = p[k:]
+                if right in normal:
+                    add((-pieces[i][1], i, left, right))
     ranked.sort()
-    return tuple((a, b) for _, _, a, b in ranked)
+    return tuple([(a, b) for _, _, a, b in ranked])
 
 
 def sp_normalizer(charsmap: bytes = b"", *, add_dummy_prefix: bool = True, remove_extra_whitespaces: bool = False,

@@ -189,6 +189,7 @@ def _explain_ids(codes, text, raw, tok, ref, losses=(), got=()) -> str | None:
         "unigram-ties": lambda: _same_score(tok, raw, got),
         "regex-control": lambda: any("\x01" <= c <= "\x07" for c in text),
         "whitespace-class": lambda: triggered("whitespace-class"),
+        "whitespace-word": lambda: triggered("whitespace-word"),
         "added-strip-ascii": lambda: any(_unicode_space_next_to(x.trigger, text) for x in losses
                                          if x.code == "added-strip-ascii"),
         "metaspace-first": lambda: triggered("metaspace-first") or any(t.content in text for t in tok.added_tokens if t.special),

@@ -312,7 +312,12 @@ def _dumps(obj, what: str, sort_keys: bool = False) -> str:
 
 def to_tokenizer_config(tok: Tokenizer) -> dict:
     """`tokenizer_config.json`: templates (default first; a named list when there are others),
-    bos/eos text, the cleanup flag, add_bos/add_eos when known, and `added_tokens_decoder`."""
+    bos/eos text, the cleanup flag, add_bos/add_eos when known, and `added_tokens_decoder`.
+
+    `tokenizer_class` is always `PreTrainedTokenizerFast`, never the source's class: transformers
+    then runs tokenizer.json as written, whereas a model class may rebuild parts of the pipeline
+    (transformers 5's `LlamaTokenizer` swaps the Prepend/Replace normalizer for a Metaspace
+    pre-tokenizer), which would undo what this file says."""
     chat, meta = tok.chat, tok.meta
     added = sorted(_added_with_specials(tok), key=lambda t: t.id)
     cfg: dict = {
