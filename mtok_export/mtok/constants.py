@@ -5,6 +5,12 @@ from enum import IntEnum
 
 MAGIC = 430
 
+# Spec 2.3.2: code points the code-6 (table) normalizer turns into one ASCII space whenever its
+# table is non-empty.
+TABLE_CONTROL_TO_SPACE = frozenset(
+    {*range(0x01, 0x20)} - {0x09, 0x0A, 0x0D} | {*range(0x7F, 0xA0)} | {*range(0x200B, 0x2010)}
+    | {*range(0x202A, 0x202F)} | {*range(0x2060, 0x206A)} | {0xFEFF} | {*range(0xFFF0, 0xFFF9)})
+
 
 class FileType(IntEnum):
     SENTENCEPIECE = 0

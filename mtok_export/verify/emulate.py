@@ -7,9 +7,7 @@ import unicodedata
 from bisect import bisect_left
 
 from ..ir import normalizers as N
-
-_CONTROL = set(range(0x01, 0x20)) - {0x09, 0x0A, 0x0D} | set(range(0x7F, 0xA0)) | set(range(0x200B, 0x2010)) \
-    | set(range(0x202A, 0x202F)) | set(range(0x2060, 0x206A)) | {0xFEFF} | set(range(0xFFF0, 0xFFF9))
+from ..mtok.constants import TABLE_CONTROL_TO_SPACE as _CONTROL
 
 
 def normalize(n, text: str) -> str:
