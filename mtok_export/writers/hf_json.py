@@ -59,7 +59,7 @@ TOP_LEVEL = ("version", "truncation", "padding", "added_tokens", "normalizer", "
 TOKENIZER_CLASS = "PreTrainedTokenizerFast"  # loads tokenizer.json as written, in transformers 4 and 5
 
 # Spec 2.3.2: what the code-6 normalizer turns into one ASCII space whenever its table is non-empty.
-CONTROL_TO_SPACE = tuple(sorted(TABLE_CONTROL_TO_SPACE)))
+CONTROL_TO_SPACE = tuple(sorted(TABLE_CONTROL_TO_SPACE))
 
 
 def _token_names(tok: Tokenizer, ids, json_path: str, strict: bool = True) -> dict[int, str]:
