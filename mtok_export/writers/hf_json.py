@@ -62,6 +62,122 @@ TOKENIZER_CLASS = "PreTrainedTokenizerFast"  # loads tokenizer.json as written, 
 CONTROL_TO_SPACE = tuple(sorted(TABLE_CONTROL_TO_SPACE))
 
 
+# ---------------------------------------------------------------- MNN-only forms -> HF forms
+
+def hf_equivalent(tok: Tokenizer) -> Tokenizer:
+    """`tok` with every MNN-only form replaced by HF components doing what the runtime does (see the
+    module docstring).  An IR without such forms comes back equal to itself."""
+    model, pre = tok.model, tok.pre_tokenizer
+    if isinstance(model, M.BPE) and model.mnn_byte_level:
+        pre = _append_byte_level(pre)
+        model = replace(model, mnn_byte_level=False)
+    return replace(tok, normalizer=_normalizer(tok.normalizer, "$.normalizer"), pre_tokenizer=pre, model=model,
+                   post_processor=_post_processor(tok), prefix_ids=(), added_tokens=_added_with_specials(tok))
+
+
+def _normalizer(n, jp: str):
+    if isinstance(n, N.Sequence):
+        kids = tuple(_normalizer(c, f"{jp}.normalizers[{i}]") for i, c in enumerate(n.normalizers))
+        if kids == n.normalizers:
+            return n
+        return N.Sequence(tuple(k for k in kids if k is not None))
+    if isinstance(n, N.CodepointMap):
+        return codepoint_map_normalizer(n.entries, jp)
+    if isinstance(n, N.MnnBertNormalizer):
+        return N.BertNormalizer(n.clean_text, n.handle_chinese_chars,
+                                bool(n.strip_accents and n.nfd_table is not None), n.lowercase)
+    return n
+
+
+def codepoint_map_normalizer(entries, json_path: str = "$.normalizer") -> N.Sequence | None:
+    """The HF form of a code-6 table: one literal `Replace` per code point, the control -> space rule
+    included, ordered so that a Replace never runs over what an earlier one wrote.  None for an
+    empty table (a no-op in the runtime, control rule included)."""
+    if not entries:
+        return None
+    mapping = dict(entries)
+    mapping.update(dict.fromkeys(CONTROL_TO_SPACE, " "))  # the rule wins over the table (spec 2.3.2)
+    mapping = {cp: rep for cp, rep in mapping.items() if rep != chr(cp)}
+    order = replace_order(mapping, json_path)
+    return N.Sequence(tuple(N.Replace(Pattern(chr(cp)), mapping[cp]) for cp in order))
+
+
+def replace_order(mapping: dict[int, str], json_path: str = "$.normalizer") -> list[int]:
+    """Code points in an order where every key whose character appears in the replacement of key k
+    comes before k, so its Replace has already run when k's output appears; smallest code point
+    first among the ready ones (deterministic).  Replacements that contain each other cannot be
+    ordered: `UnsupportedError`."""
+    users: dict[int, list[int]] = {}
+    pending = {}
+    for cp, rep in mapping.items():
+        deps = {d for d in map(ord, rep) if d != cp and d in mapping}
+        pending[cp] = len(deps)
+        for d in deps:
+            users.setdefault(d, []).append(cp)
+    ready = [cp for cp, n in pending.items() if n == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        cp = heapq.heappop(ready)
+        order.append(cp)
+        for u in users.get(cp, ()):
+            pending[u] -= 1
+            if pending[u] == 0:
+                heapq.heappush(ready, u)
+    if len(order) != len(mapping):
+        stuck = sorted(cp for cp, n in pending.items() if n)[:4]
+        raise UnsupportedError("normalizer MnnCodepointMap: the replacements of "
+                               + ", ".join(f"U+{cp:04X}" for cp in stuck)
+                               + " contain each other's code points; a chain of HF Replace normalizers "
+                               "cannot apply them simultaneously", json_path=json_path)
+    return order
+
+
+def _append_byte_level(pre):
+    bl = P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)
+    if pre is None:
+        return bl
+    if isinstance(pre, P.Sequence):
+        return P.Sequence((*pre.pretokenizers, bl))
+    return P.Sequence((pre, bl))
+
+
+def _post_processor(tok: Tokenizer):
+    p, prefix = tok.post_processor, tuple(tok.prefix_ids)
+    if isinstance(p, R.PostProgram):
+        ops = p.ops or (R.SEQUENCE_A,)  # zero ops: the runtime reads [SEQUENCE_A] (spec 2.9)
+    elif not prefix:
+        return p
+    elif p is None:
+        ops = (R.SEQUENCE_A,)
+    else:
+        raise UnsupportedError(f"header prefix ids {list(prefix)} together with post_processor {p.kind}: "
+                               "no runtime applies both", json_path="$.post_processor")
+    if ops == (R.SEQUENCE_A,) and not prefix:
+        return None
+    # HEAD applies the program to prefix + ids, so every op 0 stands for prefix + $A.
+    ids = [i for op in ops for i in (prefix if op is R.SEQUENCE_A else (op,))]
+    names = _token_names(tok, set(ids), "$.post_processor")
+    by_name: dict[str, int] = {}
+    for i in ids:
+        if by_name.setdefault(names[i], i) != i:
+            raise UnsupportedError(f"ids {by_name[names[i]]} and {i} are both {names[i]!r}; TemplateProcessing "
+                                   "names special tokens by text", json_path="$.post_processor")
+    single = []
+    for op in ops:
+        if op is R.SEQUENCE_A:
+            single += [R.Piece(names[i], 0, special=True) for i in prefix] + [R.Piece("A")]
+        else:
+            single.append(R.Piece(names[op], 0, special=True))
+    # `pair` is not in the format: BertProcessing's shape, the second sequence and what follows the
+    # first one repeated with type_id 1 ([CLS] $A [SEP] -> [CLS] $A [SEP] $B:1 [SEP]:1).
+    first = next((k for k, piece in enumerate(single) if not piece.special), len(single))
+    pair = single + [R.Piece(x.id if x.special else "B", 1, x.special) for x in single[first:]]
+    return R.TemplateProcessing(
+        single=tuple(single), pair=tuple(pair),
+        special_tokens=tuple(R.SpecialToken(name, (i,), (name,)) for name, i in sorted(by_name.items())))
+
+
 def _token_names(tok: Tokenizer, ids, json_path: str, strict: bool = True) -> dict[int, str]:
     """id -> token text, from the added tokens first, then the model vocab."""
     names: dict[int, str] = {}
