@@ -41,7 +41,8 @@ def default_341() -> str | None:
 
 
 def table(title: str, rows) -> str:
-    head = f"{'model':20} {'MNN':6} {'raw ids':>9} {'engine ids':>10} {'stream':>8} {'stream*':>8} {'IR(HF)':>8} {'unexpl':>6}"
+    head = (f"{'model':20} {'MNN':6} {'raw ids':>9} {'engine ids':>10} {'stream':>8} {'stream*':>8} "
+            f"{'IR(HF)':>8} {'unexpl':>6}")
     out = [title, head, "-" * len(head)]
     for name, p in rows:
         ir = f"{p.ir_raw[0]}/{p.ir_raw[1]}" if p.ir_raw else "-"

@@ -5,8 +5,8 @@
 1. `$MTOK_MNN341_PYTHON` if set (a venv you made yourself);
 2. else `<repo>/.venv-mnn341`, created on first use with `python -m venv` and
    `pip install MNN==3.4.1` (CI has nothing preinstalled).  Creation happens in a temporary
-   directory renamed into place, under a file lock, so concurrent sessions neither race nor leave
-   half a venv behind.
+   directory renamed into place, under a file lock (in the system temp directory), so concurrent
+   sessions neither race nor leave half a venv behind.  Add `.venv-mnn341/` to .gitignore.
 
 The test is skipped (not failed) only when the venv cannot be created: no network or no wheel for
 this platform.  Import this module's fixture into a test module with
@@ -15,10 +15,12 @@ this platform.  Import this module's fixture into a test module with
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -69,7 +71,8 @@ def ensure_mnn341(venv: Path = VENV) -> str:
     if python.is_file() and _version(python) == VERSION:
         return str(python)
     venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.with_name(venv.name + ".lock"), "w") as lock:
+    key = hashlib.sha256(str(venv.resolve()).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"mtok-venv-mnn341-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if python.is_file() and _version(python) == VERSION:  # another session made it meanwhile
             return str(python)

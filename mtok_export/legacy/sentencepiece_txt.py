@@ -51,11 +51,16 @@ run differently (`type0_losses`: a Unigram model, a normalizer, non-SentencePiec
 
 The pre-430 mnn-llm files (`read_mnn_legacy_vocab`) are one base64 token per line, line index =
 id, nothing else: no scores, merges, piece types, normalizer or special ids.  They give an
-id -> bytes table (for `decode`, or to cross-check another source), not a tokenizer: for a
-SentencePiece vocabulary the id order approximates the score order, so a BPE could be guessed
-from it, but types (control/byte/unknown) would be guessed from the piece shapes; for a tiktoken
-vocabulary (Qwen-7B) the line order is the rank order, so it equals the `.tiktoken` ranks without
-the special tokens.  No IR is built from them here."""
+id -> bytes table (to decode, or to cross-check another source), not a tokenizer, and no IR is
+built from them.  What the three shared files are:
+
+* `Llama2_7b_vocab.txt`: Llama 2's 32,000 SentencePiece pieces with '▁' written as ' ', then
+  `<pad>` (id 32000).  For a SentencePiece BPE the id order is the score order, so a BPE could be
+  guessed (score = -id; Llama's '▁▁' at id 259, scored -1e9, is the exception), but control/byte/unknown
+  types only from the piece shapes;
+* `Chatglm2_6b_vocab.txt`: 65,024 lines, 238 of them the placeholder `<id>` (returned as b"");
+* `Qwen_7b_vocab.txt`: exactly the 151,643 `qwen.tiktoken` tokens in rank order (the ranks
+  without the special tokens): a tiktoken BPE's mergeable ranks."""
 
 from __future__ import annotations
 
@@ -72,6 +77,7 @@ from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
+from ..ir import processors as R
 from ..lower import Loss
 from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
@@ -212,8 +218,10 @@ def type0_rows(tok) -> tuple[Type0, list[Loss]]:
 
     special = list(dict.fromkeys(i for i in tok.special_ids if i < len(pieces)))
     special += [t.id for t in tok.added_tokens if t.id not in special]
-    if tok.prefix_ids:
-        prefix, suffix = tuple(tok.prefix_ids), ()
+    if isinstance(tok.post_processor, R.PostProgram) or tok.prefix_ids:  # a lowered IR
+        ops = tok.post_processor.ops if isinstance(tok.post_processor, R.PostProgram) else (None,)
+        k = ops.index(None) if None in ops else len(ops)
+        prefix, suffix = tuple(ops[:k]) + tuple(tok.prefix_ids), tuple(ops[k + 1:])
     else:
         lw = Lowering("mnn-3.6")
         parts = split_single(lw, tok.post_processor, "$.post_processor")

@@ -3,9 +3,12 @@ added tokens outside the model vocab join it so the runtime can decode them."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from ..ir import models as M
+
+_BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 
 
 def lower_model(lw, tok):
@@ -35,12 +38,31 @@ def lower_model(lw, tok):
         if m.unk_id is None:
             lw.loss("unigram-unk", name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
             m = replace(m, unk_id=0)
+        if m.byte_fallback:
+            m = _byte_piece_scores(lw, m, jp)
     elif isinstance(m, M.WordLevel):
         # WordPiece whose continuation prefix can never match is exactly WordLevel: the whole
         # pre-token is looked up, anything else is unk.
         lw.did("wordlevel-as-wordpiece", f"{jp}: WordLevel as WordPiece with an unmatchable prefix")
         m = M.WordPiece(m.vocab, m.unk_token or "[UNK]", "\x00\x00", 1 << 30)
     return replace(tok, model=m)
+
+
+def _byte_piece_scores(lw, m, jp: str):
+    """The runtime's Viterbi offers every single byte that is not itself a piece as its <0xHH> piece,
+    scored with that piece's own score (TC UnigramModel::tokenize), so with SentencePiece's usual
+    0.0 (the best score there is) every non-ASCII character becomes byte pieces.  HF (and
+    SentencePiece) fall back to bytes only where no piece covers a character.  Scoring the byte
+    pieces at the lowest other score makes any real piece win and leaves HF's unk penalty
+    (min score - 10) unchanged."""
+    others = [s for p, s in m.vocab if not _BYTE_PIECE.fullmatch(p)]
+    floor = min(others) if others else -10.0
+    vocab = tuple((p, floor) if _BYTE_PIECE.fullmatch(p) and s > floor else (p, s) for p, s in m.vocab)
+    changed = sum(1 for a, b in zip(vocab, m.vocab) if a != b)
+    if changed:
+        lw.did("unigram-byte-scores", f"{jp}.vocab: {changed} <0xHH> byte piece(s) scored {floor:g} (the lowest "
+               "piece score) so the runtime uses them only where no piece covers a character")
+    return replace(m, vocab=vocab)
 
 
 def lower_added_tokens(lw, tok):

@@ -193,7 +193,8 @@ def parse_model_proto(data: bytes, path) -> object:
         where = _wire_problem(data)
         raise InputError(f"{path}: not a SentencePiece model: {where or e}") from None
     if not m.pieces:
-        raise InputError(f"{path}: not a SentencePiece model: no pieces ({len(data)} bytes parsed as an empty ModelProto)")
+        raise InputError(f"{path}: not a SentencePiece model: no pieces "
+                         f"({len(data)} bytes parsed as an empty ModelProto)")
     return m
 
 
@@ -253,10 +254,24 @@ def _wire_problem(data: bytes, pos: int = 0, end: int | None = None, names=_FIEL
     return ""
 
 
+def is_sentencepiece(path: Path) -> bool:
+    """Content check: the file parses as a `ModelProto` with pieces (names are not trusted)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(2)
+            if len(head) < 2 or head[0] != 0x0A:  # field 1 (pieces), length-delimited, comes first
+                return False
+            parse_model_proto(head + f.read(), path)
+        return True
+    except (OSError, InputError):
+        return False
+
+
 def read_sentencepiece(path: Path, config_dir: Path | None = None, *, add_bos: bool | None = None,
-                       add_eos: bool | None = None) -> Tokenizer:
+                       add_eos: bool | None = None, chat_template: str | None = None) -> Tokenizer:
     """A SentencePiece model (or a folder holding one) -> IR.  `add_bos`/`add_eos` override the
-    BOS/EOS policy found in the configs."""
+    BOS/EOS policy found in the configs; `chat_template` picks a named template or a file (as
+    `read_model_dir` does)."""
     path = Path(path)
     if path.is_dir():
         path = find_model_file(path)
@@ -266,7 +281,7 @@ def read_sentencepiece(path: Path, config_dir: Path | None = None, *, add_bos: b
         raise InputError(f"{path}: cannot read ({e.strerror or e})") from e
     proto = parse_model_proto(data, path)
     cfg = _Configs(Path(config_dir) if config_dir is not None else path.parent)
-    return _build(proto, path, data, cfg, add_bos, add_eos)
+    return _build(proto, path, cfg, add_bos, add_eos, chat_template)
 
 
 class _Configs:
@@ -283,8 +298,9 @@ class _Configs:
         if p.is_file():
             self.used.append(p)
             data = load_json(p)
-            if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, int) for k, v in data.items()):
-                raise UnsupportedError("added_tokens.json must map token text to integer ids", json_path="$", path=str(p))
+            if not isinstance(data, dict) or not all(isinstance(v, int) for v in data.values()):
+                raise UnsupportedError("added_tokens.json must map token text to integer ids", json_path="$",
+                                       path=str(p))
             self.added = data
 
     def _obj(self, name: str) -> dict:
@@ -311,19 +327,19 @@ class _Configs:
         return out
 
 
-def _build(proto, path: Path, data: bytes, cfg: _Configs, add_bos, add_eos) -> Tokenizer:
+def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=None) -> Tokenizer:
     ts, ns = proto.trainer_spec, proto.normalizer_spec
     notes: list[str] = []
     pieces = []
     seen: dict[str, int] = {}
+    known = {int(t): t for t in PieceType}
     for i, p in enumerate(proto.pieces):
         if not p.piece:
             raise InputError(f"{path}: pieces[{i}] is empty")
         if p.piece in seen:
             raise InputError(f"{path}: piece {p.piece!r} appears twice (ids {seen[p.piece]} and {i})")
         seen[p.piece] = i
-        kind = p.type if p.type in tuple(PieceType) else PieceType.NORMAL
-        pieces.append((p.piece, float(p.score), PieceType(kind)))
+        pieces.append((p.piece, float(p.score), known.get(p.type, PieceType.NORMAL)))
     n = len(pieces)
 
     model_type = ts.model_type
@@ -335,7 +351,10 @@ def _build(proto, path: Path, data: bytes, cfg: _Configs, add_bos, add_eos) -> T
         raise UnsupportedError("treat_whitespace_as_suffix (a dummy suffix instead of a prefix) has no HF or MNN form",
                                json_path="trainer_spec.treat_whitespace_as_suffix", path=str(path))
     unk_ids = [i for i, (_, _, t) in enumerate(pieces) if t == PieceType.UNKNOWN]
-    unk_id = ts.unk_id if 0 <= ts.unk_id < n and pieces[ts.unk_id][2] == PieceType.UNKNOWN else (unk_ids[0] if unk_ids else None)
+    if 0 <= ts.unk_id < n and pieces[ts.unk_id][2] == PieceType.UNKNOWN:
+        unk_id = ts.unk_id
+    else:
+        unk_id = unk_ids[0] if unk_ids else None
     if unk_id is None:
         notes.append("the model has no unknown piece")
     byte_fallback = bool(ts.byte_fallback)
@@ -366,7 +385,8 @@ def _build(proto, path: Path, data: bytes, cfg: _Configs, add_bos, add_eos) -> T
         notes.append("remove_extra_whitespaces without a dummy prefix: leading whitespace other than U+0020 "
                      "is stripped too (Strip)")
     if legacy is False and ns.remove_extra_whitespaces:
-        notes.append("legacy=false is ignored with remove_extra_whitespaces: the dummy prefix follows every added token")
+        notes.append("legacy=false is ignored with remove_extra_whitespaces: the dummy prefix follows every "
+                     "added token")
     normalizer, pre = sp_normalizer(bytes(ns.precompiled_charsmap), add_dummy_prefix=dummy,
                                     remove_extra_whitespaces=ns.remove_extra_whitespaces,
                                     escape_whitespaces=ns.escape_whitespaces, legacy=legacy is not False)
@@ -396,7 +416,7 @@ def _build(proto, path: Path, data: bytes, cfg: _Configs, add_bos, add_eos) -> T
 
     stops: dict[int, str] = {}
     if eos is not None:
-        stops.setdefault(eos[1], "tokenizer_config.json eos_token" if cfg.token("eos_token") else "model eos_id")
+        stops.setdefault(eos[1], "config eos_token" if cfg.token("eos_token") else "the model's eos_id")
     for i in id_list(cfg.gen.get("eos_token_id"), cfg.dir / "generation_config.json", "eos_token_id"):
         stops.setdefault(i, "generation_config.json eos_token_id")
     from .model_dir import END_OF_TURN, sha256
@@ -409,9 +429,15 @@ def _build(proto, path: Path, data: bytes, cfg: _Configs, add_bos, add_eos) -> T
     if templates.source and templates.source != "tokenizer_config.json:chat_template":
         inputs.append(cfg.dir / templates.source)
     name, text = templates.named[0] if templates.named else ("", "")
+    source = templates.source
+    if chat_template is not None:
+        from .model_dir import _choose_template
+        text, name, source = _choose_template(templates, chat_template)
+        if source == chat_template:
+            inputs.append(Path(chat_template))
     others = tuple((k, v) for k, v in templates.named if k != name)
     chat = ChatTemplate(text, bos[0] if bos else "", eos[0] if eos else "",
-                        tcfg.get("clean_up_tokenization_spaces") is True, others, name=name, source=templates.source)
+                        tcfg.get("clean_up_tokenization_spaces") is True, others, name=name, source=source)
 
     return Tokenizer(
         model=model, normalizer=normalizer, pre_tokenizer=pre, decoder=decoder, post_processor=post,
@@ -461,7 +487,8 @@ def _added_tokens(pieces, cfg: _Configs, dummy: bool, notes: list[str]) -> tuple
         if i < n and pieces[i][0] != content:
             notes.append(f"added_tokens_decoder renames piece {i} {pieces[i][0]!r} to {content!r}: ignored")
             continue
-        flags = {k: t[k] for k in ("single_word", "lstrip", "rstrip", "normalized", "special") if isinstance(t.get(k), bool)}
+        flags = {k: t[k] for k in ("single_word", "lstrip", "rstrip", "normalized", "special")
+                 if isinstance(t.get(k), bool)}
         if dummy:
             flags["normalized"] = False  # as transformers: each chunk between added tokens gets the dummy prefix
         old = by_id.get(i)

@@ -256,7 +256,8 @@ def spm_parity(model_path, out_dir, *, target: str = "mnn-3.6", python=None, sam
     path = out / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     p = _compare(model_path, tok, lw.losses, path, samples=samples, python=python, timeout=timeout,
-                 explain_raw=lambda codes, text, raw, got, ref: _explain_ids(codes, text, raw, low, ref, lw.losses, got),
+                 explain_raw=lambda codes, text, raw, got, ref: _explain_ids(codes, text, raw, low, ref, lw.losses,
+                                                                             got),
                  explain_engine=lambda codes, text, eng, raw, got, got_raw, ref: _explain_engine(
                      codes, text, eng, raw, got, got_raw, low, ref, lw.losses),
                  explain_stream=_explain_stream, prefix=low.prefix_ids)
