@@ -10,7 +10,8 @@ import typer
 
 
 def export(
-    path: Annotated[Path, typer.Option("--path", "-p", help="Model directory (tokenizer.json and its configs).")],
+    path: Annotated[Path, typer.Option("--path", "-p", help="Model directory (tokenizer.json and its configs), "
+                                       "tiktoken rank file, vocab.json + merges.txt, vocab.txt or legacy tokenizer.txt.")],
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Output directory [default: --path].")] = None,
     target: Annotated[str, typer.Option(help="Runtime the file is for: mnn-3.6, mnn-3.5 or mnn-head.")] = "mnn-3.6",
     allow_lossy: Annotated[bool, typer.Option("--allow-lossy", help="Write even if the target cannot do "
@@ -24,6 +25,12 @@ def export(
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
                                                            "with the MNN runtime to verify with.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON report instead of the summary.")] = False,
+    pattern: Annotated[Optional[str], typer.Option("--pattern", help="Split regex of a tiktoken rank file "
+                                                   "[default: from configs beside it or the known-vocabulary table].")] = None,
+    special: Annotated[Optional[str], typer.Option("--special", help="Special tokens of a tiktoken rank file: JSON "
+                                                   "{token: id} or [tokens] (ids follow the ranks), inline or a file; {} for none.")] = None,
+    family: Annotated[Optional[str], typer.Option("--family", help="vocab.json + merges.txt post-processing when "
+                                                  "tokenizer_config.json has no known tokenizer_class: gpt2, roberta, whisper.")] = None,
 ):
     """Export a model directory to MNN's .mtok, then verify it with the real MNN runtime.
 
@@ -40,10 +47,14 @@ def export(
         raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
     from .progress import table_progress
 
+    if special is not None:
+        from ..readers.tiktoken import parse_special_arg
+        special = parse_special_arg(special)
     try:
         with table_progress() as progress:
             result = run(path, output, target=target, allow_lossy=allow_lossy, bos=bos,
-                         chat_template=chat_template, progress=progress)
+                         chat_template=chat_template, progress=progress, pattern=pattern, special=special,
+                         family=family)
     except LossError as e:
         if as_json:
             out.print_json(json.dumps({"ok": False, "error": str(e), "passes": e.applied,
@@ -55,10 +66,13 @@ def export(
         print_summary(result)
     verified = None
     if not no_verify:
+        from ..verify.reference import reference_for
         from .cmd_verify import report_json, run_verify
 
-        verified = run_verify(result.path, path, result.lowered, result.lowering, corpus=corpus,
-                              python=runtime_python, accepted=allow_lossy, quiet=as_json)
+        source_dir = path if path.is_dir() else path.parent
+        verified = run_verify(result.path, source_dir, result.lowered, result.lowering, corpus=corpus,
+                              python=runtime_python, accepted=allow_lossy, quiet=as_json,
+                              reference=reference_for(result.source))
     if as_json:
         data = report(result)
         data["verify"] = report_json(verified) if verified else None

@@ -36,7 +36,7 @@ def verify(
 
 
 def run_verify(file, source_dir, lowered, lowering, *, corpus=None, python=None, accepted=False, json_report=None,
-               quiet=False):
+               quiet=False, reference=None):
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from ..verify.check import verify
@@ -49,7 +49,8 @@ def run_verify(file, source_dir, lowered, lowering, *, corpus=None, python=None,
                   disable=quiet or json_report == Path("-") or not err.is_terminal) as bar:
         task = bar.add_task("start", total=None)
         report = verify(file, source_dir, lowered, lowering, samples=samples, chats=list(builtin_chats()),
-                        python=python, accepted=accepted, progress=lambda s: bar.update(task, description=s))
+                        python=python, accepted=accepted, progress=lambda s: bar.update(task, description=s),
+                        reference=reference)
     data = report_json(report)
     if json_report is not None:
         text = json.dumps(data, ensure_ascii=False, indent=1)

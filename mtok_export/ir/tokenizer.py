@@ -53,6 +53,8 @@ class Metadata:
     notes: tuple[str, ...] = ()  # reader warnings worth showing
     tokenizer_class: str | None = None  # tokenizer_config.json, e.g. "LlamaTokenizer"
     legacy: bool | None = None  # tokenizer_config.json "legacy" (Llama-family spacing after specials)
+    # Where the IR knowingly differs from the source's own library: (code, reason, trigger texts).
+    differences: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

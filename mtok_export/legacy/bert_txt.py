@@ -24,7 +24,16 @@ only `[UNK]` for such a word).  Duplicate lines keep the first id.  Base64 is de
 type 1 (lenient unless `strict`); missing lines, wrong counts and trailing content are
 `FormatError`s naming the line.
 
-Writing needs a WordPiece with the `##` prefix and dense ids."""
+Writing needs a WordPiece with the `##` prefix and dense ids.
+
+Projection (`project_bert(ir)` == `read_bert_txt(write_bert_txt(ir))`), the chain of
+`projection_steps_bert`: normalizer -> ASCII lowercasing (`legacy-bert-normalizer`); prefix-only
+post-processor (`suffix-not-appended`); plain added tokens (`legacy-added-flags`); pre-tokenizer
+`WORDS` (`legacy-bert-split`); WordPiece without word limit and with `[UNK]`
+(`legacy-bert-wordpiece`); decoder Fuse (`legacy-bert-decode`); then the behaviour-neutral
+`representation` (vocabulary = the lines with added tokens, first id winning, all added tokens
+special, header special order, no chat template).  `legacy-bert-unk` is listed by
+`losses_bert_txt` but has no step: the projection cannot express it."""
 
 from __future__ import annotations
 
@@ -40,7 +49,7 @@ from ..ir import pre_tokenizers as P
 from ..lower import Loss, Lowering
 from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
-from .tiktoken_txt import U32_MAX, Body, Chain, memo_last, added_from_header, b64_canonical, b64decode_mnn, common_steps, \
+from .tiktoken_txt import NO_LIMIT, Body, Chain, memo_last, added_from_header, b64_canonical, b64decode_mnn, common_steps, \
     dense_size, finish, header_lists, template_loss, token_names
 
 UNK = "[UNK]"
@@ -58,7 +67,7 @@ class Plan:
 
 
 def _model(vocab: dict[str, int]):
-    return M.WordPiece(vocab, UNK, "##", U32_MAX)
+    return M.WordPiece(vocab, UNK, "##", NO_LIMIT)
 
 
 def _first_ids(tokens: list[bytes], notes: list[str]) -> dict[str, int]:
@@ -125,11 +134,11 @@ def _plan(tok) -> Plan:
                "letter splits a word: 'café' -> 'caf', 'é')", replace(chain.tok, pre_tokenizer=WORDS), "caf\u00e9")
     vocab = _first_ids(tokens, notes)
     wp = chain.tok.model
-    if (wp.max_input_chars_per_word, wp.unk_token) != (U32_MAX, UNK):
+    if (wp.max_input_chars_per_word, wp.unk_token) != (NO_LIMIT, UNK):
         chain.step("legacy-bert-wordpiece", "model WordPiece", "$.model",
                    f"{what} has no word-length limit (HF: words over {wp.max_input_chars_per_word} characters become "
                    f"{wp.unk_token}) and always uses {UNK!r} (else id {UNK_FALLBACK_ID}) as unk",
-                   replace(chain.tok, model=replace(wp, unk_token=UNK, max_input_chars_per_word=U32_MAX)), "a" * 120)
+                   replace(chain.tok, model=replace(wp, unk_token=UNK, max_input_chars_per_word=NO_LIMIT)), "a" * 120)
     chain.step("legacy-bert-decode", f"decoder {getattr(tok.decoder, 'kind', None)}", "$.decoder",
                f"{what} decodes each id to its raw token ('##' kept) and joins them without spaces or cleanup",
                replace(chain.tok, decoder=D.Fuse()), "playing")

@@ -23,7 +23,8 @@ Runtime-faithful IR (`read_hf_txt`): BPE(vocab lines, merges) behind Sequence[Sp
 Isolated), ByteLevel(use_regex=False)] with a ByteLevel decoder.  `RUNTIME_REGEX` is the Oniguruma
 form of the C++ pattern on characters: ASCII classes spelled out, and the optional prefix of a
 letter run limited to ASCII (on bytes it can only be a one-byte character in valid UTF-8, because
-no match ends inside a multi-byte character).  Header special ids become special added tokens
+no match ends inside a multi-byte character).  HF runs it exactly as MNN 3.4.1 runs the file
+(checked on the built-in corpus for GPT-2, RoBERTa, Whisper, Qwen-1 and Llama-3 vocabularies).  Header special ids become special added tokens
 (content = the line's bytes, as `decode` gives them), the prefix ids a TemplateProcessing.
 Duplicate vocabulary lines keep the first id, duplicate merges the first rank (as the runtime's
 `emplace` does); a merge line without a space, or naming a token or result missing from the
@@ -33,7 +34,17 @@ wrong counts.  Only a `#version` first merge line is skipped.
 Writing needs a BPE whose tokens are all GPT-2 byte-level strings, a ByteLevel decoder, dense ids,
 and a single-byte token for all 256 bytes (otherwise the runtime aborts on text holding the
 missing byte: refused).  Added tokens are written as the byte-level string of their content, so
-the runtime decodes (and so splits out) exactly that content."""
+the runtime decodes (and so splits out) exactly that content.
+
+Projection (`project_hf(ir)` == `read_hf_txt(write_hf_txt(ir))`), the chain of
+`projection_steps_hf`: no normalizer (`legacy-normalizer`); prefix-only post-processor
+(`suffix-not-appended`); plain added tokens (`legacy-added-flags`); no prefix space
+(`prefix-space`); pre-tokenizer `RUNTIME_PRE` (`legacy-hf-regex`); no `ignore_merges`
+(`ignore-merges`) and no other BPE options (`bpe-field`); duplicate merges keep their first rank
+(`legacy-duplicate-merge`); then the behaviour-neutral `representation`: vocabulary = the lines
+(added tokens as byte-level strings, first id winning), all added tokens special, special ids =
+the header list (every added token, longest first), stop ids kept, prefix as TemplateProcessing,
+ByteLevel decoder, no chat template, no metadata."""
 
 from __future__ import annotations
 
@@ -54,7 +65,13 @@ from .tiktoken_txt import Body, Chain, memo_last, added_from_header, common_step
 CPP_REGEX = (r"""('s|'t|'re|'ve|'m|'ll|'d)|[^\r\n[:alpha:][:digit:]]?[[:alpha:]]+|[[:digit:]]"""
              r"""| ?[^\s[:alpha:][:digit:]]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
 _S = r"\t\n\x0B\f\r "
-RUNTIME_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\nA-Za-z0-9\x{80}-\x{10FFFF}]?[A-Za-z]+|[0-9]"
+# The letter-run prefix is "ASCII except CR, LF, letters, digits": control characters one by one,
+# ranges only between plain characters (MNN's own regex engine, for a `.mtok` made from this IR,
+# misreads ranges with escaped ends and `\x{...}`).  In that engine non-ASCII characters fold to
+# \x01-\x07, so there this class also admits them (its `regex-control` loss).
+_ASCII_PUNCT_CTRL = ("[" + "".join(f"\\x{c:02X}" for c in range(0x20) if c not in (0x0A, 0x0D))
+                     + r" -/:-@\[\\\]^_`{-~\x7F]")
+RUNTIME_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|" + _ASCII_PUNCT_CTRL + r"?[A-Za-z]+|[0-9]"
                  rf"| ?[^{_S}A-Za-z0-9]+[\r\n]*|[{_S}]*[\r\n]+|[{_S}]+(?![^{_S}])|[{_S}]+")
 RUNTIME_PRE = P.Sequence((P.Split(Pattern(RUNTIME_REGEX, regex=True), "Isolated"),
                           P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)))

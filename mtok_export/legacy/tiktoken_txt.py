@@ -28,8 +28,16 @@ tokens are all GPT-2 byte strings, decoder ByteLevel, ids dense 0..N-1 over voca
 tokens.  Greedy longest-prefix matching equals the source's BPE only where both happen to pick
 the same segmentation: that is a property of each input, not of the vocabulary, so any BPE source
 gets the `legacy-greedy` loss (it is never exact in general).  All added tokens go to the header
-special list (longest first), so they are split out as HF does; the projection marks them all
-special."""
+special list (longest first), so they are split out as HF does.
+
+Projection (`project_tiktoken(ir)` == `read_tiktoken_txt(write_tiktoken_txt(ir))`), the chain of
+`projection_steps_tiktoken` with one loss code per step: no normalizer (`legacy-normalizer`); the
+post-processor reduced to its prefix (`suffix-not-appended`); added tokens without
+lstrip/rstrip/single_word (`legacy-added-flags`); model and pre-tokenizer replaced by the greedy
+WordPiece above over every line, first id winning (`legacy-greedy`); then a re-spelling that
+changes no behaviour (`representation`): all added tokens special and not normalized,
+special ids = the header list, stop ids kept, prefix as TemplateProcessing named by token text,
+no chat template, no metadata."""
 
 from __future__ import annotations
 
@@ -50,11 +58,14 @@ from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
 from ..readers.gpt2_files import bytes_to_token, token_to_bytes
 
-U32_MAX = 0xFFFFFFFF
-C_SPACE = "\t\n\x0b\f\r "  # C-locale isspace
+# WordPiece `max_input_chars_per_word` meaning "no limit": the largest value MNN's `.mtok` runtime
+# reads correctly (it keeps the u32 in an `int`, so 2**31 and above make every word unk).
+NO_LIMIT = 0x7FFFFFFF
 _B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_VALUE = {c: i for i, c in enumerate(_B64)}
-GREEDY_UNK = "<unk>"  # WordPiece needs an unk name; the runtime skips unmatched bytes instead
+# WordPiece needs an unk name; the runtime skips unmatched bytes instead.  Raw spaces never occur in
+# a byte-level vocabulary (a space byte is U+0120 there), so this name cannot shadow a real token.
+GREEDY_UNK = " <unk> "
 
 
 # ------------------------------------------------------------------ shared: base64, lines, header
@@ -327,7 +338,7 @@ def _plan(tok) -> Plan:
     common_steps(chain, suffix, what)
     t = chain.tok
     greedy_model = M.WordPiece({bytes_to_token(b): i for i, b in reversed(list(enumerate(tokens)))},
-                               GREEDY_UNK, "", U32_MAX)
+                               GREEDY_UNK, "", NO_LIMIT)
     greedy_pre = P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)
     if not greedy or t.pre_tokenizer != greedy_pre:
         chain.step("legacy-greedy", f"model {m.kind}", "$.model",
@@ -410,7 +421,7 @@ def read_tiktoken_txt(data: bytes, path=None, strict: bool = False) -> Tokenizer
         if i >= n:
             notes.append(f"header id {i} is beyond the {n} tokens: decodes to ''")
     added = added_from_header(special, {i: tokens[i] for i in special if i < n}, notes)
-    return finish(model=M.WordPiece(vocab, GREEDY_UNK, "", U32_MAX), normalizer=None,
+    return finish(model=M.WordPiece(vocab, GREEDY_UNK, "", NO_LIMIT), normalizer=None,
                   pre_tokenizer=P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False),
                   decoder=D.ByteLevel(), header=header, added=added, notes=notes,
                   names=token_names({i: tokens[i] for i in prefix if i < n}), path=path, data=data)

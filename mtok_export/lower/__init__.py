@@ -75,6 +75,8 @@ def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None):
         decoder=decoders.lower_decoder(lw, tok.decoder, "$.decoder"),
     )
     pre_tokenizers.regex_gaps(lw, tok.pre_tokenizer, "$.pre_tokenizer")
+    for code, reason, triggers in tok.meta.differences:  # the reader's own, e.g. vs the sentencepiece library
+        lw.loss(code, "reader", "$", reason, trigger=triggers)
     tok = models.lower_model(lw, tok)
     tok = processors.lower_post_processor(lw, tok)
     tok = models.lower_added_tokens(lw, tok)

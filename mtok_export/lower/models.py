@@ -29,7 +29,11 @@ def lower_model(lw, tok):
         m = replace(m, dropout=None, unk_token=None, continuing_subword_prefix=None,
                     end_of_word_suffix=None, fuse_unk=False, ignore_merges=False)
     elif isinstance(m, M.WordPiece):
-        if any(ord(c) > 127 for t in m.vocab for c in t[:1]):
+        if m.max_input_chars_per_word > 0x7FFFFFFF:  # the runtime keeps it in an int: 2**31+ makes every word unk
+            lw.did("wordpiece-limit", f"{jp}.max_input_chars_per_word: {m.max_input_chars_per_word} written as "
+                   "2147483647 (the runtime reads it into an int)")
+            m = replace(m, max_input_chars_per_word=0x7FFFFFFF)
+        if m.max_input_chars_per_word < 1 << 30 and any(ord(c) > 127 for t in m.vocab for c in t[:1]):
             lw.loss("wordpiece-bytes", name, f"{jp}.max_input_chars_per_word",
                     "the runtime counts the word limit in bytes, HF in characters", "\u4e00" * 40)
     elif isinstance(m, M.Unigram):

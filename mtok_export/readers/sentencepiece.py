@@ -439,11 +439,28 @@ def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=Non
     chat = ChatTemplate(text, bos[0] if bos else "", eos[0] if eos else "",
                         tcfg.get("clean_up_tokenization_spaces") is True, others, name=name, source=source)
 
+    diffs = []
+    if added:
+        diffs.append(("sp-added-token-text", "control and user-defined pieces are split out of the text as "
+                      "transformers does; the sentencepiece library encodes their text as ordinary text",
+                      tuple(t.content for t in added if t.content)))
+    if isinstance(model, M.Unigram):
+        reserved = tuple(p for i, (p, _) in enumerate(model.vocab)
+                         if i == model.unk_id or (model.byte_fallback and len(p) == 6 and p.startswith("<0x")))
+        diffs.append(("sp-reserved-piece-text", "literal unk or <0xHH> text can match those pieces in the lattice; "
+                      "the sentencepiece library never produces them from text", reserved))
+    if ns.remove_extra_whitespaces:
+        diffs.append(("sp-trailing-u2581", "sentencepiece also strips a trailing literal U+2581; the runtime "
+                      "would need a non-ASCII regex for that", (SPACE,)))
+    diffs.append(("sp-unk-surface", f"sentencepiece decodes an unknown piece as {ts.unk_surface!r}; the runtime "
+                  "as the piece itself", ()))
+
     return Tokenizer(
         model=model, normalizer=normalizer, pre_tokenizer=pre, decoder=decoder, post_processor=post,
         added_tokens=added, special_ids=header_special_order(added), stop_ids=tuple(stops), chat=chat,
         meta=Metadata(add_bos_token=bool(post and want_bos and bos), add_eos_token=bool(post and want_eos and eos),
-                      stop_sources=tuple(stops.items()), notes=tuple(notes), tokenizer_class=tclass, legacy=legacy),
+                      stop_sources=tuple(stops.items()), notes=tuple(notes), tokenizer_class=tclass, legacy=legacy,
+                      differences=tuple(diffs)),
         provenance=Provenance(tuple(InputFile(str(p), sha256(p)) for p in inputs), __version__,
                               unicodedata.unidata_version),
     )

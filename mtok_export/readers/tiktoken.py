@@ -207,13 +207,13 @@ def ranks_to_bpe(ranks: dict[bytes, int]) -> tuple[dict[str, int], tuple[tuple[s
 
 
 def _beside_tokenizer_json(directory: Path):
-    """(pattern, added tokens, normalizer, path) of a tokenizer.json beside the rank file (pattern and
-    added tokens None when it has none; all None without the file)."""
+    """(pattern, added tokens, normalizer, path, model vocab size) of a tokenizer.json beside the rank
+    file (pattern and added tokens None when it has none; all None without the file)."""
     from .hf_json import parse_tokenizer_json
 
     p = directory / "tokenizer.json"
     if not p.is_file():
-        return None, None, None, None
+        return None, None, None, None, None
     try:
         data = json.loads(p.read_bytes())
     except (OSError, ValueError) as e:
@@ -225,7 +225,7 @@ def _beside_tokenizer_json(directory: Path):
     splits = [k for k in kids if isinstance(k, P.Split) and k.pattern.regex]
     if len(splits) == 1:
         pattern = splits[0].pattern.value
-    return pattern, (parts["added_tokens"] or None), parts["normalizer"], p
+    return pattern, (parts["added_tokens"] or None), parts["normalizer"], p, len(M.vocab_of(parts["model"]))
 
 
 def parse_special_arg(value: str) -> dict[str, int]:
@@ -276,7 +276,7 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
     directory = path.parent
     side = read_side_files(directory)
     notes: list[str] = []
-    tj_pattern, tj_added, tj_norm, tj_path = _beside_tokenizer_json(directory)
+    tj_pattern, tj_added, tj_norm, tj_path, tj_size = _beside_tokenizer_json(directory)
     vocab, merges, unreachable = ranks_to_bpe(ranks)
     inputs = [path, *([tj_path] if tj_path else []), *side.inputs]
 
@@ -315,6 +315,9 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
         raise InputError(f"{path}: a tiktoken file holds only ranks; unknown vocabulary (sha256 {digest[:16]}..., "
                          f"{n} ranks) and no tokenizer.json / tokenizer_config.json beside it, so give "
                          + " and ".join(missing))
+    if tj_path is not None and tj_size != n:
+        notes.append(f"{tj_path.name} beside it has {tj_size} model tokens, the rank file {n}: "
+                     "check that they belong together")
     notes.append(f"split regex from {pattern_src}")
     notes.append(f"special tokens from {special_src}")
     if known is not None and known.n_ranks != n:  # cannot happen for a matching hash; guards the table

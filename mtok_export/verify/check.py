@@ -66,8 +66,10 @@ class Report:
 
 
 def verify(mtok_path, source_dir, lowered, lowering, *, samples, chats, python=None, accepted=False,
-           timeout: float = 300.0, progress=None) -> Report:
-    """Run the runtime and the reference and compare.  `progress(step)` is told each phase."""
+           timeout: float = 300.0, progress=None, reference=None) -> Report:
+    """Run the runtime and the reference and compare.  `progress(step)` is told each phase.
+    `reference(texts, chats) -> Reference` replaces HF on `source_dir/tokenizer.json` for inputs
+    without one (`verify.reference_tiktoken`: tiktoken on a rank file, HF built from the source IR)."""
     from .reference import hf_reference
     from .runtime import run_runtime
 
@@ -76,7 +78,8 @@ def verify(mtok_path, source_dir, lowered, lowering, *, samples, chats, python=N
     left_out = len(samples) - len(usable)
     runtime_chats = [c for c in chats if c.add_generation_prompt and not c.tools and lowered.chat.text]
     step("reference")
-    ref = hf_reference(source_dir, [s.text for s in usable], runtime_chats)
+    texts = [s.text for s in usable]
+    ref = reference(texts, runtime_chats) if reference else hf_reference(source_dir, texts, runtime_chats)
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
     chat_texts = [t for t in ref.chat_text if t is not None]
@@ -207,7 +210,7 @@ def _explain_ids(codes, text, raw, tok, ref, losses=(), got=()) -> str | None:
     for code, test in tests.items():
         if code in codes and test():
             return code
-    return None
+    return next((x.code for x in losses if x.code.startswith("sp-") and triggered(x.code)), None)
 
 
 def _unicode_space_next_to(token: str, text: str) -> bool:
@@ -234,6 +237,8 @@ def _unk_id(tok):
 
 
 def _explain_stream(codes, want: str, got: str) -> str | None:
+    if "sp-unk-surface" in codes and "\u2047" in want:
+        return "sp-unk-surface"
     if "\ufffd" in want and "byte-fallback" in codes:
         return "byte-fallback"
     for code in ("stream-decode", "no-decoder", "decoder-strip", "wordpiece-cleanup"):

@@ -35,6 +35,25 @@ def hf_reference(src_dir: Path, texts: list[str], chats: list) -> Reference:
     return Reference(engine, raw, decoded, chat_text, chat_ids, norm)
 
 
+def reference_for(tok):
+    """The reference for an IR not read from a tokenizer.json: `f(texts, chats) -> Reference`
+    (sentencepiece for a .model, tiktoken for rank files, HF built from the IR otherwise), or
+    None when HF on the source's tokenizer.json applies."""
+    inputs = [Path(f.path) for f in tok.provenance.inputs]
+    if not inputs or inputs[0].name == "tokenizer.json":
+        return None
+    from ..readers.sentencepiece import is_sentencepiece
+
+    if is_sentencepiece(inputs[0]):
+        from .reference_spm import spm_reference
+
+        meta = tok.meta
+        return lambda texts, chats: spm_reference(inputs[0], texts, add_bos=bool(meta.add_bos_token),
+                                                  add_eos=bool(meta.add_eos_token), chats=chats, tok=tok)
+    from .reference_tiktoken import reference_for as other
+    return other(tok)
+
+
 def _chats(src_dir: Path, chats: list):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
