@@ -128,20 +128,42 @@ def _has_model_files(d: Path) -> bool:
                                           "spiece.model", "tiktoken.model"))
 
 
+FORMATS = {"mtok": "tokenizer.mtok", "txt": "tokenizer.txt"}
+
+
+def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto", allow_lossy: bool = False,
+          progress=None):
+    """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).
+    Refuses with `LossError` when something would be lost and `allow_lossy` is off."""
+    from .lower import Lowering, lower
+
+    if fmt == "mtok":
+        from .mtok import write_mtok
+
+        low, lw = lower(tok, target, bos, progress)
+        if lw.losses and not allow_lossy:
+            raise LossError(lw.losses, lw.applied)
+        return write_mtok(low), low, lw
+    if fmt != "txt":
+        raise InputError(f"unknown format {fmt!r}: choose mtok or txt")
+    from . import legacy
+
+    kind, why = legacy.choose_type(tok)
+    lw = Lowering("mnn-legacy", bos, losses=legacy.legacy_losses(tok, kind))
+    lw.did("legacy-type", f"{legacy.describe(kind)}; chosen because the source is {why}")
+    if lw.losses and not allow_lossy:
+        raise LossError(lw.losses, lw.applied)
+    return legacy.write_legacy(tok, kind), legacy.project_legacy(tok, kind), lw
+
+
 def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6", allow_lossy: bool = False,
            bos: str = "auto", chat_template: str | None = None, progress=None, pattern: str | None = None,
-           special=None, family: str | None = None) -> ExportResult:
-    from .lower import lower
-    from .mtok import write_mtok
-
+           special=None, family: str | None = None, fmt: str = "mtok") -> ExportResult:
     start = time.perf_counter()
     path = Path(path)
     tok = read_source(path, chat_template, pattern=pattern, special=special, family=family)
-    low, lw = lower(tok, target, bos, progress)
-    if lw.losses and not allow_lossy:
-        raise LossError(lw.losses, lw.applied)
-    data = write_mtok(low)
-    out = Path(output_dir or (path if path.is_dir() else path.parent)) / "tokenizer.mtok"
+    data, low, lw = build(tok, fmt, target=target, bos=bos, allow_lossy=allow_lossy, progress=progress)
+    out = Path(output_dir or (path if path.is_dir() else path.parent)) / FORMATS[fmt]
     atomic_write(out, data)
     lw.notes.extend(llm_config_notes(out.parent, low.chat))
     return ExportResult(tok, low, lw, out, len(data), time.perf_counter() - start)

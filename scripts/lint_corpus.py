@@ -13,7 +13,6 @@ template with ``rule=count`` pairs instead of the matrix.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from pathlib import Path

@@ -5,7 +5,6 @@ over random small IRs built only from what `.mtok` can carry."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
 import sys

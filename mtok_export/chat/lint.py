@@ -38,7 +38,7 @@ is deterministic; in rare multi-line constructs the column may point at a neighb
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple
 
 import jinja2

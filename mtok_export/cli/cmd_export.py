@@ -13,7 +13,9 @@ def export(
     path: Annotated[Path, typer.Option("--path", "-p", help="Model directory (tokenizer.json and its configs), "
                                        "tiktoken rank file, vocab.json + merges.txt, vocab.txt or legacy tokenizer.txt.")],
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Output directory [default: --path].")] = None,
-    target: Annotated[str, typer.Option(help="Runtime the file is for: mnn-3.6, mnn-3.5 or mnn-head.")] = "mnn-3.6",
+    target: Annotated[str, typer.Option(help="Runtime the .mtok is for: mnn-3.6, mnn-3.5 or mnn-head.")] = "mnn-3.6",
+    fmt: Annotated[str, typer.Option("--format", help="mtok (MNN >= 3.5) or txt (legacy tokenizer.txt, types 0-3, "
+                                     "for MNN <= 3.4; the type follows the model family).")] = "mtok",
     allow_lossy: Annotated[bool, typer.Option("--allow-lossy", help="Write even if the target cannot do "
                                               "everything the source does; every loss is listed.")] = False,
     bos: Annotated[str, typer.Option(help="BOS policy when the chat template renders BOS itself: "
@@ -41,6 +43,8 @@ def export(
     from ..lower import BOS_POLICIES, TARGETS
     from .console import out
 
+    if fmt not in ("mtok", "txt"):
+        raise InputError(f"--format {fmt!r}: choose mtok or txt")
     if target not in TARGETS:
         raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
     if bos not in BOS_POLICIES:
@@ -54,7 +58,7 @@ def export(
         with table_progress() as progress:
             result = run(path, output, target=target, allow_lossy=allow_lossy, bos=bos,
                          chat_template=chat_template, progress=progress, pattern=pattern, special=special,
-                         family=family)
+                         family=family, fmt=fmt)
     except LossError as e:
         if as_json:
             out.print_json(json.dumps({"ok": False, "error": str(e), "passes": e.applied,

@@ -11,25 +11,24 @@ import typer
 
 
 def inspect(
-    file: Annotated[Path, typer.Argument(help="A .mtok file.")],
+    file: Annotated[Path, typer.Argument(help="A .mtok or legacy tokenizer.txt file.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print everything as JSON (stable keys).")] = False,
     section: Annotated[Optional[str], typer.Option(help="Print one section in full: header, normalizer, "
                                                    "pre_tokenizer, vocab, merges, scores, decoder, "
                                                    "added_tokens, chat_template, post_processor.")] = None,
     limit: Annotated[int, typer.Option(help="Entries shown at each end of long lists.")] = 5,
 ):
-    """Show what a .mtok file holds and how MNN runtimes will use it."""
+    """Show what a .mtok (or legacy tokenizer.txt) holds and how MNN runtimes will use it."""
     from ..dump.jsonify import SECTIONS, describe
     from ..dump.jsonify import section as one_section
     from ..errors import InputError
-    from ..mtok import read_mtok
     from .console import out
 
     try:
         data = file.read_bytes()
     except OSError as e:
         raise InputError(f"{file}: cannot read ({e.strerror})") from None
-    tok, layout = read_mtok(data, str(file), strict=False)
+    tok, layout = read_any(data, str(file))
     if section is not None:
         if section not in SECTIONS:
             raise InputError(f"--section {section!r}: choose one of {', '.join(SECTIONS)}")
@@ -52,6 +51,24 @@ def inspect(
         out.print_json(json.dumps(info, ensure_ascii=False))
         return
     _print(info, file)
+
+
+def read_any(data: bytes, path: str):
+    """`.mtok` with its layout, or a legacy `.txt` read into the same view (one body section)."""
+    from ..mtok import Layout, Section, read_mtok
+    from ..mtok.constants import FileType
+    from ..mtok.header import read_header
+
+    kind, _, body = read_header(data, path)
+    if kind == FileType.PIPELINE:
+        return read_mtok(data, path, strict=False)
+    from ..legacy import describe, read_legacy
+
+    tok = read_legacy(data, path)
+    layout = Layout(size=len(data), header_size=body, sections=[Section(f"legacy {describe(kind)}", body,
+                                                                        len(data) - body)])
+    layout.warnings.extend(tok.meta.notes)
+    return tok, layout
 
 
 def _print(info: dict, file: Path):

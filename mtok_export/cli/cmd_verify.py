@@ -96,6 +96,7 @@ def print_report(report):
     for i, note in enumerate(notes, 1):
         out.print(Text(f"  ({i}) {note}"))
     reasons = {x.code: x.reason for x in report.losses}
+    reasons.setdefault("legacy-type", "the legacy runtime did exactly what its type does (the losses listed at export)")
     for check, code, n, m in report.classes():
         why = Text(f"explained by loss {code}: {reasons.get(code, '')}" if code else "UNEXPLAINED",
                    style="" if code else "bold red")

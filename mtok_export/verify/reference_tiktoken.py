@@ -15,15 +15,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ..ir import Pattern
-from ..ir import models as M
-from ..ir import processors as R
 from .reference import Reference
 
 
@@ -52,62 +47,12 @@ def nfc(text: str) -> str:
 
 # ------------------------------------------------------------------ IR -> HF tokenizers
 
-
-def _json(obj):
-    if obj is None:
-        return None
-    if isinstance(obj, Pattern):
-        return {"Regex" if obj.regex else "String": obj.value}
-    if isinstance(obj, R.TemplateProcessing):
-        def piece(p):
-            return {"SpecialToken": {"id": p.id, "type_id": p.type_id}} if p.special else \
-                {"Sequence": {"id": p.id, "type_id": p.type_id}}
-        return {"type": "TemplateProcessing", "single": [piece(p) for p in obj.single],
-                "pair": [piece(p) for p in obj.pair],
-                "special_tokens": {s.id: {"id": s.id, "ids": list(s.ids), "tokens": list(s.tokens)}
-                                   for s in obj.special_tokens}}
-    if isinstance(obj, tuple):
-        return [_json(x) for x in obj]
-    if dataclasses.is_dataclass(obj) and hasattr(obj, "kind"):
-        if obj.kind.startswith("Mnn"):
-            raise ValueError(f"{obj.kind} is an MNN-only component; HF cannot run it")
-        out = {"type": obj.kind}
-        for f in dataclasses.fields(obj):
-            if f.name == "mnn_byte_level":
-                continue
-            v = getattr(obj, f.name)
-            out[f.name] = list(v) if isinstance(v, tuple) and f.name in ("sep", "cls") else _json(v)
-        return out
-    if isinstance(obj, bytes):
-        import base64
-        return base64.b64encode(obj).decode()
-    return obj
-
-
-def ir_to_json(tok) -> dict:
-    """The `tokenizer.json` an IR mirrors (enough for `tokenizers.Tokenizer.from_str`)."""
-    model = tok.model
-    if isinstance(model, M.BPE):
-        m = _json(model)
-        m["merges"] = [list(p) for p in model.merges]
-        m["vocab"] = dict(model.vocab)
-    elif isinstance(model, M.Unigram):
-        m = {"type": "Unigram", "unk_id": model.unk_id, "byte_fallback": model.byte_fallback,
-             "vocab": [list(x) for x in model.vocab]}
-    else:
-        m = _json(model)
-        m["vocab"] = dict(model.vocab)
-    added = [{"id": t.id, "content": t.content, "single_word": t.single_word, "lstrip": t.lstrip,
-              "rstrip": t.rstrip, "normalized": t.normalized, "special": t.special} for t in tok.added_tokens]
-    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-            "normalizer": _json(tok.normalizer), "pre_tokenizer": _json(tok.pre_tokenizer),
-            "post_processor": _json(tok.post_processor), "decoder": _json(tok.decoder), "model": m}
-
-
 def hf_from_ir(tok):
     from tokenizers import Tokenizer
 
-    hf = Tokenizer.from_str(json.dumps(ir_to_json(tok)))
+    from ..writers.hf_json import write_tokenizer_json
+
+    hf = Tokenizer.from_str(write_tokenizer_json(tok).decode("utf-8"))
     hf.no_truncation()
     hf.no_padding()
     return hf
