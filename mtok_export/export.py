@@ -9,7 +9,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError, LossError
+from .errors import InputError, LossError, UnsupportedError
+from .mtok.constants import FileType
 
 
 @dataclass
@@ -149,7 +150,15 @@ def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto",
     from . import legacy
 
     kind, why = legacy.choose_type(tok)
-    lw = Lowering("mnn-legacy", bos, losses=legacy.legacy_losses(tok, kind))
+    try:
+        losses = legacy.legacy_losses(tok, kind)
+    except UnsupportedError as e:
+        if kind != FileType.HUGGINGFACE:
+            raise
+        # Type 1 holds any byte-level vocabulary (greedy matching, always lossy).
+        kind, why = FileType.TIKTOKEN, f"{why}, but type 3 cannot hold it ({str(e).split(';')[0]})"
+        losses = legacy.legacy_losses(tok, kind)
+    lw = Lowering("mnn-legacy", bos, losses=losses)
     lw.did("legacy-type", f"{legacy.describe(kind)}; chosen because the source is {why}")
     if lw.losses and not allow_lossy:
         raise LossError(lw.losses, lw.applied)

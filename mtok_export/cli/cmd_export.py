@@ -145,6 +145,8 @@ def print_summary(r):
     row("post program", one_line(low.post_processor) if low.post_processor else "none")
     chat = r.source.chat
     row("chat template", f"{chat.source} ({chat.name}, {len(low.chat.text):,} chars)" if low.chat.text else "none")
+    for detail in r.lowering.applied.get("legacy-type", ()):
+        row("legacy type", detail)
     if r.lowering.applied:
         row("passes", ", ".join(r.lowering.applied))
     for note in list(r.source.meta.notes) + r.lowering.notes:

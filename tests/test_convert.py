@@ -1,0 +1,80 @@
+"""`mtok convert` and `mtok-export --format txt` through the CLI: every direction writes something
+the next step reads back, with the IR kept for what each format carries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import subprocess
+import sys
+
+import pytest
+
+from mtok_export.export import read_source
+from mtok_export.ir.models import vocab_of
+from mtok_export.mtok import read_mtok
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+
+def run(*args) -> tuple[int, str]:
+    """The real entry point (error handling and exit codes included), in a subprocess."""
+    r = subprocess.run([sys.executable, "-m", "mtok_export", *map(str, args)], capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("sample", ["qwen-bpe", "llama-spm", "bert-wordpiece", "t5-unigram"])
+def test_mtok_txt_mtok_keeps_what_txt_carries(sample, tmp_path):
+    code, out = run("convert", SAMPLES / sample, tmp_path / "a.mtok", "--allow-lossy")
+    assert code == 0, out
+    code, out = run("convert", tmp_path / "a.mtok", tmp_path / "a.txt", "--to", "txt", "--allow-lossy")
+    assert code == 0, out
+    code, out = run("convert", tmp_path / "a.txt", tmp_path / "b.mtok", "--allow-lossy")
+    assert code == 0, out
+    a, _ = read_mtok((tmp_path / "a.mtok").read_bytes())
+    b, _ = read_mtok((tmp_path / "b.mtok").read_bytes())
+    # the vocabulary, ids and header lists survive both legs
+    assert vocab_of(a.model) == vocab_of(b.model)
+    assert a.stop_ids == b.stop_ids and set(a.special_ids) <= set(b.special_ids)
+
+
+def test_mtok_to_hf_loads_and_encodes_like_the_source(tmp_path):
+    from tokenizers import Tokenizer
+
+    assert run("convert", SAMPLES / "qwen-bpe", tmp_path / "q.mtok", "--allow-lossy")[0] == 0
+    code, out = run("convert", tmp_path / "q.mtok", tmp_path / "hf", "--to", "hf")
+    assert code == 0, out
+    written = Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
+    source = Tokenizer.from_file(str(SAMPLES / "qwen-bpe" / "tokenizer.json"))
+    for text in ("Hello world", "def f(x):\n\treturn x + 1", "中文 123", "<|im_start|>user\nhi<|im_end|>"):
+        assert written.encode(text).ids == source.encode(text).ids, text
+
+
+def test_convert_refuses_lossy_without_flag_and_writes_nothing(tmp_path):
+    code, out = run("convert", SAMPLES / "qwen-bpe", tmp_path / "x.txt", "--to", "txt")
+    assert code == 3 and "--allow-lossy" in out
+    assert not (tmp_path / "x.txt").exists() and not list(tmp_path.iterdir())
+
+
+def test_convert_bad_choice_is_usage_error(tmp_path):
+    code, out = run("convert", SAMPLES / "qwen-bpe", tmp_path / "x", "--to", "gguf")
+    assert code == 2 and "--to 'gguf'" in out
+
+
+def test_inspect_txt_shows_the_same_view(tmp_path):
+    assert run("convert", SAMPLES / "bert-wordpiece", tmp_path / "b.txt", "--to", "txt", "--allow-lossy")[0] == 0
+    code, out = run("inspect", tmp_path / "b.txt")
+    assert code == 0, out
+    for heading in ("header lists", "sections", "components", "model WordPiece", "added tokens"):
+        assert heading in out
+    assert "type 2 (BERT)" in out
+    tok = read_source(tmp_path / "b.txt")
+    assert len(tok.model.vocab) == len(read_source(SAMPLES / "bert-wordpiece").model.vocab)
+
+
+def test_export_format_txt_names_the_type_and_why(tmp_path):
+    code, out = run("export", "--path", SAMPLES / "qwen-bpe", "-o", tmp_path, "--format", "txt",
+                    "--allow-lossy", "--no-verify")
+    assert code == 0, out
+    assert (tmp_path / "tokenizer.txt").read_bytes().startswith(b"430 3\n")
+    assert "type 3 (HUGGINGFACE)" in out and "byte-level BPE" in out
