@@ -49,8 +49,8 @@ from ..ir import pre_tokenizers as P
 from ..lower import Loss, Lowering
 from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
-from .tiktoken_txt import NO_LIMIT, Body, Chain, memo_last, added_from_header, b64_canonical, b64decode_mnn, common_steps, \
-    dense_size, finish, header_lists, template_loss, token_names
+from .tiktoken_txt import NO_LIMIT, Body, Chain, added_from_header, common_steps, dense_size, finish, header_lists, \
+    memo_last, read_b64_lines, template_loss, token_names
 
 UNK = "[UNK]"
 UNK_FALLBACK_ID = 100
@@ -183,20 +183,8 @@ def read_bert_txt(data: bytes, path=None, strict: bool = False) -> Tokenizer:
     kind, header, offset = read_header(data, path, expect=FileType.BERT)
     body = Body(data, offset, path, "type 2")
     (n,) = body.ints("line 4 (vocabulary size)", 1)
-    tokens: list[bytes] = []
     notes: list[str] = []
-    loose = []
-    for i in range(n):
-        raw = body.line(f"token {i} of {n}")
-        if raw and not b64_canonical(raw):
-            if strict:
-                body.fail(f"token {i} is not canonical base64: {raw[:40]!r}", body.lineno, body.start)
-            loose.append(body.lineno)
-        tokens.append(b64decode_mnn(raw))
-    body.end(f"{n} token lines")
-    if loose:
-        notes.append(f"{len(loose)} line(s) are not canonical base64 (first: line {loose[0]}); decoded as MNN 3.4.1 "
-                     "does (characters outside the alphabet skipped)")
+    tokens = read_b64_lines(body, n, strict, notes, allow_empty=True)
     vocab = _first_ids(tokens, notes)
     if len(vocab) < n:
         notes.append(f"{n - len(vocab)} id(s) repeat an earlier token or are not UTF-8: encode never produces them")

@@ -384,35 +384,41 @@ def project_tiktoken(tok):
     return _plan(tok).chain.tok
 
 
-def read_tiktoken_txt(data: bytes, path=None, strict: bool = False) -> Tokenizer:
-    kind, header, offset = read_header(data, path, expect=FileType.TIKTOKEN)
-    body = Body(data, offset, path, "type 1")
-    (n,) = body.ints("line 4 (vocabulary size)", 1)
-    tokens: list[bytes] = []
-    notes: list[str] = []
-    loose = []
-    vocab: dict[str, int] = {}
-    dup = []
+def read_b64_lines(body, n: int, strict: bool, notes: list[str], allow_empty: bool) -> list[bytes]:
+    """Lines 5.. of types 1 and 2: `n` base64 tokens, decoded as MNN 3.4.1 decodes them."""
+    tokens, loose = [], []
     for i in range(n):
         raw = body.line(f"token {i} of {n}")
-        if not b64_canonical(raw):
+        if raw and not b64_canonical(raw):
             if strict:
                 body.fail(f"token {i} is not canonical base64: {raw[:40]!r}", body.lineno, body.start)
             loose.append(body.lineno)
         b = b64decode_mnn(raw)
-        if not b:
+        if not b and not allow_empty:
             body.fail(f"token {i} is empty: the runtime's trie would match it everywhere and never finish encoding",
                       body.lineno, body.start)
         tokens.append(b)
+    body.end(f"{n} token lines")
+    if loose:
+        notes.append(f"{len(loose)} line(s) are not canonical base64 (first: line {loose[0]}); decoded as MNN 3.4.1 "
+                     "does (characters outside the alphabet skipped)")
+    return tokens
+
+
+def read_tiktoken_txt(data: bytes, path=None, strict: bool = False) -> Tokenizer:
+    kind, header, offset = read_header(data, path, expect=FileType.TIKTOKEN)
+    body = Body(data, offset, path, "type 1")
+    (n,) = body.ints("line 4 (vocabulary size)", 1)
+    notes: list[str] = []
+    tokens = read_b64_lines(body, n, strict, notes, allow_empty=False)
+    vocab: dict[str, int] = {}
+    dup = []
+    for i, b in enumerate(tokens):
         t = bytes_to_token(b)
         if t in vocab:
             dup.append((i, vocab[t]))
         else:
             vocab[t] = i
-    body.end(f"{n} token lines")
-    if loose:
-        notes.append(f"{len(loose)} line(s) are not canonical base64 (first: line {loose[0]}); decoded as MNN 3.4.1 "
-                     "does (characters outside the alphabet skipped)")
     if dup:
         notes.append(f"{len(dup)} token(s) repeat an earlier one (e.g. id {dup[0][0]} = id {dup[0][1]}): encode "
                      "uses the first id; the runtime still decodes the later id")

@@ -37,7 +37,7 @@ from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .hf_config import find_templates, id_list, load_json, load_json_object, token_text
+from .hf_config import embedding_range_notes, find_templates, id_list, load_json, load_json_object, token_text
 from .model_dir import END_OF_TURN, _choose_template, sha256
 
 # ------------------------------------------------------------------ GPT-2 byte map
@@ -228,11 +228,7 @@ def assemble(*, side: SideFiles, model, added: tuple[AddedToken, ...], inputs: l
             raise InputError(f"{p}: cannot read chat template ({e})") from e
 
     vocab_size = side.mcfg.get("vocab_size") if isinstance(side.mcfg.get("vocab_size"), int) else None
-    if vocab_size is not None:
-        beyond = sorted(i for i in set(ids.values()) | set(stops) if i >= vocab_size)
-        if beyond:
-            notes.append(f"token id(s) {beyond[:8]} are outside the model's embedding range "
-                         f"(config.json vocab_size {vocab_size})")
+    notes.extend(embedding_range_notes(side.mcfg, [*ids.values(), *stops]))
     return Tokenizer(
         model=model, normalizer=normalizer, pre_tokenizer=pre_tokenizer, decoder=decoder,
         post_processor=post_processor, added_tokens=added, special_ids=special_ids, stop_ids=tuple(stops),

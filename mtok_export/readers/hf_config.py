@@ -88,3 +88,13 @@ def find_templates(directory: Path, config: dict, config_path: Path) -> Template
         return Templates(_templates_from(data.get("chat_template"), as_json, "chat_template"), as_json.name)
     named = _templates_from(config.get("chat_template"), config_path, "chat_template")
     return Templates(named, f"{config_path.name}:chat_template" if named else "")
+
+
+def embedding_range_notes(model_config: dict, ids) -> list[str]:
+    """A note when a token id falls outside the model's embedding rows (config.json vocab_size)."""
+    vocab_size = model_config.get("vocab_size")
+    if not isinstance(vocab_size, int):
+        return []
+    beyond = sorted(i for i in set(ids) if i >= vocab_size)
+    return [f"token id(s) {beyond[:8]} are outside the model's embedding range (config.json vocab_size "
+            f"{vocab_size})"] if beyond else []

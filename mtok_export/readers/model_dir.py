@@ -16,7 +16,7 @@ from .. import __version__
 from ..errors import InputError, UnsupportedError
 from ..ir import ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
 from ..ir.models import vocab_of
-from .hf_config import find_templates, id_list, load_json_object, token_text
+from .hf_config import embedding_range_notes, find_templates, id_list, load_json_object, token_text
 from .hf_json import parse_tokenizer_json
 
 # End-of-turn tokens of common chat families: stop ids when present.
@@ -103,11 +103,7 @@ def read_model_dir(directory: Path, chat_template: str | None = None) -> Tokeniz
     others = tuple((n, t) for n, t in templates.named if n != name)
 
     vocab_size = mcfg.get("vocab_size") if isinstance(mcfg.get("vocab_size"), int) else None
-    if vocab_size is not None:
-        beyond = sorted(i for i in set(ids.values()) | set(stops) if i >= vocab_size)
-        if beyond:
-            notes.append(f"token id(s) {beyond[:8]} are outside the model's embedding range "
-                         f"(config.json vocab_size {vocab_size})")
+    notes.extend(embedding_range_notes(mcfg, [*ids.values(), *stops]))
 
     return Tokenizer(
         model=parts["model"], normalizer=parts["normalizer"], pre_tokenizer=parts["pre_tokenizer"],
