@@ -102,8 +102,14 @@ def print_report(report):
                    style="" if code else "bold red")
         out.print(Text.assemble((check, "bold"), f": {n} mismatch(es), ", why))
         out.print(Text(f"    input    {clip(show(m.text), 100)!s}"))
-        out.print(Text(f"    expected {clip(show(str(m.expected)), 100)}"))
-        out.print(Text(f"    got      {clip(show(str(m.got)), 100)}"))
+        expected, got = m.expected, m.got
+        if isinstance(expected, str) and isinstance(got, str):  # rendered text: the first differing line
+            a, b = expected.splitlines(), got.splitlines()
+            k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            out.print(Text(f"    first difference at line {k + 1}"))
+            expected, got = (a[k] if k < len(a) else "<end>"), (b[k] if k < len(b) else "<end>")
+        out.print(Text(f"    expected {clip(show(str(expected)), 100)}"))
+        out.print(Text(f"    got      {clip(show(str(got)), 100)}"))
     if report.ok:
         out.print("[bold green]verify passed[/]" + (" (mismatches explained by accepted losses)"
                                                      if any(c.mismatches for c in report.checks) else ""))

@@ -9,6 +9,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from ..dump.jsonify import id_to_token
+from ..errors import InputError, MtokError
 from ..ir import models as M
 from . import emulate
 
@@ -79,7 +80,12 @@ def verify(mtok_path, source_dir, lowered, lowering, *, samples, chats, python=N
     runtime_chats = [c for c in chats if c.add_generation_prompt and not c.tools and lowered.chat.text]
     step("reference")
     texts = [s.text for s in usable]
-    ref = reference(texts, runtime_chats) if reference else hf_reference(source_dir, texts, runtime_chats)
+    try:
+        ref = reference(texts, runtime_chats) if reference else hf_reference(source_dir, texts, runtime_chats)
+    except MtokError:
+        raise
+    except Exception as e:  # noqa: BLE001  tokenizers/transformers/sentencepiece errors: name them, no traceback
+        raise InputError(f"{source_dir}: the reference tokenizer could not run ({type(e).__name__}: {e})") from e
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
     chat_texts = [t for t in ref.chat_text if t is not None]
