@@ -149,13 +149,17 @@ def _tree(node, indent: str, line):
     kids_key = next((k for k in ("normalizers", "pretokenizers", "decoders", "processors") if k in node), None)
     def value(v):
         if isinstance(v, str):
-            return '"' + show(v) + '"'
+            return '"' + show(v, marks=True) + '"'
         if isinstance(v, dict) and len(v) == 1 and next(iter(v)) in ("Regex", "String"):
             (k, pattern), = v.items()
-            return f"{k}({show(pattern)})"
+            return f"{k}({show(pattern, marks=True)})"
         return show(json.dumps(v, ensure_ascii=False))
 
     params = ", ".join(f"{k}={clip(value(v), 80)}" for k, v in node.items() if k not in ("type", kids_key))
     line(f"{indent}{node['type']}" + (f"({params})" if params else ""))
-    for child in node.get(kids_key, []) if kids_key else []:
+    kids = node.get(kids_key, []) if kids_key else []
+    for child in kids[:6]:
         _tree(child, indent + "  ", line)
+    if len(kids) > 6:
+        kinds = sorted({k["type"] for k in kids[6:]})
+        line(f"{indent}  … {len(kids) - 6} more ({', '.join(kinds)}; --section {'normalizer' if kids_key == 'normalizers' else kids_key} or --json for all)")

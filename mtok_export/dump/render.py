@@ -15,7 +15,7 @@ def one_line(obj, width: int = 70) -> str:
     kids = next((getattr(obj, f) for f in ("normalizers", "pretokenizers", "decoders", "processors")
                  if hasattr(obj, f)), None)
     if kids is not None:
-        return f"{obj.kind}[{', '.join(one_line(k, width) for k in kids)}]"
+        return f"{obj.kind}[{', '.join(_runs(kids, width))}]"
     args = []
     for f in dataclasses.fields(obj):
         v = getattr(obj, f.name)
@@ -32,12 +32,25 @@ def one_line(obj, width: int = 70) -> str:
         if f.default is not dataclasses.MISSING and v == f.default:
             continue
         if isinstance(v, Pattern):
-            args.append(clip(show(str(v)), width))
+            args.append(clip(show(str(v), marks=True), width))
         elif isinstance(v, str):
-            args.append(f"{f.name}={show(v)!r}")
+            args.append(f"{f.name}={show(v, marks=True)!r}")
         else:
             args.append(f"{f.name}={clip(show(str(v)), 40)}")
     return f"{obj.kind}({', '.join(args)})" if args else obj.kind
+
+
+def _runs(kids, width: int) -> list[str]:
+    """Children, with runs of more than 3 of one kind collapsed (a normalizer may hold thousands of
+    Replace entries)."""
+    out, i = [], 0
+    while i < len(kids):
+        j = i
+        while j < len(kids) and kids[j].kind == kids[i].kind:
+            j += 1
+        out += [f"{j - i} x {kids[i].kind}"] if j - i > 3 else [one_line(k, width) for k in kids[i:j]]
+        i = j
+    return out
 
 
 def tokens(ids, names: dict[int, str], limit: int = 12) -> str:

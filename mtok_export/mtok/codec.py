@@ -316,9 +316,10 @@ def _encode_vocab(tokens: list[str], ids: list[int], scores) -> bytes:
     except UnicodeEncodeError:
         bad = next(t for t in tokens if not _encodable(t))
         raise UnsupportedError(f"vocab token {bad!r} is not valid Unicode (a lone surrogate?)") from None
-    for b, t, prev in zip(encoded[1:], tokens[1:], encoded):
-        if b == prev:  # Unigram lists can repeat a piece; dict vocabs cannot
-            raise UnsupportedError(f"vocab token {t!r} appears twice")
+    if scores is not None:  # Unigram lists can repeat a piece; dict vocabs cannot
+        for b, t, prev in zip(encoded[1:], tokens[1:], encoded):
+            if b == prev:
+                raise UnsupportedError(f"vocab token {t!r} appears twice")
     if encoded and max(map(len, encoded)) > 0xFFFF:
         i = next(k for k, b in enumerate(encoded) if len(b) > 0xFFFF)
         raise UnsupportedError(f"vocab token id {ids[i]} is {len(encoded[i])} bytes; the format allows 65535")
