@@ -39,6 +39,7 @@ class Lowering:
     meta: object = None  # the source's Metadata
     specials: tuple[str, ...] = ()  # special token texts (triggers for spacing losses)
     progress: object = None  # progress(done, total) while a Unicode table is built cold
+    cleared_bos: str = ""  # BOS text taken out of the embedded template (the header prefix adds it)
 
     def loss(self, code: str, component: str, json_path: str, reason: str, example: str = "", trigger: str = ""):
         self.losses.append(Loss(code, component, json_path, reason, example, trigger))

@@ -65,6 +65,7 @@ def lower_post_processor(lw, tok):
         if where == "elsewhere":
             lw.loss("bos-inner", "chat template", "$.chat_template", "the template renders BOS inside the "
                     "conversation too; with --bos prefix those inner BOS are not rendered")
+        lw.cleared_bos = chat.bos_token
         chat = replace(chat, bos_token="")
     elif where == "elsewhere":
         lw.did("bos-from-template", f"{jp}: the chat template renders BOS itself, so the header "

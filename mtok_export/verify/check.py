@@ -7,10 +7,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..dump.jsonify import id_to_token
 from ..errors import InputError, MtokError
 from ..ir import models as M
+from ..mtok.header import read_header
 from . import emulate
 
 CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "stop ids")
@@ -94,10 +96,9 @@ def verify(mtok_path, source_dir, lowered, lowering, *, samples, chats, python=N
     step("compare")
     codes = {loss.code for loss in lowering.losses}
     names = id_to_token(lowered)
-    from ..mtok.header import read_header
-
-    with open(mtok_path, "rb") as f:  # what the runtime prepends is the file's header prefix list
-        prefix = list(read_header(f.read(1 << 16), str(mtok_path))[1][2])
+    # The file's own header is what the runtime uses: its prefix list and its stop list.
+    _, (_, file_stops, prefix), _ = read_header(Path(mtok_path).read_bytes(), str(mtok_path))
+    prefix = list(prefix)
     projected = _projection(lowered, texts, ref.raw) if lowering.target == "mnn-legacy" else None
     checks = {name: Check(name) for name in CHECKS}
     note = f"{left_out} sample(s) with NUL left out: the MNN Python binding passes text as a C string" if left_out else ""
@@ -135,7 +136,7 @@ def verify(mtok_path, source_dir, lowered, lowering, *, samples, chats, python=N
     if chat_texts:
         enc = run_runtime(mtok_path, texts=[t for t in rt.chats if t is not None], python=python, timeout=timeout)
         chat_ids_rt = iter(enc.encodes)
-    cleared = "bos-field-cleared" in lowering.applied and bos_text(source_dir)
+    cleared = lowering.cleared_bos
     if cleared:
         checks["chat text"].skipped = (checks["chat text"].skipped + "; " if checks["chat text"].skipped else "") \
             + f"compared without the leading {cleared!r}, which the header prefix adds as an id"
@@ -151,11 +152,10 @@ def verify(mtok_path, source_dir, lowered, lowering, *, samples, chats, python=N
             _compare(checks["chat ids"], s, want_ids, got_ids,
                      lambda: _explain_chat_ids(codes, want, got, want_ids, got_ids, lowered, ref, lowering.losses))
 
-    stop = checks["stop ids"]
-    expected_stops = [i for i, _ in lowering_stops(lowered)]
-    for i in expected_stops:
-        _compare(stop, _Sample(f"stop-{i}", names.get(i, "?")), i, i if i in lowered.stop_ids else None,
-                 lambda: None)
+    # Every stop id the source declares (eos in its configs, end-of-turn tokens) is in the file.
+    for i, source in getattr(lowering.meta, "stop_sources", ()):
+        _compare(checks["stop ids"], _Sample(f"stop-{i}", f"{names.get(i, '?')} from {source}"), i,
+                 i if i in file_stops else None, lambda: None)
     return Report(str(mtok_path), lowering.target, rt.version, list(checks.values()), lowering.losses, accepted)
 
 
@@ -165,26 +165,14 @@ LEGACY = "legacy-type"  # the explanation: the legacy type's documented behaviou
 def _projection(tok, texts, ref_raw):
     """HF running the IR of what a legacy runtime does (the legacy writers' projection): its raw
     ids per text, and its decode of the reference ids."""
+    from .reference import run_hf
     from .reference_tiktoken import hf_from_ir
 
     try:
         hf = hf_from_ir(tok)
-        raw = [e.ids for e in hf.encode_batch(list(texts), add_special_tokens=False)]
-        return raw, hf.decode_batch(ref_raw, skip_special_tokens=False)
+        return run_hf(hf, texts).raw, hf.decode_batch(ref_raw, skip_special_tokens=False)
     except Exception:  # noqa: BLE001  HF cannot run every projection (e.g. greedy matching without unk)
         return [None] * len(texts), [None] * len(ref_raw)
-
-
-def bos_text(source_dir) -> str:
-    from ..readers.hf_config import load_json_object, token_text
-    from pathlib import Path
-
-    p = Path(source_dir) / "tokenizer_config.json"
-    return (token_text(load_json_object(p).get("bos_token"), p, "bos_token") or "") if p.is_file() else ""
-
-
-def lowering_stops(tok):
-    return [(i, "") for i in tok.stop_ids]
 
 
 @dataclass

@@ -21,37 +21,59 @@ class Reference:
 def hf_reference(src_dir: Path, texts: list[str], chats: list) -> Reference:
     from tokenizers import Tokenizer
 
-    tk = Tokenizer.from_file(str(Path(src_dir) / "tokenizer.json"))
+    ref = run_hf(Tokenizer.from_file(str(Path(src_dir) / "tokenizer.json")), texts)
+    if chats:
+        ref.chat_text, ref.chat_ids = _chats(src_dir, chats)
+    return ref
+
+
+def run_hf(tk, texts) -> Reference:
+    """Ids with and without special tokens, decode and the normalizer of an HF `Tokenizer` (no chat)."""
     tk.no_truncation()
     tk.no_padding()
+    texts = list(texts)
     engine = [e.ids for e in tk.encode_batch(texts, add_special_tokens=True)]
     raw = [e.ids for e in tk.encode_batch(texts, add_special_tokens=False)]
     decoded = tk.decode_batch(raw, skip_special_tokens=False)
     norm = tk.normalizer.normalize_str if tk.normalizer is not None else (lambda s: s)
-    chat_text: list = [None] * len(chats)
-    chat_ids: list = [None] * len(chats)
-    if chats:
-        chat_text, chat_ids = _chats(src_dir, chats)
-    return Reference(engine, raw, decoded, chat_text, chat_ids, norm)
+    return Reference(engine, raw, decoded, [], [], norm)
 
 
 def reference_for(tok):
     """The reference for an IR not read from a tokenizer.json: `f(texts, chats) -> Reference`
-    (sentencepiece for a .model, tiktoken for rank files, HF built from the IR otherwise), or
-    None when HF on the source's tokenizer.json applies."""
+    (sentencepiece for a .model, tiktoken for rank files with the pattern and specials the reader
+    chose, HF built from the IR for vocab.json/merges.txt, vocab.txt and legacy .txt), or None when
+    HF on the source's tokenizer.json applies.  Only the sentencepiece reference renders chats."""
+    from ..ir import normalizers as N
+    from ..ir import pre_tokenizers as P
+    from ..readers.sentencepiece import is_sentencepiece
+    from ..readers.tiktoken import looks_like_tiktoken
+
     inputs = [Path(f.path) for f in tok.provenance.inputs]
     if not inputs or inputs[0].name == "tokenizer.json":
         return None
-    from ..readers.sentencepiece import is_sentencepiece
-
-    if is_sentencepiece(inputs[0]):
+    first, pre = inputs[0], tok.pre_tokenizer
+    if is_sentencepiece(first):
         from .reference_spm import spm_reference
 
         meta = tok.meta
-        return lambda texts, chats: spm_reference(inputs[0], texts, add_bos=bool(meta.add_bos_token),
+        return lambda texts, chats: spm_reference(first, texts, add_bos=bool(meta.add_bos_token),
                                                   add_eos=bool(meta.add_eos_token), chats=chats, tok=tok)
-    from .reference_tiktoken import reference_for as other
-    return other(tok)
+
+    def no_chats(ref: Reference, chats) -> Reference:
+        ref.chat_text, ref.chat_ids = [None] * len(chats), [None] * len(chats)
+        return ref
+
+    from .reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
+
+    if looks_like_tiktoken(first) and isinstance(pre, P.Sequence) and pre.pretokenizers \
+            and isinstance(pre.pretokenizers[0], P.Split):
+        pattern = pre.pretokenizers[0].pattern.value
+        specials = {t.content: t.id for t in tok.added_tokens}
+        norm = nfc if isinstance(tok.normalizer, N.NFC) else None
+        return lambda texts, chats: no_chats(tiktoken_reference(first, pattern, specials, texts, normalize=norm),
+                                             chats)
+    return lambda texts, chats: no_chats(run_hf(hf_from_ir(tok), texts), chats)
 
 
 def _chats(src_dir: Path, chats: list):

@@ -9,9 +9,9 @@
   `encode(bos=True)`, not by tiktoken: the tiktoken reader's IR adds nothing either, so both sides
   agree; pass `prefix_ids` to compare against a file whose header prefix adds BOS.  Tokenizers
   that normalize first (Qwen-1: NFC) pass `normalize`.
-* `hf_from_ir`: an HF `tokenizers.Tokenizer` built from an IR (through the `tokenizer.json` shape
-  the IR mirrors), for comparing an IR read from vocab.json/merges.txt, vocab.txt, a rank file or a
-  legacy `.txt` with a reference, and `hf_ir_reference` to run it like `hf_reference`."""
+* `hf_from_ir`: an HF `tokenizers.Tokenizer` built from an IR (through the tokenizer.json writer),
+  for comparing an IR read from vocab.json/merges.txt, vocab.txt, a rank file or a legacy `.txt`
+  with a reference (`reference.run_hf` runs it)."""
 
 from __future__ import annotations
 
@@ -60,38 +60,6 @@ def hf_from_ir(tok):
 
 def hf_ir_reference(tok, texts: Sequence[str]) -> Reference:
     """`hf_reference` for an IR instead of a tokenizer.json (no chat)."""
-    hf = hf_from_ir(tok)
-    engine = [e.ids for e in hf.encode_batch(list(texts), add_special_tokens=True)]
-    raw = [e.ids for e in hf.encode_batch(list(texts), add_special_tokens=False)]
-    decoded = hf.decode_batch(raw, skip_special_tokens=False)
-    norm = hf.normalizer.normalize_str if hf.normalizer is not None else (lambda s: s)
-    return Reference(engine, raw, decoded, [], [], norm)
+    from .reference import run_hf
 
-
-def reference_for(tok):
-    """The reference `verify` should use for an IR read from something other than a tokenizer.json:
-    -> `f(texts, chats) -> Reference`, or None when HF on the source's tokenizer.json applies.
-    A tiktoken rank file is checked with tiktoken (pattern and special tokens as the reader chose
-    them); vocab.json/merges.txt, vocab.txt and legacy tokenizer.txt inputs with HF built from the
-    IR.  Chats have no reference here (their checks are reported as skipped)."""
-    from ..ir import normalizers as N
-    from ..ir import pre_tokenizers as P
-    from ..readers.tiktoken import looks_like_tiktoken
-
-    inputs = [Path(f.path) for f in tok.provenance.inputs]
-    if not inputs or inputs[0].name == "tokenizer.json":
-        return None
-    first = inputs[0]
-    pre = tok.pre_tokenizer
-
-    def no_chats(ref: Reference, chats) -> Reference:
-        ref.chat_text, ref.chat_ids = [None] * len(chats), [None] * len(chats)
-        return ref
-
-    if looks_like_tiktoken(first) and isinstance(pre, P.Sequence) and pre.pretokenizers \
-            and isinstance(pre.pretokenizers[0], P.Split):
-        pattern = pre.pretokenizers[0].pattern.value
-        specials = {t.content: t.id for t in tok.added_tokens}
-        norm = nfc if isinstance(tok.normalizer, N.NFC) else None
-        return lambda texts, chats: no_chats(tiktoken_reference(first, pattern, specials, texts, normalize=norm), chats)
-    return lambda texts, chats: no_chats(hf_ir_reference(tok, texts), chats)
+    return run_hf(hf_from_ir(tok), texts)
