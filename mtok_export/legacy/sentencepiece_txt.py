@@ -81,6 +81,7 @@ from ..ir import processors as R
 from ..lower import Loss
 from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
+from .tiktoken_txt import memo_last
 from ..readers.sentencepiece import (SPACE, PieceType, bos_eos_template, sp_decoder, sp_merges,
                                      sp_normalizer)
 
@@ -136,6 +137,7 @@ def _dense(tok) -> list[str]:
     return [by_id[i] for i in range(n)]
 
 
+@memo_last  # write, losses and project each ask for the same rows
 def type0_rows(tok) -> tuple[Type0, list[Loss]]:
     """The file's content for `tok`, and what the type-0 runtime would do differently.
     Raises `UnsupportedError` for what it cannot represent at all."""
