@@ -37,8 +37,9 @@ from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .hf_config import embedding_range_notes, find_templates, id_list, load_json, load_json_object, token_text
-from .model_dir import END_OF_TURN, _choose_template, sha256
+from .hf_config import (Templates, embedding_range_notes, find_templates, header_special_order, id_list, load_json,
+                        load_json_object, pick_template, token_text)
+from .model_dir import END_OF_TURN, sha256
 
 # ------------------------------------------------------------------ GPT-2 byte map
 
@@ -206,26 +207,10 @@ def assemble(*, side: SideFiles, model, added: tuple[AddedToken, ...], inputs: l
     for text in END_OF_TURN:
         if text in ids:
             stops.setdefault(ids[text], f"end-of-turn token {text}")
-    specials = sorted((t for t in added if t.special), key=lambda t: (-len(t.content.encode()), t.id))
-    special_ids = tuple(dict.fromkeys(t.id for t in specials))
-
-    text, name, source, others = "", "", "", ()
-    if directory is not None:
-        templates = find_templates(directory, side.tcfg, side.config_path)
-        if templates.source and templates.source != side.config_path.name + ":chat_template":
-            inputs.append(directory / templates.source)
-        source = templates.source
-        if chat_template is not None:
-            text, name, source = _choose_template(templates, chat_template)
-        elif templates.named:
-            name, text = templates.named[0]
-        others = tuple((n, t) for n, t in templates.named if n != name)
-    elif chat_template is not None:
-        p = Path(chat_template)
-        try:
-            text, name, source = p.read_text(encoding="utf-8"), "default", str(p)
-        except (OSError, UnicodeDecodeError) as e:
-            raise InputError(f"{p}: cannot read chat template ({e})") from e
+    special_ids = header_special_order(added)
+    templates = find_templates(directory, side.tcfg, side.config_path) if directory is not None else Templates()
+    text, name, source, others = pick_template(templates, directory or Path("."), side.config_path,
+                                               chat_template, inputs)
 
     vocab_size = side.mcfg.get("vocab_size") if isinstance(side.mcfg.get("vocab_size"), int) else None
     notes.extend(embedding_range_notes(side.mcfg, [*ids.values(), *stops]))

@@ -98,3 +98,40 @@ def embedding_range_notes(model_config: dict, ids) -> list[str]:
     beyond = sorted(i for i in set(ids) if i >= vocab_size)
     return [f"token id(s) {beyond[:8]} are outside the model's embedding range (config.json vocab_size "
             f"{vocab_size})"] if beyond else []
+
+
+def header_special_order(added) -> tuple[int, ...]:
+    """Special added tokens, longest content first: the runtime takes the first listed token that
+    matches at a position, so this order makes its split leftmost-longest like HF's."""
+    specials = sorted((t for t in added if t.special), key=lambda t: (-len(t.content.encode()), t.id))
+    return tuple(dict.fromkeys(t.id for t in specials))
+
+
+def pick_template(templates: Templates, directory: Path, config_path: Path, choice: str | None,
+                  inputs: list) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
+    """-> (text, name, source, other named templates): the default template, or `choice` (a
+    template name or a file).  Files read for it are appended to `inputs` (provenance)."""
+    if templates.source and templates.source != config_path.name + ":chat_template":
+        inputs.append(directory / templates.source)
+    text, name, source = "", "", templates.source
+    if choice is not None:
+        text, name, source = _choose(templates, choice)
+        if source == choice:
+            inputs.append(Path(choice))
+    elif templates.named:
+        name, text = templates.named[0]
+    return text, name, source, tuple((n, t) for n, t in templates.named if n != name)
+
+
+def _choose(templates: Templates, choice: str) -> tuple[str, str, str]:
+    for name, text in templates.named:
+        if name == choice:
+            return text, name, f"{templates.source} ({name})"
+    p = Path(choice)
+    if p.is_file():
+        try:
+            return p.read_text(encoding="utf-8"), "default", str(p)
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"{p}: cannot read chat template ({e})") from e
+    names = ", ".join(n for n, _ in templates.named) or "none"
+    raise InputError(f"--chat-template {choice!r} is neither a template name (found: {names}) nor a file")

@@ -16,7 +16,8 @@ from .. import __version__
 from ..errors import InputError, UnsupportedError
 from ..ir import ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
 from ..ir.models import vocab_of
-from .hf_config import embedding_range_notes, find_templates, id_list, load_json_object, token_text
+from .hf_config import (embedding_range_notes, find_templates, header_special_order, id_list, load_json_object,
+                        pick_template, token_text)
 from .hf_json import parse_tokenizer_json
 
 # End-of-turn tokens of common chat families: stop ids when present.
@@ -89,18 +90,9 @@ def read_model_dir(directory: Path, chat_template: str | None = None) -> Tokeniz
         if text in ids:
             stop(ids[text], f"end-of-turn token {text}")
 
-    specials = sorted((t for t in added if t.special), key=lambda t: (-len(t.content.encode()), t.id))
-    special_ids = tuple(dict.fromkeys(t.id for t in specials))
-
-    templates = find_templates(directory, tcfg, config_path)
-    if templates.source and templates.source != config_path.name + ":chat_template":
-        inputs.append(directory / templates.source)
-    text, name, source = "", "", templates.source
-    if chat_template is not None:
-        text, name, source = _choose_template(templates, chat_template)
-    elif templates.named:
-        name, text = templates.named[0]
-    others = tuple((n, t) for n, t in templates.named if n != name)
+    special_ids = header_special_order(added)
+    text, name, source, others = pick_template(find_templates(directory, tcfg, config_path), directory,
+                                               config_path, chat_template, inputs)
 
     vocab_size = mcfg.get("vocab_size") if isinstance(mcfg.get("vocab_size"), int) else None
     notes.extend(embedding_range_notes(mcfg, [*ids.values(), *stops]))
@@ -117,17 +109,3 @@ def read_model_dir(directory: Path, chat_template: str | None = None) -> Tokeniz
         provenance=Provenance(tuple(InputFile(str(p), sha256(p)) for p in inputs), __version__,
                               unicodedata.unidata_version),
     )
-
-
-def _choose_template(templates, choice: str) -> tuple[str, str, str]:
-    for name, text in templates.named:
-        if name == choice:
-            return text, name, f"{templates.source} ({name})"
-    p = Path(choice)
-    if p.is_file():
-        try:
-            return p.read_text(encoding="utf-8"), "default", str(p)
-        except (OSError, UnicodeDecodeError) as e:
-            raise InputError(f"{p}: cannot read chat template ({e})") from e
-    names = ", ".join(n for n, _ in templates.named) or "none"
-    raise InputError(f"--chat-template {choice!r} is neither a template name (found: {names}) nor a file")

@@ -66,7 +66,8 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir.processors import Piece, SpecialToken, TemplateProcessing
-from .hf_config import find_templates, id_list, load_json, load_json_object, token_text
+from .hf_config import (find_templates, header_special_order, id_list, load_json, load_json_object, pick_template,
+                        token_text)
 
 SPACE = "\u2581"
 COLLAPSE_PASSES = 16  # Replace('  ', ' ') halves a run of spaces: 16 passes collapse runs up to 65,536
@@ -161,12 +162,6 @@ def bos_eos_template(prefix=(), suffix=()) -> TemplateProcessing | None:
         names.setdefault(t, i)
     specials = tuple(SpecialToken(t, (i,), (t,)) for t, i in sorted(names.items()))
     return TemplateProcessing(single, pair, specials)
-
-
-def header_special_order(added) -> tuple[int, ...]:
-    """Special added tokens, longest content first (the runtime takes the first listed match)."""
-    specials = sorted((t for t in added if t.special), key=lambda t: (-len(t.content.encode()), t.id))
-    return tuple(dict.fromkeys(t.id for t in specials))
 
 
 # ----------------------------------------------------------------------- the .model file
@@ -424,18 +419,10 @@ def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=Non
         if text in ids:
             stops.setdefault(ids[text], f"end-of-turn token {text}")
 
-    templates = find_templates(cfg.dir, tcfg, cfg.dir / "tokenizer_config.json")
     inputs = [path, *cfg.used]
-    if templates.source and templates.source != "tokenizer_config.json:chat_template":
-        inputs.append(cfg.dir / templates.source)
-    name, text = templates.named[0] if templates.named else ("", "")
-    source = templates.source
-    if chat_template is not None:
-        from .model_dir import _choose_template
-        text, name, source = _choose_template(templates, chat_template)
-        if source == chat_template:
-            inputs.append(Path(chat_template))
-    others = tuple((k, v) for k, v in templates.named if k != name)
+    config_path = cfg.dir / "tokenizer_config.json"
+    text, name, source, others = pick_template(find_templates(cfg.dir, tcfg, config_path), cfg.dir, config_path,
+                                               chat_template, inputs)
     chat = ChatTemplate(text, bos[0] if bos else "", eos[0] if eos else "",
                         tcfg.get("clean_up_tokenization_spaces") is True, others, name=name, source=source)
 
