@@ -239,7 +239,7 @@ WRONG_TYPES = [
     pytest.param("merge-mixed", tj(model={**BPE_MODEL, "merges": ["a b", ["a", "b"]]}), "$.model.merges[1]"),
     pytest.param("merge-string-in-pairs", tj(model={**BPE_MODEL, "merges": [["a", "b"], "ab"]}),
                  "$.model.merges[1]"),
-    ("unigram-vocab", tj(model={"type": "Unigram", "vocab": [["a", "x"]], "unk_id": 0}), "$.model.vocab"),
+    ("unigram-vocab", tj(model={"type": "Unigram", "vocab": [["a", "x"]], "unk_id": 0}), "$.model.vocab[0]"),
     ("added-id", tj(added_tokens=[{"id": "1", "content": "x"}]), "$.added_tokens[0]"),
     ("added-flag", tj(added_tokens=[{"id": 1, "content": "x", "special": 1}]), "$.added_tokens[0].special"),
     ("template-piece", tj(post_processor={"type": "TemplateProcessing", "single": ["$A"], "pair": [],

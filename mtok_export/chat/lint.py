@@ -215,6 +215,9 @@ def lint_template(text: str) -> list[Finding]:
     except jinja2.TemplateSyntaxError as exc:
         return [Finding(exc.lineno or 1, 1, "syntax", f"jinja2 cannot parse the template: "
                         f"{exc.message}; transformers cannot render it either")]
+    except RecursionError:  # readers refuse such templates (chat/nesting.py); this covers direct callers
+        return [Finding(1, 1, "syntax", "jinja2 cannot parse the template: nested too deeply; "
+                        "transformers cannot render it either")]
     src = _Source(source)
     walker = _Walker(src, ast)
     walker.run()

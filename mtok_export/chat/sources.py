@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..errors import InputError
+from ..readers.json_value import parse_json
 
 
 def templates_in_file(path: Path, label: str | None = None):
@@ -19,10 +19,7 @@ def templates_in_file(path: Path, label: str | None = None):
     if path.suffix != ".json":
         yield label, text
         return
-    try:
-        data = json.loads(text)
-    except ValueError as e:
-        raise InputError(f"{path}: not valid JSON ({e})") from None
+    data = parse_json(text, path)
     template = data.get("chat_template") if isinstance(data, dict) else None
     if isinstance(template, str):
         yield label, template

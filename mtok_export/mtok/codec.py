@@ -212,6 +212,7 @@ def _read_model(r: Reader, layout: Layout):
 
 def _read_vocab(r: Reader, n: int, with_score: bool):
     buf, pos, end = r.buf, r.pos, len(r.buf)
+    first = pos
     tail = 12 if with_score else 4
     by_id: list = [None] * n
     scores = [0.0] * n if with_score else None
@@ -248,7 +249,7 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
     try:
         tokens = [b.decode("utf-8") for b in by_id]
     except UnicodeDecodeError:
-        at = r.pos  # find the entry again, for its offset
+        at = first  # find the entry again, for its offset (r.pos moved with the lenient warnings)
         while _is_utf8(buf[at + 2:at + 2 + (buf[at] | buf[at + 1] << 8)]):
             at += 2 + (buf[at] | buf[at + 1] << 8) + tail
         r.fail(f"vocab token {buf[at + 2:at + 2 + (buf[at] | buf[at + 1] << 8)]!r} is not valid UTF-8", at)

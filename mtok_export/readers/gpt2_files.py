@@ -37,8 +37,8 @@ from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .hf_config import (Templates, embedding_range_notes, find_templates, header_special_order, id_list, load_json,
-                        load_json_object, pick_template, token_text)
+from .hf_config import (Templates, embedding_range_notes, find_templates, header_special_order, id_list,
+                        is_decimal_id, load_json, load_json_object, pick_template, token_text)
 from .model_dir import END_OF_TURN, sha256
 
 # ------------------------------------------------------------------ GPT-2 byte map
@@ -144,7 +144,7 @@ def collect_added(side: SideFiles, vocab: dict[str, int], roles: dict[str, str |
                                path=str(side.config_path))
     for key, t in decoder.items():
         jp = f"$.added_tokens_decoder[{key!r}]"
-        if not (key.isdigit() and isinstance(t, dict) and isinstance(t.get("content"), str)):
+        if not (is_decimal_id(key) and isinstance(t, dict) and isinstance(t.get("content"), str)):
             raise UnsupportedError("entries must be 'id': {content, ...}", json_path=jp, path=str(side.config_path))
         by_id[int(key)] = AddedToken(int(key), t["content"], bool(t.get("single_word", False)),
                                      bool(t.get("lstrip", False)), bool(t.get("rstrip", False)),

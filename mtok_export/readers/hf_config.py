@@ -4,30 +4,58 @@ cleanup flag, add_bos/eos, added_tokens_decoder), `chat_template.jinja`/`.json`,
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..chat.nesting import check_template_depth
 from ..errors import InputError, UnsupportedError
-
-
-def load_json(path: Path):
-    try:
-        with open(path, "rb") as f:
-            return json.load(f)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from e
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        where = f"line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else f"byte {e.start}"
-        why = e.msg if isinstance(e, json.JSONDecodeError) else e.reason
-        raise InputError(f"{path}: not valid JSON at {where}: {why}") from e
+from .json_value import load_json
 
 
 def load_json_object(path: Path) -> dict:
     data = load_json(path)
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    for key, want in _KEY_TYPES.get(Path(path).name, ()):
+        if data.get(key) is not None and type(data[key]) not in want:
+            names = " or ".join(t.__name__ for t in want)
+            raise UnsupportedError(f"{key} must be {names} or null, got {data[key]!r:.40}", json_path=f"$.{key}",
+                                   path=str(path))
+    if Path(path).name == "tokenizer_config.json":
+        _check_added_tokens_decoder(data.get("added_tokens_decoder"), path)
     return data
+
+
+# The config keys readers use as plain values, by file: checked once here so every reader (model
+# directory, SentencePiece, vocab.json, tiktoken) can trust them (a number as tokenizer_class
+# crashed the lowering; `true` as a vocab_size is not a size).
+_KEY_TYPES = {
+    "tokenizer_config.json": (("tokenizer_class", (str,)), ("legacy", (bool,))),
+    "config.json": (("vocab_size", (int,)),),
+}
+
+
+def is_decimal_id(key) -> bool:
+    """An `added_tokens_decoder` key: ASCII digits only (`"²".isdigit()` is true, `int("²")` fails)."""
+    return isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 10
+
+
+def _check_added_tokens_decoder(decoder, path: Path):
+    if decoder is None:
+        return
+    if not isinstance(decoder, dict):
+        raise UnsupportedError("added_tokens_decoder must be an object", json_path="$.added_tokens_decoder",
+                               path=str(path))
+    for key, t in decoder.items():
+        jp = f"$.added_tokens_decoder[{key!r}]"
+        if not is_decimal_id(key):
+            raise UnsupportedError(f"key {key!r:.40} is not a decimal token id", json_path=jp, path=str(path))
+        if not isinstance(t, dict) or not isinstance(t.get("content"), str):
+            raise UnsupportedError("must be an object with a string content", json_path=jp, path=str(path))
+        for flag in ("single_word", "lstrip", "rstrip", "normalized", "special"):
+            if flag in t and type(t[flag]) is not bool:
+                raise UnsupportedError(f"{flag} must be a boolean, got {t[flag]!r:.40}", json_path=f"{jp}.{flag}",
+                                       path=str(path))
 
 
 def token_text(value, path: Path, key: str) -> str | None:
@@ -120,6 +148,8 @@ def pick_template(templates: Templates, directory: Path, config_path: Path, choi
             inputs.append(Path(choice))
     elif templates.named:
         name, text = templates.named[0]
+    for t in {text, *(t for _, t in templates.named)}:
+        check_template_depth(t, str(directory / source.split(" ")[0]) if source else str(directory))
     return text, name, source, tuple((n, t) for n, t in templates.named if n != name)
 
 

@@ -93,7 +93,7 @@ def _value(ctx: Ctx, cls, f, value, fp: str):
             ctx.fail(fp, "precompiled_charsmap is not valid base64")
     if ann.startswith("tuple[str, int]"):
         if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
-                and isinstance(value[1], int)):
+                and type(value[1]) is int):
             return (value[0], value[1])
         ctx.fail(fp, "must be a [token, id] pair")
     base = ann.split("|")[0].strip()
@@ -113,8 +113,13 @@ def _value(ctx: Ctx, cls, f, value, fp: str):
 
 def _template(ctx: Ctx, data: dict, jp: str) -> TemplateProcessing:
     def pieces(key):
+        items = data.get(key)
+        if items is None:
+            return ()
+        if not isinstance(items, list):
+            ctx.fail(f"{jp}.{key}", f"must be a list of pieces, got {items!r:.40}")
         out = []
-        for i, item in enumerate(data.get(key) or ()):
+        for i, item in enumerate(items):
             ip = f"{jp}.{key}[{i}]"
             if not (isinstance(item, dict) and len(item) == 1):
                 ctx.fail(ip, 'must be {"Sequence": ...} or {"SpecialToken": ...}')
@@ -134,9 +139,10 @@ def _template(ctx: Ctx, data: dict, jp: str) -> TemplateProcessing:
         ctx.fail(f"{jp}.special_tokens", "must be an object")
     for name, v in sorted(raw.items()):
         sp = f"{jp}.special_tokens[{name!r}]"
-        if not (isinstance(v, dict) and isinstance(v.get("ids"), list) and isinstance(v.get("tokens"), list)
-                and all(isinstance(i, int) for i in v["ids"])):
-            ctx.fail(sp, "must be {id, ids: [int], tokens: [str]}")
+        if not (isinstance(v, dict) and isinstance(v.get("id", name), str) and isinstance(v.get("ids"), list)
+                and isinstance(v.get("tokens"), list) and all(type(i) is int and i >= 0 for i in v["ids"])
+                and all(isinstance(t, str) for t in v["tokens"])):
+            ctx.fail(sp, "must be {id: str, ids: [non-negative int], tokens: [str]}")
         specials.append(SpecialToken(v.get("id", name), tuple(v["ids"]), tuple(v["tokens"])))
     tp = TemplateProcessing(single=pieces("single"), pair=pieces("pair"), special_tokens=tuple(specials))
     for piece in tp.single + tp.pair:
@@ -176,13 +182,18 @@ def parse_model(ctx: Ctx, data, jp: str = "$.model"):
     if kind == "Unigram":
         if not isinstance(vocab, list):
             ctx.fail(f"{jp}.vocab", "Unigram vocab must be a list of [piece, score]")
+        for i, e in enumerate(vocab):
+            if not (isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)
+                    and type(e[1]) in (int, float)):
+                ctx.fail(f"{jp}.vocab[{i}]", f"must be a [piece, score] pair, got {e!r:.60}")
+        unk = kwargs.get("unk_id")
+        if unk is not None and not 0 <= unk < len(vocab):
+            ctx.fail(f"{jp}.unk_id", f"unk_id {unk} is outside the vocab of {len(vocab)}")
         try:
-            entries = tuple((p, float(s)) for p, s in vocab)
-        except (TypeError, ValueError):
-            ctx.fail(f"{jp}.vocab", "Unigram vocab must be a list of [piece, score]")
-        if not all(isinstance(p, str) for p, _ in entries):
-            ctx.fail(f"{jp}.vocab", "Unigram pieces must be strings")
-        return M.Unigram(vocab=entries, **kwargs)
+            return M.Unigram(vocab=tuple((p, float(s)) for p, s in vocab), **kwargs)
+        except OverflowError:  # an integer score beyond the float range
+            i = next(i for i, (_, s) in enumerate(vocab) if abs(s) > 1e308)
+            ctx.fail(f"{jp}.vocab[{i}][1]", "score is out of the float range")
     if not isinstance(vocab, dict) or set(map(type, vocab.values())) - {int}:
         ctx.fail(f"{jp}.vocab", f"{kind} vocab must be an object token -> integer id")
     if kind == "BPE":
@@ -229,8 +240,10 @@ def parse_added_tokens(ctx: Ctx, data, jp: str = "$.added_tokens") -> tuple[Adde
     out = []
     for i, t in enumerate(data):
         tp = f"{jp}[{i}]"
-        if not isinstance(t, dict) or not isinstance(t.get("id"), int) or not isinstance(t.get("content"), str):
+        if not isinstance(t, dict) or type(t.get("id")) is not int or not isinstance(t.get("content"), str):
             ctx.fail(tp, "added token needs an integer id and a string content")
+        if t["id"] < 0:
+            ctx.fail(f"{tp}.id", f"id {t['id']} is negative")
         flags = {}
         for k in ("single_word", "lstrip", "rstrip", "normalized", "special"):
             v = t.get(k, k == "normalized" and not t.get("special", False))

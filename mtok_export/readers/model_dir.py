@@ -8,7 +8,6 @@ end-of-turn tokens, each with its source."""
 from __future__ import annotations
 
 import hashlib
-import json
 import unicodedata
 from pathlib import Path
 
@@ -16,8 +15,8 @@ from .. import __version__
 from ..errors import InputError, UnsupportedError
 from ..ir import ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
 from ..ir.models import vocab_of
-from .hf_config import (embedding_range_notes, find_templates, header_special_order, id_list, load_json_object,
-                        pick_template, token_text)
+from .hf_config import (embedding_range_notes, find_templates, header_special_order, id_list, is_decimal_id, load_json,
+                        load_json_object, pick_template, token_text)
 from .hf_json import parse_tokenizer_json
 
 # End-of-turn tokens of common chat families: stop ids when present.
@@ -39,10 +38,7 @@ def read_model_dir(directory: Path, chat_template: str | None = None) -> Tokeniz
     tj = directory / "tokenizer.json"
     if not tj.is_file():
         raise InputError(f"{directory}: no tokenizer.json here")
-    try:
-        data = json.loads(tj.read_bytes())
-    except (OSError, ValueError) as e:
-        raise InputError(f"{tj}: not valid JSON ({e})") from e
+    data = load_json(tj)
     parts, notes = parse_tokenizer_json(data, str(tj))
     inputs = [tj]
 
@@ -60,7 +56,7 @@ def read_model_dir(directory: Path, chat_template: str | None = None) -> Tokeniz
     known = {t.id for t in added}
     from ..ir import AddedToken
     decoder = tcfg.get("added_tokens_decoder") or {}
-    if not isinstance(decoder, dict) or not all(k.isdigit() and isinstance(v, dict) for k, v in decoder.items()):
+    if not isinstance(decoder, dict) or not all(is_decimal_id(k) and isinstance(v, dict) for k, v in decoder.items()):
         raise UnsupportedError("added_tokens_decoder must map decimal ids to token objects",
                                json_path="$.added_tokens_decoder", path=str(config_path))
     for key, t in sorted(decoder.items(), key=lambda kv: int(kv[0])):

@@ -54,6 +54,7 @@ Companions read from `config_dir` (default: the model's folder): `tokenizer_conf
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from enum import IntEnum
 from pathlib import Path
@@ -66,8 +67,8 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir.processors import Piece, SpecialToken, TemplateProcessing
-from .hf_config import (find_templates, header_special_order, id_list, load_json, load_json_object, pick_template,
-                        token_text)
+from .hf_config import (find_templates, header_special_order, id_list, is_decimal_id, load_json, load_json_object,
+                        pick_template, token_text)
 
 SPACE = "\u2581"
 COLLAPSE_PASSES = 16  # Replace('  ', ' ') halves a run of spaces: 16 passes collapse runs up to 65,536
@@ -331,6 +332,10 @@ def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=Non
     for i, p in enumerate(proto.pieces):
         if not p.piece:
             raise InputError(f"{path}: pieces[{i}] is empty")
+        if not isinstance(p.piece, str):  # protobuf hands back bytes when the text is not UTF-8
+            raise InputError(f"{path}: pieces[{i}] is not valid UTF-8: {p.piece[:40]!r}")
+        if not math.isfinite(p.score):
+            raise InputError(f"{path}: pieces[{i}] ({p.piece!r}) has the score {p.score}; scores must be finite")
         if p.piece in seen:
             raise InputError(f"{path}: piece {p.piece!r} appears twice (ids {seen[p.piece]} and {i})")
         seen[p.piece] = i
@@ -482,7 +487,7 @@ def _added_tokens(pieces, cfg: _Configs, dummy: bool, notes: list[str]) -> tuple
             by_id[i] = AddedToken(i, p, normalized=False, special=t == PieceType.CONTROL)
     where = cfg.dir / "tokenizer_config.json"
     decoder = cfg.tok.get("added_tokens_decoder") or {}
-    if not isinstance(decoder, dict) or not all(isinstance(k, str) and k.isdigit() and isinstance(v, dict)
+    if not isinstance(decoder, dict) or not all(is_decimal_id(k) and isinstance(v, dict)
                                                 and isinstance(v.get("content"), str) for k, v in decoder.items()):
         raise UnsupportedError("added_tokens_decoder must map decimal ids to {content, ...} objects",
                                json_path="$.added_tokens_decoder", path=str(where))

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from .gpt2_files import BYTE_CHARS, assemble, bytes_to_token, read_side_files
+from .json_value import load_json, parse_json
 from .model_dir import sha256
 
 _LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
@@ -214,10 +214,7 @@ def _beside_tokenizer_json(directory: Path):
     p = directory / "tokenizer.json"
     if not p.is_file():
         return None, None, None, None, None
-    try:
-        data = json.loads(p.read_bytes())
-    except (OSError, ValueError) as e:
-        raise InputError(f"{p}: not valid JSON ({e})") from e
+    data = load_json(p)
     parts, _ = parse_tokenizer_json(data, str(p))
     pattern = None
     pre = parts["pre_tokenizer"]
@@ -236,10 +233,9 @@ def parse_special_arg(value: str) -> dict[str, int]:
     if not value.lstrip().startswith(("{", "[")) and p.is_file():
         text = p.read_text(encoding="utf-8")
     try:
-        data = json.loads(text)
-    except ValueError as e:
-        raise InputError(f"--special: expected a JSON object {{token: id}} or list of tokens, or a file holding one ({e})") from e
-    return data
+        return parse_json(text, "--special")
+    except InputError as e:
+        raise InputError(f"{e}; expected a JSON object {{token: id}} or list of tokens, or a file holding one") from None
 
 
 def _special_map(special, n: int, where: str) -> dict[str, int]:

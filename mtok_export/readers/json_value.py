@@ -1,0 +1,134 @@
+"""Parse JSON input files into values every reader can trust: nesting bounded, every string valid
+Unicode, every float finite (issue 13's fuzz defects).
+
+Python's `json` module accepts what no tokenizer file holds and what breaks later stages with a
+traceback: `NaN`/`Infinity`, `1e400` (read as inf), `"\\ud800"` (a lone surrogate, which cannot be
+encoded to UTF-8), and nesting deep enough to exhaust the C stack or our recursive parsers.
+(Huge integers are legitimate: configs write `model_max_length` as 1e30.)  `parse_json` rejects each of them with the JSON path of the first offender, so
+the readers behind it only have to check shapes and types."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from ..errors import InputError, UnsupportedError
+
+# Real tokenizer.json files nest about 8 levels deep (Sequence of Sequence of Split.pattern).
+MAX_DEPTH = 64
+
+
+def parse_json(raw: bytes | str, path) -> object:
+    """JSON text -> value, checked as described above; errors name the file and the JSON path."""
+    import json
+
+    try:
+        data = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply (more than {MAX_DEPTH} levels)") from None
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, and _no_constant
+        if isinstance(e, json.JSONDecodeError):
+            raise InputError(f"{path}: not valid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+        if isinstance(e, UnicodeDecodeError):
+            raise InputError(f"{path}: not valid JSON: not UTF-8 at byte {e.start}") from None
+        raise InputError(f"{path}: not valid JSON: {e}") from None
+    # Surrogates can only come from \uD800-\uDFFF escapes (decoded text holds none): look at
+    # strings only when the text has such an escape.
+    escaped = _SURROGATE_ESCAPE[type(raw)].search(raw) is not None
+    check_value(data, path, strings=escaped)
+    return data
+
+
+_SURROGATE_ESCAPE = {bytes: re.compile(rb"\\u[dD][89a-fA-F]"), str: re.compile(r"\\u[dD][89a-fA-F]")}
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def check_value(data, path, *, strings: bool = True) -> None:
+    """Raise at the first container nested deeper than MAX_DEPTH, string that is not valid Unicode
+    (when `strings`) or float that is not finite (1e400 reads as inf), naming its JSON path.  A first
+    pass without paths keeps the common case fast (0.01 s for a 7 MB tokenizer.json)."""
+    if not _is_clean(data, strings):
+        _locate(data, path)
+
+
+def _is_clean(data, strings: bool) -> bool:
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if type(value) is dict:
+            if strings and not all(map(_valid, value)):
+                return False
+            items = value.values()
+        elif type(value) is list:
+            items = value
+        else:
+            items = (value,)
+            depth -= 1
+        for v in items:
+            t = type(v)
+            if t is dict or t is list:
+                if depth + 1 >= MAX_DEPTH:
+                    return False
+                stack.append((v, depth + 1))
+            elif (strings and t is str and not _valid(v)) or (t is float and not math.isfinite(v)):
+                return False
+    return True
+
+
+def _valid(s) -> bool:
+    if type(s) is not str or s.isascii():
+        return True
+    try:
+        s.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _locate(data, path) -> None:
+    """The slow walk with JSON paths, run only when `_is_clean` found something."""
+    stack = [(data, "$", 0)]
+    while stack:
+        value, jp, depth = stack.pop()
+        t = type(value)
+        if t is str:
+            _check_str(value, jp, path)
+        elif t is float and not math.isfinite(value):
+            _fail(jp, f"number {value} is out of range (JSON numbers here must be finite)", path)
+        elif t is dict or t is list:
+            if depth >= MAX_DEPTH:
+                _fail(jp, f"nested deeper than {MAX_DEPTH} levels", path)
+            if t is dict:
+                for k in value:
+                    _check_str(k, f"{jp} (key {k!r:.40})", path)
+            pairs = value.items() if t is dict else enumerate(value)
+            for k, v in reversed(list(pairs)):  # reversed: the stack then yields the first offender first
+                stack.append((v, f"{jp}.{k}" if t is dict and k.isidentifier() else f"{jp}[{k!r}]", depth + 1))
+
+
+def _check_str(s: str, jp: str, path) -> None:
+    if _valid(s):
+        return
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        _fail(jp, f"string holds a lone surrogate U+{ord(s[e.start]):04X} at character {e.start} "
+              "(not valid Unicode, cannot be written as UTF-8)", path)
+
+
+def _fail(jp: str, msg: str, path):
+    raise UnsupportedError(msg, json_path=jp, path=str(path) if path else None)
+
+
+def load_json(path: Path):
+    """Read and parse a JSON file (see `parse_json`)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+    return parse_json(raw, path)

@@ -1,0 +1,157 @@
+"""Regression tests for the fuzz defects of issue 13: each malformed input is a clean `MtokError`
+(exit 2) naming the file and the JSON path or byte offset, never a traceback, and never a file
+that our own strict reader (or MNN) would read differently.
+
+Each case starts from a real sample directory and changes one value, as the fuzzer did."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mtok_export.errors import MtokError
+from mtok_export.export import build, read_source
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+
+def sample(tmp_path: Path, name: str) -> Path:
+    d = tmp_path / name
+    shutil.copytree(SAMPLES / name, d)
+    return d
+
+
+def edit_json(path: Path, change):
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def refused(path: Path, *must_contain: str) -> str:
+    with pytest.raises(MtokError) as info:
+        tok = read_source(path)
+        build(tok, allow_lossy=True)
+    msg = str(info.value)
+    assert info.value.exit_code == 2, msg
+    for part in must_contain:
+        assert part in msg, msg
+    return msg
+
+
+# ---------------------------------------------------------------- values of the wrong type
+
+def test_bool_as_added_token_id(tmp_path):
+    # Was exit 0 with the header "103 0 True 100 101 101", which MNN read as [PAD] for [CLS].
+    d = sample(tmp_path, "bert-wordpiece")
+    edit_json(d / "tokenizer.json", lambda j: j["added_tokens"][3].update(id=True))
+    refused(d, "tokenizer.json", "$.added_tokens[3]", "integer id")
+
+
+def test_empty_unigram_vocab(tmp_path):
+    # Was exit 0 with a file our reader rejects ("unk_id 2 is outside the vocab of 0").
+    d = sample(tmp_path, "t5-unigram")
+    edit_json(d / "tokenizer.json", lambda j: j["model"].update(vocab=[]))
+    refused(d, "$.model.unk_id", "outside the vocab of 0")
+
+
+def test_dict_as_post_processor_special_id(tmp_path):
+    d = sample(tmp_path, "bert-wordpiece")
+    edit_json(d / "tokenizer.json", lambda j: j["post_processor"]["special_tokens"]["[CLS]"].update(id={"a": 1}))
+    refused(d, "$.post_processor.special_tokens['[CLS]']")
+
+
+def test_template_single_not_a_list(tmp_path):
+    d = sample(tmp_path, "bert-wordpiece")
+    edit_json(d / "tokenizer.json", lambda j: j["post_processor"].update(single=-1))
+    refused(d, "$.post_processor.single", "must be a list")
+
+
+def test_bool_as_bert_processing_id(tmp_path):
+    d = sample(tmp_path, "bert-wordpiece")
+    edit_json(d / "tokenizer.json",
+              lambda j: j.update(post_processor={"type": "BertProcessing", "sep": ["[SEP]", True],
+                                                 "cls": ["[CLS]", 101]}))
+    refused(d, "$.post_processor.sep", "[token, id] pair")
+
+
+def test_number_as_tokenizer_class(tmp_path):
+    d = sample(tmp_path, "llama-spm")
+    edit_json(d / "tokenizer_config.json", lambda j: j.update(tokenizer_class=1))
+    refused(d, "tokenizer_config.json", "$.tokenizer_class", "must be str")
+
+
+def test_superscript_digit_as_added_tokens_decoder_key(tmp_path):
+    # "²".isdigit() is true but int("²") fails.
+    d = sample(tmp_path, "qwen-bpe")
+    edit_json(d / "tokenizer_config.json", lambda j: j["added_tokens_decoder"].update({"²": {"content": "x"}}))
+    refused(d, "$.added_tokens_decoder['²']", "not a decimal token id")
+
+
+# ---------------------------------------------------------------- values out of range
+
+def test_lone_surrogate_in_special_token(tmp_path):
+    d = sample(tmp_path, "qwen-bpe")
+    p = d / "tokenizer.json"
+    text = p.read_text(encoding="utf-8")
+    assert '"<|im_end|>"' in text
+    p.write_text(text.replace('"<|im_end|>"', '"<|im_end\\ud800|>"', 1), encoding="utf-8")
+    refused(d, "tokenizer.json", "$.added_tokens[", ".content", "lone surrogate U+D800")
+
+
+@pytest.mark.parametrize("score", ["1e400", "-1e400", "NaN", "Infinity", "1" + "0" * 400])
+def test_unigram_score_out_of_range(tmp_path, score):
+    d = sample(tmp_path, "t5-unigram")
+    p = d / "tokenizer.json"
+    data = json.loads(p.read_text(encoding="utf-8"))
+    data["model"]["vocab"][5][1] = 12345.5
+    p.write_text(json.dumps(data).replace("12345.5", score, 1), encoding="utf-8")
+    msg = refused(d, "tokenizer.json")
+    assert "$.model.vocab[5][1]" in msg or "is not a JSON number" in msg, msg
+
+
+def test_json_nested_1000_deep(tmp_path):
+    d = sample(tmp_path, "qwen-bpe")
+    p = d / "tokenizer.json"
+    text = p.read_text(encoding="utf-8").rstrip()
+    p.write_text(text[:-1] + ', "extra": ' + "[" * 1000 + "]" * 1000 + "}", encoding="utf-8")
+    refused(d, "tokenizer.json", "nested too deeply")
+
+
+def test_json_nested_100_deep_in_a_component(tmp_path):
+    # Below the json module's limit, above ours: the path of the first too-deep level is named.
+    d = sample(tmp_path, "qwen-bpe")
+    nested = {"type": "Sequence", "normalizers": []}
+    for _ in range(100):
+        nested = {"type": "Sequence", "normalizers": [nested]}
+    edit_json(d / "tokenizer.json", lambda j: j.update(normalizer=nested))
+    refused(d, "$.normalizer.normalizers[0]", "nested deeper than 64 levels")
+
+
+def test_chat_template_nested_5000_parentheses(tmp_path):
+    d = sample(tmp_path, "qwen-bpe")
+    edit_json(d / "tokenizer_config.json",
+              lambda j: j.update(chat_template="{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}"))
+    refused(d, "tokenizer_config.json", "nests 5000 levels deep")
+
+
+def test_chat_template_depth_counts_blocks_and_brackets():
+    from mtok_export.chat.nesting import template_depth
+
+    assert template_depth("plain text (with parentheses)") == 0
+    assert template_depth("{{ ((1)) }}") == 2
+    assert template_depth("{% if a %}{%- for x in [b] %}{{ x }}{% endfor %}{% endif %}") == 3
+    assert template_depth("{% if a %}") == 1  # unclosed: the parser reports it, not this
+
+
+# ---------------------------------------------------------------- binary inputs
+
+def test_sentencepiece_piece_not_utf8(tmp_path):
+    # protobuf hands back bytes for such a piece; sorting bytes with str was a TypeError.
+    src = (SAMPLES / "llama-spm/tokenizer.model").read_bytes()
+    at = src.index("▁in".encode())
+    p = tmp_path / "tokenizer.model"
+    p.write_bytes(src[:at] + b"\xff" + src[at + 1:])
+    refused(p, "tokenizer.model", "is not valid UTF-8")
