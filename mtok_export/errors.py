@@ -40,15 +40,31 @@ class UnsupportedError(MtokError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
+class OutputError(MtokError):
+    """The output location is unusable: not writable, not a folder, the disk is full...  Names the
+    path and the operating system's reason."""
+
+    def __init__(self, path, reason: str):
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}")
+
+
 class LossError(MtokError):
     """The export would lose information and `--allow-lossy` was not given."""
 
     exit_code = 3
+    hint = "rerun with --allow-lossy to write the file anyway (each loss is then reported)"
 
     def __init__(self, losses, applied=None):
         self.losses = list(losses)
         self.applied = dict(applied or {})
-        super().__init__(f"export would lose {len(self.losses)} thing(s); rerun with --allow-lossy to write anyway")
+        super().__init__(f"export would lose {len(self.losses)} thing(s)")
+
+
+class Interrupted(MtokError):
+    """Ctrl-C or SIGTERM: the work was stopped, its worker processes and temporary files removed."""
+
+    exit_code = 130
 
 
 class RuntimeEngineError(MtokError):

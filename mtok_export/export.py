@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError, LossError, UnsupportedError
+from .io import atomic_write
 from .mtok.constants import FileType
+from .sniff import not_a_tokenizer
 
 
 @dataclass
@@ -22,22 +22,6 @@ class ExportResult:
     size: int
     seconds: float
     verify: object = None  # verify.Report when verification ran
-
-
-def atomic_write(path: Path, data: bytes):
-    """Write to a temporary file beside `path` and rename it, so a failure never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def llm_config_notes(out_dir: Path, chat) -> list[str]:
@@ -113,8 +97,7 @@ def read_source(path: Path, chat_template: str | None = None, *, pattern: str | 
     if (folder / "vocab.txt").is_file():
         from .readers.bert_vocab import read_bert_vocab
         return read_bert_vocab(folder, chat_template=chat_template)
-    raise InputError(f"{path}: no tokenizer.json, tiktoken rank file, vocab.json + merges.txt, vocab.txt "
-                     "or legacy tokenizer.txt found")
+    raise InputError(not_a_tokenizer(path))
 
 
 def _sentencepiece_files(d: Path) -> list[Path]:

@@ -141,7 +141,8 @@ def test_export_lossy_refused_lists_each_loss(cli, tmp_path):
     assert {x.json_path for x in losses} >= {"$.normalizer", "$.decoder"}
     assert err.startswith(f"error: export would lose {len(losses)} thing(s)")
     for x in losses:
-        assert f"  - {x.json_path} {x.component}: " in err
+        assert f"  - [{x.code}] {x.json_path} {x.component}: " in err
+    assert err.count("--allow-lossy") == 1  # one hint, not the message and the hint both
     assert "hint: rerun with --allow-lossy" in err
     assert not out_dir.exists() or list(out_dir.iterdir()) == []
     assert list(src.iterdir()) == [src / "tokenizer.json"]

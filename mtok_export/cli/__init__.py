@@ -1,7 +1,12 @@
 """Command-line entry points: `mtok` (inspect, export, ...) and `mtok-export` (the export alone).
 
 Results go to stdout, diagnostics to stderr.  Every `MtokError` becomes `error: ...` and its exit
-code (2 bad input, 3 lossy export refused, 1 verification mismatch); a traceback only with --debug."""
+code (2 bad input or output location, 3 lossy export refused, 1 verification mismatch), an OS error
+(a file that cannot be read or written) is exit 2 with the path and the reason, Ctrl-C is exit 130
+with one line; a traceback only with --debug.
+
+`--debug`, `--quiet` and `--version` work anywhere on the line (they are taken out of argv before
+the command parses it) and are listed in every command's --help."""
 
 from __future__ import annotations
 
@@ -21,16 +26,54 @@ app.add_typer(cmd_tables.app, name="tables")
 app.command("lint-template")(cmd_chat.lint_template)
 app.command("chat")(cmd_chat.chat)
 
+# (flags, help) of the options every command takes; shown in --help, handled by _run.
+GLOBAL_OPTIONS = ((("--debug",), "Show a traceback for errors."),
+                  (("--quiet", "-q"), "Print nothing but errors; the exit code tells the result."),
+                  (("--version",), "Show the tool, MNN runtime and Unicode versions, and exit."))
 
-def _run(fn):
+
+def _with_global_options(command):
+    """The click command of `command` with GLOBAL_OPTIONS added to it and every subcommand (for
+    --help only: _run has removed them from argv before parsing)."""
+    from typer.core import TyperOption
+
+    stack = [command]
+    while stack:
+        cmd = stack.pop()
+        names = {n for p in cmd.params for n in getattr(p, "opts", ())}
+        for flags, text in GLOBAL_OPTIONS:
+            if not names & set(flags):
+                cmd.params.append(TyperOption(param_decls=list(flags), is_flag=True, default=False,
+                                              expose_value=False, help=text))
+        stack.extend(getattr(cmd, "commands", {}).values())
+    return command
+
+
+def _take_flags(argv: list[str], *flags: str) -> bool:
+    found = False
+    for flag in flags:
+        while flag in argv[1:]:
+            argv.remove(flag)
+            found = True
+    return found
+
+
+def _run(typer_app):
     from ..errors import MtokError
-    from .console import print_error
+    from .console import print_error, print_line, set_quiet
 
-    debug = "--debug" in sys.argv
-    if debug:
-        sys.argv.remove("--debug")
+    argv = sys.argv
+    debug = _take_flags(argv, "--debug")
+    set_quiet(_take_flags(argv, "--quiet", "-q"))
+    if _take_flags(argv, "--version"):
+        from .version import version_lines
+
+        for line in version_lines():
+            print(line)
+        sys.exit(0)
     try:
-        rc = fn(standalone_mode=False)  # click returns the code of a typer.Exit in this mode
+        command = _with_global_options(typer.main.get_command(typer_app))
+        rc = command.main(args=argv[1:], prog_name=_prog(argv[0]), standalone_mode=False)
         sys.exit(rc if isinstance(rc, int) else 0)
     except MtokError as e:
         if debug:
@@ -39,15 +82,39 @@ def _run(fn):
         sys.exit(e.exit_code)
     except typer.Exit as e:
         sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print_line("interrupted: stopped, worker processes and temporary files removed")
+        sys.exit(130)
+    except OSError as e:  # a file the command could not read or write (bad location, full disk)
+        if debug:
+            raise
+        where = e.filename if e.filename is not None else "output"
+        print_line(f"error: {where}: {e.strerror or e}")
+        sys.exit(2)
     except Exception as e:  # usage errors (typer bundles its own click)
-        from typer._click.exceptions import Abort, ClickException  # typer vendors click
+        from typer._click.exceptions import Abort, ClickException
 
         if isinstance(e, ClickException):
             e.show()
             sys.exit(2)
         if isinstance(e, Abort):
+            print_line("interrupted")
             sys.exit(130)
-        raise
+        if debug:
+            raise
+        # A bug, not something the user did: one line, and how to get the details for a report.
+        print_line(f"error: internal error: {type(e).__name__}: {e}")
+        print_line("  hint: rerun with --debug for the traceback, and report it")
+        sys.exit(2)
+
+
+def _prog(arg0: str) -> str:
+    import os
+
+    name = os.path.basename(arg0)
+    return "mtok" if name in ("__main__.py", "") else name
 
 
 def main():

@@ -23,11 +23,15 @@ def convert(
     chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or file.")] = None,
     pattern: Annotated[Optional[str], typer.Option(help="Split regex for tiktoken rank files.")] = None,
     special: Annotated[Optional[str], typer.Option(help="Special tokens for tiktoken rank files (JSON).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing output file.")] = False,
 ):
     """Convert between tokenizer formats (exit 3 when something would be lost without --allow-lossy)."""
-    from ..errors import InputError
-    from ..export import FORMATS, atomic_write, build, read_source
+    from .. import legacy
+    from ..errors import InputError, OutputError
+    from ..export import FORMATS, build, read_source
+    from ..io import atomic_write
     from ..lower import TARGETS
+    from ..mtok import check_written
     from .console import out as console
 
     if to not in ("mtok", "txt", "hf"):
@@ -41,11 +45,16 @@ def convert(
     if to == "hf":
         from ..writers.hf_json import write_hf_dir
 
+        if (out / "tokenizer.json").exists() and not force:
+            raise OutputError(out / "tokenizer.json", "exists; pass --force to replace it")
         for path in write_hf_dir(tok, out):
             console.print(f"wrote {path}", markup=False)
         return
     data, _, lw = build(tok, to, target=target, allow_lossy=allow_lossy)
     path = out / FORMATS[to] if out.is_dir() else out
+    if path.exists() and not force:
+        raise OutputError(path, "exists; pass --force to replace it")
+    (check_written if to == "mtok" else legacy.check_written)(data, path)
     atomic_write(path, data)
     console.print(f"wrote {path} ({len(data):,} bytes)", markup=False)
     for name, details in lw.applied.items():

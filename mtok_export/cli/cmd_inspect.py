@@ -126,7 +126,7 @@ def _print(info: dict, file: Path):
                  f"{tb['closest_form']} of Unicode {tb['unicode_version_here']} (this Python)")
     c = info["chat"]
     heading("chat template")
-    line(f"  {c['template_chars']:,} chars; bos {show(c['bos_token'])!r}, eos {show(c['eos_token'])!r}, "
+    line(f"  {c['template_chars']:,} chars; bos \"{show(c['bos_token'])}\", eos \"{show(c['eos_token'])}\", "
          f"clean_up_tokenization_spaces {c['clean_up_tokenization_spaces']}")
     for ln in c["template_head"]:
         line("  | " + clip(show(ln), 100))

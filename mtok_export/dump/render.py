@@ -34,7 +34,7 @@ def one_line(obj, width: int = 70) -> str:
         if isinstance(v, Pattern):
             args.append(clip(show(str(v), marks=True), width))
         elif isinstance(v, str):
-            args.append(f"{f.name}={show(v, marks=True)!r}")
+            args.append(f'{f.name}="{show(v, marks=True)}"')
         else:
             args.append(f"{f.name}={clip(show(str(v)), 40)}")
     return f"{obj.kind}({', '.join(args)})" if args else obj.kind
@@ -62,8 +62,8 @@ def tokens(ids, names: dict[int, str], limit: int = 12) -> str:
 
 
 def size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return str(n)

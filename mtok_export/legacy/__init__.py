@@ -4,11 +4,9 @@ what a legacy runtime (MNN <= 3.4.1) cannot represent."""
 
 from __future__ import annotations
 
-
-
 import importlib
 
-from ..errors import UnsupportedError
+from ..errors import MtokError, UnsupportedError
 from ..mtok.constants import FileType
 
 # type -> (module, writer, losses, projection, reader, what it runs)
@@ -75,3 +73,13 @@ def read_legacy(data: bytes, path=None):
     if kind not in _TYPES:
         raise UnsupportedError(f"{path}: type {kind} is not a legacy tokenizer.txt")
     return _fn(kind, 4)(data, path)
+
+
+def check_written(data: bytes, path=None):
+    """The legacy twin of `mtok.codec.check_written`: read the bytes back with the strict reader
+    before the rename.  -> the IR read."""
+    try:
+        return read_legacy(data, path)
+    except MtokError as e:
+        raise UnsupportedError(f"refusing to write {path or 'the file'}: the strict reader rejects it ({e}); "
+                               "the input holds a value the format cannot carry") from None

@@ -12,7 +12,7 @@ import sys
 from array import array
 from dataclasses import dataclass, field
 
-from ..errors import FormatError, UnsupportedError
+from ..errors import FormatError, MtokError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, Pattern, Tokenizer
 from ..ir import models as M
 from ..ir.processors import PostProgram
@@ -537,3 +537,13 @@ def write_mtok(tok: Tokenizer) -> bytes:
     _str(w, chat.bos_token, "bos token")
     _write_program(w, tok.post_processor)
     return w.getvalue()
+
+
+def check_written(data: bytes, path=None) -> Tokenizer:
+    """Read bytes about to be written back with the strict reader, so nothing reaches the disk
+    that `inspect` (or MNN) would reject or misread; call before the rename.  -> the IR read."""
+    try:
+        return read_mtok(data, path, strict=True)[0]
+    except MtokError as e:
+        raise UnsupportedError(f"refusing to write {path or 'the file'}: the strict reader rejects it ({e}); "
+                               "the input holds a value the format cannot carry") from None

@@ -45,6 +45,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from ..errors import UnsupportedError
+from ..io import atomic_write
 from ..mtok.constants import TABLE_CONTROL_TO_SPACE
 from ..ir import AddedToken, Pattern, Tokenizer
 from ..ir import models as M
@@ -350,8 +351,6 @@ def to_generation_config(tok: Tokenizer) -> dict | None:
 def write_hf_dir(tok: Tokenizer, out_dir) -> list[Path]:
     """Write `tokenizer.json`, `tokenizer_config.json` and (with stop ids) `generation_config.json`
     into `out_dir`, each atomically; returns the paths written."""
-    from ..export import atomic_write
-
     out = Path(out_dir)
     tok = hf_equivalent(tok)  # once for both files; a second pass finds nothing to rewrite
     files = [("tokenizer.json", write_tokenizer_json(tok)),

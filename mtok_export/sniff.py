@@ -1,0 +1,81 @@
+"""Say what an unrecognized input is not, and what it looks like, for the error of `read_source`
+when no reader takes it (issue 13: "no tokenizer.json ... found" for a random file told the user
+nothing about the file they gave)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# Leading bytes of formats people hand us by mistake.
+_MAGIC = ((b"GGUF", "a GGUF model file (the GGUF reader is not in this version)"),
+          (b"\x1f\x8b", "gzip-compressed data (decompress it first)"),
+          (b"PK\x03\x04", "a zip archive (a PyTorch checkpoint or a packed model directory?)"),
+          (b"\x7fELF", "an ELF executable or library"),
+          (b"\x89PNG", "a PNG image"),
+          (b"MNN", "possibly an MNN model, not a tokenizer"),
+          (b"\x80\x02", "a Python pickle"), (b"\x80\x04", "a Python pickle"))
+
+
+def not_a_tokenizer(path: Path) -> str:
+    """One line: `<path>: not a tokenizer input: ...` for a file or a directory no reader accepts."""
+    path = Path(path)
+    if path.is_dir():
+        return (f"{path}: no tokenizer here: no tokenizer.json, SentencePiece .model, tiktoken rank file, "
+                "vocab.json + merges.txt, vocab.txt, tokenizer.mtok or legacy tokenizer.txt")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError as e:
+        return f"{path}: cannot read ({e.strerror or e})"
+    what = looks_like(head)
+    if what == TOKENIZER_JSON:
+        return f"{path}: a tokenizer.json file: pass the directory holding it ({path.parent}), whose configs are read too"
+    return (f"{path}: not a tokenizer input: not a .mtok or legacy tokenizer.txt (no '430 <type>' first line), "
+            f"not a SentencePiece model, not a tiktoken rank file, and its folder has no tokenizer.json, "
+            f"vocab.json + merges.txt or vocab.txt; it looks like {what}")
+
+
+TOKENIZER_JSON = "a tokenizer.json"
+
+
+def looks_like(head: bytes) -> str:
+    """A short description of a file from its first bytes."""
+    if not head:
+        return "an empty file"
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return what
+    if len(head) >= 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < 1 << 27:
+        return "a safetensors file (model weights)"
+    stripped = head.lstrip()
+    if stripped[:1] in (b"{", b"["):
+        keys = _json_keys(stripped)
+        if "model" in keys:
+            return TOKENIZER_JSON
+        return "JSON" + (f" with the keys {', '.join(keys[:6])}" if keys else "")
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(head) - 3:  # not just a character cut at the 4096-byte boundary
+            return "binary data"
+        text = head[:e.start].decode("utf-8")
+    first = text.splitlines()[0] if text.strip() else ""
+    return f"text starting {first[:60]!r}" if first else "whitespace"
+
+
+def _json_keys(head: bytes) -> list[str]:
+    """Top-level keys visible in the first bytes of a JSON object (a cheap look, not a parse)."""
+    import re
+
+    if not head.startswith(b"{"):
+        return []
+    depth, keys = 0, []
+    for m in re.finditer(rb'"((?:[^"\\]|\\.)*)"(\s*:)?|[{}\[\]]', head):  # strings whole, so "[" in one is text
+        tok = m.group(0)
+        if tok in (b"{", b"["):
+            depth += 1
+        elif tok in (b"}", b"]"):
+            depth -= 1
+        elif depth == 1 and m.group(2):
+            keys.append(m.group(1).decode("utf-8", "replace"))
+    return keys
