@@ -3,6 +3,8 @@ them into `error:` lines and exit codes (DESIGN section 5), anything else is a b
 
 from __future__ import annotations
 
+import signal
+
 
 class MtokError(Exception):
     """Root of every error the user can cause.  `exit_code` is what the CLI exits with."""
@@ -62,9 +64,13 @@ class LossError(MtokError):
 
 
 class Interrupted(MtokError):
-    """Ctrl-C or SIGTERM: the work was stopped, its worker processes and temporary files removed."""
+    """SIGTERM (Ctrl-C stays a KeyboardInterrupt): the work was stopped and its worker processes and
+    temporary files removed.  Exit 128 + the signal number, as a shell reports it."""
 
-    exit_code = 130
+    def __init__(self, signum: int):
+        self.exit_code = 128 + signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}: stopped, worker processes and "
+                         "temporary files removed")
 
 
 class RuntimeEngineError(MtokError):

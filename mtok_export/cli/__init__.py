@@ -74,6 +74,8 @@ def _run(typer_app):
     try:
         command = _with_global_options(typer.main.get_command(typer_app))
         rc = command.main(args=argv[1:], prog_name=_prog(argv[0]), standalone_mode=False)
+        if rc == 130:  # typer turns KeyboardInterrupt into a silent Exit(130); no command exits 130 itself
+            raise KeyboardInterrupt
         sys.exit(rc if isinstance(rc, int) else 0)
     except MtokError as e:
         if debug:
@@ -83,8 +85,6 @@ def _run(typer_app):
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
-        if debug:
-            raise
         print_line("interrupted: stopped, worker processes and temporary files removed")
         sys.exit(130)
     except OSError as e:  # a file the command could not read or write (bad location, full disk)

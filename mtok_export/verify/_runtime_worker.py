@@ -21,6 +21,19 @@ import traceback
 LOAD_FAILURES = ("Failed to load tokenizer", "tokenizer file not found", "magic number is wrong")
 
 
+def die_with_parent():
+    """Linux: have the kernel SIGKILL this worker when the parent dies, even by kill -9 (the parent
+    kills our process group itself on Ctrl-C, SIGTERM and timeout).  Exit now if it is already gone."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except Exception:  # not Linux: the parent's own cleanup still applies
+        return
+    if os.environ.get("MTOK_PARENT_PID") not in (None, str(os.getppid())):
+        os._exit(1)
+
+
 def redirect_output(log_path):
     """Send fds 1 and 2 to the log at OS level and make C stdio unbuffered so a crash loses nothing."""
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -45,6 +58,7 @@ def write_json(path, obj):
 
 def main(argv):
     request_path, response_path, log_path, progress_path = argv[1:5]
+    die_with_parent()
     redirect_output(log_path)
     progress = os.open(progress_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 

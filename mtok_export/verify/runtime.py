@@ -47,11 +47,13 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from mtok_export.errors import RuntimeEngineError
+from mtok_export.errors import Interrupted, RuntimeEngineError
 
 __all__ = ["RuntimeResult", "run_runtime"]
 
@@ -86,6 +88,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
     if not src.is_file():
         raise RuntimeEngineError(f"{src}: tokenizer file not found")
     python = str(python or sys.executable)
+    if os.path.exists(python):  # `--runtime-python ./venv/bin/python` arrives as "venv/bin/python"
+        python = os.path.abspath(python)
     texts = list(texts)
     wire_texts = []
     for t in texts:
@@ -150,21 +154,24 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
 
 def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float) -> tuple[str, str]:
     """Run the worker; returns (what it printed before redirecting its fds, exit status text).
-    On timeout the whole process group is killed and `TimeoutExpired` re-raised."""
+
+    The worker runs in its own process group (a terminal's Ctrl-C reaches only the parent, which
+    then decides), and that group is killed whenever this function does not return normally: on
+    timeout (`TimeoutExpired` re-raised), on Ctrl-C (KeyboardInterrupt), on SIGTERM (turned into
+    `Interrupted` while the worker runs) and on any other exception, so no worker outlives us.
+    The worker also asks the kernel to kill it if we die without unwinding (kill -9)."""
+    group = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
+    env = {**os.environ, "MTOK_PARENT_PID": str(os.getpid())}
     try:
-        proc = subprocess.Popen([python, "-I", str(_WORKER), *map(str, args)], cwd=cwd,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen([python, "-I", str(_WORKER), *map(str, args)], cwd=cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **group)
     except OSError as e:
         raise RuntimeEngineError(f"cannot start the runtime interpreter {python}: {e}") from e
     try:
-        raw, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
+        with _sigterm_raises():
+            raw, _ = proc.communicate(timeout=timeout)
+    except BaseException:
+        _kill_group(proc)
         raise
     rc = proc.returncode
     if rc >= 0:
@@ -175,6 +182,37 @@ def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float) -> tup
         except ValueError:
             status = f"was killed by signal {-rc}"
     return raw.decode("utf-8", "replace"), status
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the worker's process group (the worker and anything it started) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    try:
+        proc.communicate(timeout=10)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        pass
+
+
+@contextmanager
+def _sigterm_raises():
+    """While the worker runs, SIGTERM raises `Interrupted` (its default kills us without unwinding,
+    which would leave the worker and its temporary folder behind).  Signal handlers can only be set
+    from the main thread; elsewhere the default stays."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Interrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _describe(step: str, texts: list[str | bytes]) -> str:

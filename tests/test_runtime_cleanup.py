@@ -1,0 +1,98 @@
+"""The runtime worker never outlives the tool (issue 13): on Ctrl-C of a CLI process running a
+verify, on SIGTERM, and on timeout, its whole process group is killed, its temporary folder is
+removed, and the CLI exits 130 (143 for SIGTERM) with one line.
+
+A hung runtime is simulated by `--runtime-python` pointing at a script that starts a background
+`sleep` and then sleeps itself: both must be gone afterwards, which proves the group is killed,
+not just the direct child."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mtok_export.errors import RuntimeEngineError
+from mtok_export.verify.runtime import run_runtime
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "samples/qwen-bpe"
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="process groups and ps as on Linux")
+
+
+def hung_runtime(tmp_path: Path) -> tuple[Path, str]:
+    """A fake interpreter that never answers; -> (its path, a marker in its processes' command lines)."""
+    marker = str(4000 + os.getpid() % 1000)  # `sleep <marker>` identifies our sleeps in ps
+    script = tmp_path / "hung-python"
+    script.write_text(f"#!/bin/sh\nsleep {marker}1 &\nexec sleep {marker}2\n")
+    script.chmod(0o755)
+    return script, marker
+
+
+def processes_with(marker: str) -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
+    return [line for line in ps.splitlines() if f"sleep {marker}" in line]
+
+
+def runtime_temp_dirs() -> set[str]:
+    import tempfile
+
+    root = Path(tempfile.gettempdir())
+    return {p.name for p in root.glob("mtok-runtime-*")}
+
+
+def wait_for(predicate, timeout=30.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.fixture
+def exported(tmp_path) -> Path:
+    from mtok_export.export import build, read_source
+
+    data, _, _ = build(read_source(SAMPLE), allow_lossy=True)
+    out = tmp_path / "tokenizer.mtok"
+    out.write_bytes(data)
+    return out
+
+
+@pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_during_verify_kills_the_worker_group(tmp_path, exported, signum, code):
+    script, marker = hung_runtime(tmp_path)
+    before = runtime_temp_dirs()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "mtok_export", "verify", str(exported), "--against", str(SAMPLE),
+                             "--allow-lossy", "--runtime-python", str(script)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert wait_for(lambda: len(processes_with(marker)) == 2, 120), "the fake runtime never started"
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "interrupted" in lines[0], err
+    assert "Traceback" not in err
+    assert wait_for(lambda: not processes_with(marker), 10), processes_with(marker)
+    assert runtime_temp_dirs() <= before
+
+
+def test_timeout_kills_the_worker_group(tmp_path, exported):
+    script, marker = hung_runtime(tmp_path)
+    before = runtime_temp_dirs()
+    with pytest.raises(RuntimeEngineError, match=r"did not finish within 3s"):
+        run_runtime(exported, texts=["a"], python=script, timeout=3)
+    assert wait_for(lambda: not processes_with(marker), 10), processes_with(marker)
+    assert runtime_temp_dirs() <= before
