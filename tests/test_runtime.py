@@ -120,7 +120,7 @@ def test_legacy_name_is_kept(write):
 @needs_mnn
 def test_bad_magic_is_a_load_error(write):
     with pytest.raises(RuntimeEngineError, match="could not load(.|\n)*magic number is wrong"):
-        run_runtime(write(b"431 4\n0 0 0\n\n" + b"\0" * 16), texts=["ab"])
+        run_runtime(write(b"431 4\n0 0 0\n\n" + b"\0" * 16), texts=["ab"], check=False)
 
 
 @needs_mnn
@@ -128,7 +128,7 @@ def test_crash_reports_signal_and_input(write):
     data = build_mtok()
     data = data[:0x12] + b"\x09" + data[0x13:]  # unknown model code: model_ is null, encode crashes
     with pytest.raises(RuntimeEngineError, match=r"killed by SIG\w+.*encode of text #1 'boom'") as e:
-        run_runtime(write(data), texts=["", "boom"], timeout=60)
+        run_runtime(write(data), texts=["", "boom"], timeout=60, check=False)
     assert "Load module failed" in str(e.value)  # the log tail is included
 
 

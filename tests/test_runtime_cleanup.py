@@ -40,11 +40,17 @@ def processes_with(marker: str) -> list[str]:
     return [line for line in ps.splitlines() if f"sleep {marker}" in line]
 
 
-def runtime_temp_dirs() -> set[str]:
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch) -> Path:
+    """A temp root of our own (this process and the CLI's), so other test runs on the machine
+    cannot add or hide `mtok-runtime-*` folders."""
     import tempfile
 
-    root = Path(tempfile.gettempdir())
-    return {p.name for p in root.glob("mtok-runtime-*")}
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setenv("TMPDIR", str(root))
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root
 
 
 def wait_for(predicate, timeout=30.0):
@@ -67,15 +73,15 @@ def exported(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_signal_during_verify_kills_the_worker_group(tmp_path, exported, signum, code):
+def test_signal_during_verify_kills_the_worker_group(tmp_path, exported, private_tmp, signum, code):
     script, marker = hung_runtime(tmp_path)
-    before = runtime_temp_dirs()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-m", "mtok_export", "verify", str(exported), "--against", str(SAMPLE),
                              "--allow-lossy", "--runtime-python", str(script)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert wait_for(lambda: len(processes_with(marker)) == 2, 120), "the fake runtime never started"
+        assert list(private_tmp.glob("mtok-runtime-*"))  # the worker's folder exists while it runs
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=60)
     finally:
@@ -86,13 +92,34 @@ def test_signal_during_verify_kills_the_worker_group(tmp_path, exported, signum,
     assert len(lines) == 1 and "interrupted" in lines[0], err
     assert "Traceback" not in err
     assert wait_for(lambda: not processes_with(marker), 10), processes_with(marker)
-    assert runtime_temp_dirs() <= before
+    assert list(private_tmp.iterdir()) == []
 
 
-def test_timeout_kills_the_worker_group(tmp_path, exported):
+def test_timeout_kills_the_worker_group(tmp_path, exported, private_tmp):
     script, marker = hung_runtime(tmp_path)
-    before = runtime_temp_dirs()
     with pytest.raises(RuntimeEngineError, match=r"did not finish within 3s"):
         run_runtime(exported, texts=["a"], python=script, timeout=3)
     assert wait_for(lambda: not processes_with(marker), 10), processes_with(marker)
-    assert runtime_temp_dirs() <= before
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_malformed_file_is_read_by_our_reader_before_mnn(tmp_path, exported):
+    # issue 13: a truncated .mtok went to MNN first (exit 1, or SIGSEGV reported); now our reader's
+    # checks run first and name the section and offset.  A missing interpreter proves MNN never ran.
+    from mtok_export.errors import FormatError
+
+    truncated = tmp_path / "truncated.mtok"
+    truncated.write_bytes(exported.read_bytes()[:5000])
+    with pytest.raises(FormatError, match=r"truncated.mtok section \w+ at 0x[0-9a-f]{8}: "):
+        run_runtime(truncated, texts=["a"], python=tmp_path / "no-such-python")
+
+
+def test_verify_cli_on_a_random_file_is_exit_2(tmp_path):
+    random = tmp_path / "random.mtok"
+    random.write_bytes(bytes(range(256)) * 8)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    r = subprocess.run([sys.executable, "-m", "mtok_export", "verify", str(random), "--against", str(SAMPLE)],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"error: {random} section header at 0x00000000: ")
+    assert "Traceback" not in r.stderr

@@ -53,7 +53,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from mtok_export.errors import Interrupted, RuntimeEngineError
+from ..errors import Interrupted, RuntimeEngineError
 
 __all__ = ["RuntimeResult", "run_runtime"]
 
@@ -76,17 +76,22 @@ class RuntimeResult:
 def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | bytes] = (),
                 decode_ids: Sequence[int] = (), chats: Sequence[Sequence[Mapping[str, str]]] = (),
                 python: str | os.PathLike | None = None, timeout: float = 120.0,
-                llm_config: Mapping | None = None) -> RuntimeResult:
+                llm_config: Mapping | None = None, check: bool = True) -> RuntimeResult:
     """Load `tokenizer_path` (`.mtok` or legacy `tokenizer.txt`) in MNN and run all requests in one process.
 
     `texts` are `str` (valid Unicode) or `bytes` (passed raw); `decode_ids` are int32; each entry of
     `chats` is a list of `{"role", "content"}` messages.  `python` is the interpreter that has MNN
     (default: this one).  `llm_config` is written as `llm_config.json`, e.g. ``{"jinja": {...}}``.
     Raises `RuntimeEngineError` on a missing file, missing MNN, load failure, crash or timeout.
+    With `check` (the default) the file is first read by our strict reader, so a malformed file is
+    a `FormatError` naming the section and offset (exit 2) instead of whatever MNN makes of it
+    (a crash, a silent misread); tests of MNN's own behaviour on broken files pass `check=False`.
     """
     src = Path(tokenizer_path)
     if not src.is_file():
         raise RuntimeEngineError(f"{src}: tokenizer file not found")
+    if check:
+        read_strictly(src)
     python = str(python or sys.executable)
     if os.path.exists(python):  # `--runtime-python ./venv/bin/python` arrives as "venv/bin/python"
         python = os.path.abspath(python)
@@ -150,6 +155,24 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
         raise RuntimeEngineError(f"runtime worker failed:\n{err['message']}")
     return RuntimeResult(encodes=data["encodes"], decodes={i: bytes.fromhex(h) for i, h in data["decodes"]},
                          chats=data["chats"], log=log_text, version=data["version"])
+
+
+def read_strictly(path: Path) -> None:
+    """Our reader's checks on a `.mtok` or legacy `tokenizer.txt`; raises `FormatError` & co."""
+    from ..legacy import read_legacy
+    from ..mtok import read_mtok
+    from ..mtok.constants import FileType
+    from ..mtok.header import read_header
+
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise RuntimeEngineError(f"{path}: cannot read ({e.strerror or e})") from None
+    kind, _, _ = read_header(data, str(path))
+    if kind == FileType.PIPELINE:
+        read_mtok(data, str(path), strict=True)
+    else:
+        read_legacy(data, str(path))
 
 
 def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float) -> tuple[str, str]:
