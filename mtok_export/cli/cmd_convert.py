@@ -26,39 +26,21 @@ def convert(
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output file.")] = False,
 ):
     """Convert between tokenizer formats (exit 3 when something would be lost without --allow-lossy)."""
-    from .. import legacy
-    from ..errors import InputError, OutputError
-    from ..export import FORMATS, build, read_source
-    from ..io import atomic_write
-    from ..lower import TARGETS
-    from ..mtok import check_written
+    from ..api import convert as run
     from .console import out as console
 
-    if to not in ("mtok", "txt", "hf"):
-        raise InputError(f"--to {to!r}: choose mtok, txt or hf")
-    if target not in TARGETS:
-        raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
     if special is not None:
         from ..readers.tiktoken import parse_special_arg
         special = parse_special_arg(special)
-    tok = read_source(src, chat_template, pattern=pattern, special=special)
+    result = run(src, out, to=to, target=target, allow_lossy=allow_lossy, chat_template=chat_template,
+                 pattern=pattern, special=special, force=force)
     if to == "hf":
-        from ..writers.hf_json import write_hf_dir
-
-        if (out / "tokenizer.json").exists() and not force:
-            raise OutputError(out / "tokenizer.json", "exists; pass --force to replace it")
-        for path in write_hf_dir(tok, out):
+        for path in result.paths:
             console.print(f"wrote {path}", markup=False)
         return
-    data, _, lw = build(tok, to, target=target, allow_lossy=allow_lossy)
-    path = out / FORMATS[to] if out.is_dir() else out
-    if path.exists() and not force:
-        raise OutputError(path, "exists; pass --force to replace it")
-    (check_written if to == "mtok" else legacy.check_written)(data, path)
-    atomic_write(path, data)
-    console.print(f"wrote {path} ({len(data):,} bytes)", markup=False)
-    for name, details in lw.applied.items():
+    console.print(f"wrote {result.paths[0]} ({result.size:,} bytes)", markup=False)
+    for name, details in result.passes.items():
         for d in details:
             console.print(f"  pass {name}: {d}", markup=False)
-    for loss in lw.losses:
-        console.print(f"  loss {loss}", markup=False)
+    for loss in result.losses:
+        console.print(f"  loss [{loss.code}] {loss}", markup=False)

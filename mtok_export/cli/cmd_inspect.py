@@ -4,6 +4,7 @@ added tokens, tables, chat template, post-processing per runtime, warnings."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -19,56 +20,33 @@ def inspect(
     limit: Annotated[int, typer.Option(help="Entries shown at each end of long lists.")] = 5,
 ):
     """Show what a .mtok (or legacy tokenizer.txt) holds and how MNN runtimes will use it."""
-    from ..dump.jsonify import SECTIONS, describe
+    from ..api import inspect as read
+    from ..dump.jsonify import SECTIONS
     from ..dump.jsonify import section as one_section
     from ..errors import InputError
     from .console import out
 
-    try:
-        data = file.read_bytes()
-    except OSError as e:
-        raise InputError(f"{file}: cannot read ({e.strerror})") from None
-    tok, layout = read_any(data, str(file))
+    if section is not None and section not in SECTIONS:
+        raise InputError(f"--section {section!r}: choose one of {', '.join(SECTIONS)}")
+    result = read(file, limit=limit)
     if section is not None:
-        if section not in SECTIONS:
-            raise InputError(f"--section {section!r}: choose one of {', '.join(SECTIONS)}")
-        value = one_section(tok, layout, section)
+        value = one_section(result.tokenizer, result.layout, section)
         if as_json:
             out.print_json(json.dumps(value, ensure_ascii=False))
         elif isinstance(value, list):  # TSV: plain writes keep the tabs
-            import sys
-
             from ..dump.sanitize import show
             for row in value:
-                sys.stdout.write("\t".join(show(str(x)) for x in (row.values() if isinstance(row, dict) else row))
-                                 + "\n")
+                if not out.quiet:
+                    sys.stdout.write("\t".join(show(str(x)) for x in (row.values() if isinstance(row, dict) else row))
+                                     + "\n")
         else:
             out.print(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1),
                       markup=False)
         return
-    info = describe(tok, layout, limit)
     if as_json:
-        out.print_json(json.dumps(info, ensure_ascii=False))
+        out.print_json(json.dumps(result.info, ensure_ascii=False))
         return
-    _print(info, file)
-
-
-def read_any(data: bytes, path: str):
-    """`.mtok` with its layout, or a legacy `.txt` read into the same view (one body section)."""
-    from ..mtok import Layout, Section, read_mtok
-    from ..mtok.constants import FileType
-    from ..mtok.header import read_header
-
-    kind, _, body = read_header(data, path)
-    if kind == FileType.PIPELINE:
-        return read_mtok(data, path, strict=False)
-    from ..legacy import describe, read_legacy
-
-    tok = read_legacy(data, path)
-    layout = Layout(size=len(data), header_size=body, sections=[Section(f"legacy {describe(kind)}", body,
-                                                                        len(data) - body)])
-    layout.warnings.extend(tok.meta.notes)
-    return tok, layout
+    _print(result.info, file)
 
 
 def _print(info: dict, file: Path):

@@ -1,0 +1,93 @@
+"""The Python API (`from mtok_export import export, verify, inspect, convert`): typed results, no
+printing, exceptions whose `exit_code` is the CLI's, and an `import mtok_export` that loads none of
+the heavy libraries."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import mtok_export
+from mtok_export import convert, export, inspect, verify
+from mtok_export.errors import InputError, LossError, OutputError
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "samples"
+
+
+def test_import_is_cheap():
+    code = ("import sys, mtok_export; heavy = ('typer', 'rich', 'tokenizers', 'transformers', 'jinja2', 'MNN', "
+            "'sentencepiece', 'google'); print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert r.stdout.strip() == "[]"
+
+
+def test_names_stay_the_api_after_the_submodules_are_imported():
+    import mtok_export.export  # noqa: F401  (binds the submodule as a package attribute, normally)
+    import mtok_export.verify.check  # noqa: F401
+
+    assert callable(mtok_export.export) and mtok_export.export.__module__ == "mtok_export.api"
+    assert mtok_export.verify.__module__ == "mtok_export.api"
+    from mtok_export.export import build  # the submodule itself is still importable by name
+    assert callable(build)
+
+
+def test_export_and_inspect(tmp_path, capsys):
+    result = export(SAMPLES / "bert-wordpiece", tmp_path, allow_lossy=True)
+    assert result.path == tmp_path / "tokenizer.mtok" and result.size == result.path.stat().st_size
+    assert {loss.code for loss in result.lowering.losses}  # every loss has a code
+    seen = inspect(result.path)
+    assert seen.info["model"]["type"] == "WordPiece"
+    assert seen.layout.size == result.size
+    assert [s["name"] for s in seen.info["sections"]][:3] == ["normalizer", "pre_tokenizer", "model"]
+    assert seen.tokenizer.special_ids == result.lowered.special_ids
+    assert capsys.readouterr() == ("", "")  # the library prints nothing
+
+
+def test_lossy_export_raises_loss_error_with_exit_code_3(tmp_path):
+    with pytest.raises(LossError) as info:
+        export(SAMPLES / "bert-wordpiece", tmp_path)
+    assert info.value.exit_code == 3 and all(loss.code for loss in info.value.losses)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kwargs,message", [({"target": "mnn-9"}, "--target 'mnn-9'"),
+                                            ({"fmt": "gguf"}, "--format 'gguf'"),
+                                            ({"bos": "maybe"}, "--bos 'maybe'")])
+def test_bad_choices_are_input_errors(tmp_path, kwargs, message):
+    with pytest.raises(InputError, match=message) as info:
+        export(SAMPLES / "bert-wordpiece", tmp_path, **kwargs)
+    assert info.value.exit_code == 2
+
+
+def test_convert_refuses_to_overwrite_without_force(tmp_path):
+    out = tmp_path / "t.mtok"
+    out.write_bytes(b"precious")
+    with pytest.raises(OutputError, match="exists; pass --force"):
+        convert(SAMPLES / "llama-spm", out, allow_lossy=True)
+    assert out.read_bytes() == b"precious"
+    r = convert(SAMPLES / "llama-spm", out, allow_lossy=True, force=True)
+    assert r.paths == (out,) and out.read_bytes()[:6] == b"430 4\n"
+
+
+def test_convert_cli_refuses_to_overwrite(tmp_path):
+    out = tmp_path / "existing.bin"
+    out.write_bytes(b"precious")
+    r = subprocess.run([sys.executable, "-m", "mtok_export", "convert", str(SAMPLES / "llama-spm"), str(out),
+                        "--allow-lossy"], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert (r.returncode, r.stderr) == (2, f"error: {out}: exists; pass --force to replace it\n")
+    assert out.read_bytes() == b"precious"
+
+
+def test_verify_returns_a_report(tmp_path):
+    pytest.importorskip("MNN")
+    result = export(SAMPLES / "bert-wordpiece", tmp_path, allow_lossy=True)
+    report = verify(result.path, SAMPLES / "bert-wordpiece", allow_lossy=True)
+    assert report.ok and report.unexplained == 0
+    assert {c.name for c in report.checks} >= {"engine ids", "raw ids"}
+    assert all(c.total > 0 for c in report.checks if c.name in ("engine ids", "raw ids"))
