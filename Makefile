@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup test demo bench samples clean
+.PHONY: setup test demo bench samples fuzz clean clean-all
 
 $(BIN)/mtok-export: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -29,5 +29,17 @@ bench: setup
 samples: setup
 	$(BIN)/python samples/make_samples.py
 
+# A longer fuzz run than the suite's (tests/test_fuzz.py); FUZZ_SECONDS per reader.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	$(BIN)/python scripts/fuzz.py --seconds $(FUZZ_SECONDS)
+
+# What the build, the demo and the tests create inside the repository.  The runtime venv the
+# legacy tests use (MNN 3.4.1) lives in the cache directory: `make clean-all` removes that too.
 clean:
-	rm -rf out .pytest_cache
+	rm -rf out .pytest_cache .hypothesis build dist *.egg-info .venv-mnn341 .venv-mnn341.tmp*
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
+
+clean-all: clean
+	rm -rf "$${MTOK_CACHE_DIR:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mtok-export}/venv-mnn341" \
+	       "$${MTOK_CACHE_DIR:-$${XDG_CACHE_HOME:-$$HOME/.cache}/mtok-export}/venv-mnn341.lock"

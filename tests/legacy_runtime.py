@@ -3,10 +3,12 @@
 `mnn341_python` (session fixture) is the path of a Python interpreter that imports MNN 3.4.1:
 
 1. `$MTOK_MNN341_PYTHON` if set (a venv you made yourself);
-2. else `<repo>/.venv-mnn341`, created on first use with `python -m venv` and
-   `pip install MNN==3.4.1` (CI has nothing preinstalled).  Creation happens in a temporary
-   directory renamed into place, under a file lock (in the system temp directory), so concurrent
-   sessions neither race nor leave half a venv behind.  Add `.venv-mnn341/` to .gitignore.
+2. else `venv-mnn341` in the tool's cache directory (`$MTOK_CACHE_DIR`, else
+   `~/.cache/mtok-export`), outside the repository so `make clean` and git never see 150 MB of
+   it; created on first use with `python -m venv` and `pip install MNN==3.4.1` (CI has nothing
+   preinstalled).  Creation happens in a temporary directory renamed into place, under a file
+   lock beside it, so concurrent sessions neither race nor leave half a venv behind.  A
+   `<repo>/.venv-mnn341` left by older versions is moved there instead of downloading again.
 
 The test is skipped (not failed) only when the venv cannot be created: no network or no wheel for
 this platform.  Import this module's fixture into a test module with
@@ -15,18 +17,19 @@ this platform.  Import this module's fixture into a test module with
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
+from mtok_export.unicode.tables import cache_dir
+
 REPO = Path(__file__).resolve().parents[1]
-VENV = REPO / ".venv-mnn341"
+VENV = cache_dir() / "venv-mnn341"  # resolved at import, before any test points the cache elsewhere
+OLD_VENV = REPO / ".venv-mnn341"
 VERSION = "3.4.1"
 
 
@@ -71,12 +74,16 @@ def ensure_mnn341(venv: Path = VENV) -> str:
     if python.is_file() and _version(python) == VERSION:
         return str(python)
     venv.parent.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256(str(venv.resolve()).encode()).hexdigest()[:16]
-    with open(Path(tempfile.gettempdir()) / f"mtok-venv-mnn341-{key}.lock", "w") as lock:
+    with open(venv.with_name(venv.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if python.is_file() and _version(python) == VERSION:  # another session made it meanwhile
             return str(python)
         shutil.rmtree(venv, ignore_errors=True)
+        if venv == VENV and _version(OLD_VENV / "bin/python") == VERSION:
+            shutil.move(str(OLD_VENV), str(venv))  # a venv survives a move: bin/python links the base
+            if _version(python) == VERSION:
+                return str(python)
+            shutil.rmtree(venv, ignore_errors=True)
         why = _create(venv)
         if why:
             raise RuntimeError(why)
