@@ -155,3 +155,16 @@ def test_sentencepiece_piece_not_utf8(tmp_path):
     p = tmp_path / "tokenizer.model"
     p.write_bytes(src[:at] + b"\xff" + src[at + 1:])
     refused(p, "tokenizer.model", "is not valid UTF-8")
+
+
+def test_lone_surrogate_in_special_tokens_given_from_python(tmp_path):
+    # Found by tests/fuzzing.py: `special=` from the API (or --special) skips the JSON loader.
+    from mtok_export.readers.tiktoken import read_tiktoken
+
+    from fuzzing import tiktoken_seed
+
+    p = tmp_path / "ranks.tiktoken"
+    p.write_bytes(tiktoken_seed())
+    with pytest.raises(MtokError, match=r"lone surrogate U\+D800") as info:
+        read_tiktoken(p, pattern=r"\w+", special={"\ud800": 264})
+    assert info.value.exit_code == 2

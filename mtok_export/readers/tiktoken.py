@@ -49,7 +49,7 @@ from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from .gpt2_files import BYTE_CHARS, assemble, bytes_to_token, read_side_files
-from .json_value import load_json, parse_json
+from .json_value import check_value, load_json, parse_json
 from .model_dir import sha256
 
 _LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
@@ -248,6 +248,7 @@ def _special_map(special, n: int, where: str) -> dict[str, int]:
     for t, i in out.items():
         if not isinstance(t, str) or not t or not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise InputError(f"{where}: special token {t!r} -> {i!r} must be a non-empty string and a non-negative id")
+    check_value(out, where)  # valid Unicode: a dict from Python is not checked by the JSON loader
     return out
 
 
