@@ -109,25 +109,10 @@ def inspect(file: PathLike, *, limit: int = 5, strict: bool = False) -> InspectR
     """Read a `.mtok` or legacy `tokenizer.txt`.  `strict=False` (as `mtok inspect`) reports an
     unsorted vocab or merge table as a warning instead of failing, so a broken file can be looked at."""
     from .dump.jsonify import describe
-    from .legacy import describe as describe_legacy
-    from .legacy import read_legacy
-    from .mtok import Layout, Section, read_mtok
-    from .mtok.constants import FileType
-    from .mtok.header import read_header
+    from .readers.mnn_file import read_mnn_file
 
     file = Path(file)
-    try:
-        data = file.read_bytes()
-    except OSError as e:
-        raise InputError(f"{file}: cannot read ({e.strerror or e})") from None
-    kind, _, body = read_header(data, str(file))
-    if kind == FileType.PIPELINE:
-        tok, layout = read_mtok(data, str(file), strict=strict)
-    else:
-        tok = read_legacy(data, str(file))
-        layout = Layout(size=len(data), header_size=body,
-                        sections=[Section(f"legacy {describe_legacy(kind)}", body, len(data) - body)])
-        layout.warnings.extend(tok.meta.notes)
+    tok, layout = read_mnn_file(file, strict=strict)
     return InspectResult(file, tok, layout, describe(tok, layout, limit))
 
 

@@ -18,6 +18,7 @@ for binary ones."""
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import shutil
@@ -30,6 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtok_export.errors import MtokError
+from mtok_export.export import build, read_source
+from mtok_export.legacy import read_legacy
+from mtok_export.mtok import read_mtok, write_mtok
+from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.readers.sentencepiece import read_sentencepiece
+from mtok_export.readers.tiktoken import read_tiktoken
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -87,10 +94,10 @@ def _where(e: BaseException) -> str:
 
 def _write_and_check(tok, stats: Stats, what: str):
     """Lower and write like `mtok-export --allow-lossy`, then read the bytes back strictly."""
-    from mtok_export.export import build
-    from mtok_export.mtok import read_mtok
+    _check_output(build(tok, allow_lossy=True)[0], stats, what)
 
-    data, _, _ = build(tok, allow_lossy=True)
+
+def _check_output(data: bytes, stats: Stats, what: str):
     stats.written += 1
     try:
         read_mtok(data, "written", strict=True)
@@ -228,8 +235,6 @@ def mutate_lines(data: bytes, rng: random.Random) -> tuple[bytes, str]:
 # ---------------------------------------------------------------- targets
 
 def _tokenizer_json(rng, stats, seconds):
-    from mtok_export.readers.model_dir import read_model_dir
-
     seeds = [d for d in sorted(SAMPLES.iterdir()) if (d / "tokenizer.json").is_file()]
     parsed = {d: {n: json.loads((d / n).read_text(encoding="utf-8")) for n in
                   ("tokenizer.json", "tokenizer_config.json") if (d / n).is_file()} for d in seeds}
@@ -251,8 +256,6 @@ def _tokenizer_json(rng, stats, seconds):
 
 
 def _sentencepiece(rng, stats, seconds):
-    from mtok_export.readers.sentencepiece import read_sentencepiece
-
     seeds = [p for p in (SAMPLES / "llama-spm/tokenizer.model", SAMPLES / "t5-unigram/spiece.model") if p.is_file()]
     datas = {p: p.read_bytes() for p in seeds}
     with tempfile.TemporaryDirectory(prefix="mtok-fuzz-") as tmp:
@@ -268,15 +271,11 @@ def _sentencepiece(rng, stats, seconds):
 
 def tiktoken_seed() -> bytes:
     """A small valid rank file: the 256 bytes, then a few merges of them (ranks dense from 0)."""
-    import base64
-
     tokens = [bytes([i]) for i in range(256)] + [b"th", b"he", b"the", b" t", b" the", b"in", b"ing", b"er"]
     return b"".join(base64.b64encode(t) + b" %d\n" % i for i, t in enumerate(tokens))
 
 
 def _tiktoken(rng, stats, seconds):
-    from mtok_export.readers.tiktoken import read_tiktoken
-
     seed = tiktoken_seed()
     with tempfile.TemporaryDirectory(prefix="mtok-fuzz-") as tmp:
         path = Path(tmp) / "ranks.tiktoken"
@@ -293,8 +292,6 @@ def _tiktoken(rng, stats, seconds):
 
 def legacy_seeds() -> dict[str, bytes]:
     """A legacy tokenizer.txt of each type the samples give (0 SentencePiece, 2 BERT, 3 byte-level BPE)."""
-    from mtok_export.export import build, read_source
-
     out = {}
     for d in ("llama-spm", "bert-wordpiece", "qwen-bpe"):
         out[d] = build(read_source(SAMPLES / d), "txt", allow_lossy=True)[0]
@@ -302,8 +299,6 @@ def legacy_seeds() -> dict[str, bytes]:
 
 
 def _legacy_txt(rng, stats, seconds):
-    from mtok_export.legacy import read_legacy
-
     seeds = legacy_seeds()
     end = time.monotonic() + seconds
     names = sorted(seeds)
@@ -315,15 +310,11 @@ def _legacy_txt(rng, stats, seconds):
 
 
 def mtok_seeds() -> dict[str, bytes]:
-    from mtok_export.export import build, read_source
-
     return {d: build(read_source(SAMPLES / d), allow_lossy=True)[0]
             for d in ("llama-spm", "bert-wordpiece", "qwen-bpe", "t5-unigram")}
 
 
 def _mtok(rng, stats, seconds):
-    from mtok_export.mtok import read_mtok, write_mtok
-
     seeds = mtok_seeds()
     names = sorted(seeds)
     end = time.monotonic() + seconds
@@ -335,13 +326,7 @@ def _mtok(rng, stats, seconds):
         def action():
             read_mtok(data, "fuzz.mtok", strict=False)  # inspect's lenient path
             tok, _ = read_mtok(data, "fuzz.mtok", strict=True)
-            out = write_mtok(tok)  # what reads strictly must write and read back
-            stats.written += 1
-            try:
-                read_mtok(out, "rewritten", strict=True)
-            except MtokError as e:
-                stats.bad_outputs += 1
-                stats.examples.setdefault(f"bad output: {e}"[:160], desc)
+            _check_output(write_mtok(tok), stats, desc)  # what reads strictly must write and read back
         run_one(stats, desc, action)
 
 

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Interrupted, RuntimeEngineError
+from ..readers.mnn_file import read_mnn_file
 
 __all__ = ["RuntimeResult", "run_runtime"]
 
@@ -91,7 +92,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
     if not src.is_file():
         raise RuntimeEngineError(f"{src}: tokenizer file not found")
     if check:
-        read_strictly(src)
+        read_mnn_file(src, strict=True)
     python = str(python or sys.executable)
     if os.path.exists(python):  # `--runtime-python ./venv/bin/python` arrives as "venv/bin/python"
         python = os.path.abspath(python)
@@ -155,24 +156,6 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
         raise RuntimeEngineError(f"runtime worker failed:\n{err['message']}")
     return RuntimeResult(encodes=data["encodes"], decodes={i: bytes.fromhex(h) for i, h in data["decodes"]},
                          chats=data["chats"], log=log_text, version=data["version"])
-
-
-def read_strictly(path: Path) -> None:
-    """Our reader's checks on a `.mtok` or legacy `tokenizer.txt`; raises `FormatError` & co."""
-    from ..legacy import read_legacy
-    from ..mtok import read_mtok
-    from ..mtok.constants import FileType
-    from ..mtok.header import read_header
-
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise RuntimeEngineError(f"{path}: cannot read ({e.strerror or e})") from None
-    kind, _, _ = read_header(data, str(path))
-    if kind == FileType.PIPELINE:
-        read_mtok(data, str(path), strict=True)
-    else:
-        read_legacy(data, str(path))
 
 
 def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float) -> tuple[str, str]:

@@ -1,0 +1,30 @@
+"""A file MNN loads, `.mtok` (type 4) or a legacy `tokenizer.txt` (types 0-3), chosen by its header
+line, -> the IR and a `Layout` (sections with offsets; a legacy file is one body section)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+from ..legacy import describe, read_legacy
+from ..mtok import Layout, Section, read_mtok
+from ..mtok.constants import FileType
+from ..mtok.header import read_header
+
+
+def read_mnn_file(path, *, strict: bool = True):
+    """-> (Tokenizer, Layout).  `strict=False` reports an unsorted `.mtok` vocab or merge table as a
+    layout warning instead of a `FormatError` (for `inspect`, to look at a broken file)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+    kind, _, body = read_header(data, str(path))
+    if kind == FileType.PIPELINE:
+        return read_mtok(data, str(path), strict=strict)
+    tok = read_legacy(data, str(path))
+    layout = Layout(size=len(data), header_size=body, sections=[Section(f"legacy {describe(kind)}", body,
+                                                                        len(data) - body)])
+    layout.warnings.extend(tok.meta.notes)
+    return tok, layout
