@@ -196,10 +196,10 @@ def test_invalid_utf8_vocab_token_offset_points_at_the_entry():
 def test_invalid_utf8_after_unsorted_vocab_in_the_lenient_reader():
     # issue 13: `inspect` reads leniently; the unsorted-vocab warning moved the position the offset
     # search started from, which then ran past the entries (IndexError).
-    data = H + NONE2 + bpe((b"b", 0), (b"a", 1), (b"\xff", 2))   # entries at 0x1a, 0x21, 0x28
-    with pytest.raises(FormatError, match=r"vocab token b'\\xff' is not valid UTF-8$") as info:
+    data = H + NONE2 + bpe((b"\xfe", 0), (b"a", 1))   # entries at 0x1a, 0x21; "a" after 0xfe is unsorted
+    with pytest.raises(FormatError, match=r"vocab token b'\\xfe' is not valid UTF-8$") as info:
         read_mtok(data, strict=False)
-    assert info.value.offset == 0x28
+    assert info.value.offset == 0x1a
 
 
 def test_null_child_skipped_but_null_decoder_code_is_bytelevel():
