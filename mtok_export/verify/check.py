@@ -19,6 +19,9 @@ from .attribution import Attribution
 
 CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "stop ids")
 CHAT_CHECKS = ("chat text", "chat ids")
+# The checks on which a loss of each layer would show (its severity is measured only when they ran).
+LAYER_CHECKS = {"chat_template": CHAT_CHECKS, "decoder": ("streaming decode",), "post_processor": ("engine ids",),
+                "added_tokens": ("raw ids", "streaming decode")}
 
 
 @dataclass
@@ -84,8 +87,12 @@ class Report:
                     r = out.setdefault(code, {"everyday": 0, "edge": 0, "checks": {}})
                     r[m.slice] += 1
                     r["checks"][c.name] = r["checks"].get(c.name, 0) + 1
-        for r in out.values():
-            r["severity"] = measured_severity(r).value if r["everyday"] + r["edge"] else None
+        ran = {c.name for c in self.checks if c.total}
+        for x in self.losses:
+            r = out[x.code]
+            # Not seen on the corpus although the checks that would show it ran: measured as edge.
+            seen = r["everyday"] + r["edge"] or bool(ran & set(LAYER_CHECKS.get(x.kind.layer, ("raw ids",))))
+            r["severity"] = measured_severity(r).value if seen else None
         return out
 
 
