@@ -152,7 +152,7 @@ def _plan(tok) -> Plan:
     canonical = finish(model=_model(vocab), normalizer=ASCII_LOWER, pre_tokenizer=WORDS, decoder=D.Fuse(),
                        header=(special, stop, prefix), added=added, notes=[],
                        names=token_names({i: tokens[i] for i in prefix if i < n}))
-    chain.step(L.REPRESENTATION, "", "", "", canonical, loss=False)
+    chain.step("representation", "", "", "", canonical, loss=False)
     return Plan(tokens, (special, stop, prefix), chain, notes)
 
 

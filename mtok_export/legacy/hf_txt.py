@@ -162,7 +162,7 @@ def _plan(tok) -> Plan:
     canonical = finish(model=M.BPE(_first_ids(lines), merges), normalizer=None, pre_tokenizer=RUNTIME_PRE,
                        decoder=D.ByteLevel(), header=(special, stop, prefix), added=added, notes=[],
                        names=token_names({i: runtime_decode(lines[i]) for i in prefix if i < n}))
-    chain.step(L.REPRESENTATION, "", "", "", canonical, loss=False)
+    chain.step("representation", "", "", "", canonical, loss=False)
     return Plan(lines, merges, (special, stop, prefix), chain, notes)
 
 

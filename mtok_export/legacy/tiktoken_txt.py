@@ -238,14 +238,15 @@ class Chain:
     losses: list[Loss] = field(default_factory=list)
     steps: list[tuple[str, object]] = field(default_factory=list)
 
-    def step(self, code: str, component: str, json_path: str, reason: str, new, example: str = "",
+    def step(self, kind, component: str, json_path: str, reason: str, new, example: str = "",
              loss: bool = True):
+        """`kind`: the `LossKind` of a lossy step, or a plain name for one that loses nothing."""
         if new == self.tok:
             return
         self.tok = new
-        self.steps.append((code, new))
+        self.steps.append((getattr(kind, "code", kind), new))
         if loss:
-            self.losses.append(Loss(code, component, json_path, reason, example))
+            self.losses.append(Loss(kind, component, json_path, reason, example))
 
 
 def common_steps(chain: Chain, suffix: tuple[int, ...], what: str, normalizer: bool = True):
@@ -357,7 +358,7 @@ def _plan(tok) -> Plan:
     canonical = finish(model=greedy_model, normalizer=None, pre_tokenizer=greedy_pre, decoder=D.ByteLevel(),
                        header=(special, stop, prefix), added=added, notes=[],
                        names=token_names({i: tokens[i] for i in prefix if i < n}))
-    chain.step(L.REPRESENTATION, "", "", "", canonical, loss=False)
+    chain.step("representation", "", "", "", canonical, loss=False)
     return Plan(tokens, (special, stop, prefix), chain, notes)
 
 

@@ -52,6 +52,7 @@ class Report:
     checks: list[Check]
     losses: list[Loss]
     corpus_sha256: str = ""
+    runtime_output: tuple = field(default=(), repr=False)  # (encodes, decodes, chats, chat encodes) as run
 
     def check(self, name: str) -> Check:
         return next(c for c in self.checks if c.name == name)
@@ -150,10 +151,10 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     rt = run_runtime(mtok_path, texts=texts, decode_ids=ids_needed,
                      chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout)
     chat_texts = [t for t in rt.chats if t is not None]
-    chat_enc = iter(run_runtime(mtok_path, texts=chat_texts, python=python, timeout=timeout).encodes
-                    if chat_texts else ())
+    chat_encodes = run_runtime(mtok_path, texts=chat_texts, python=python, timeout=timeout).encodes if chat_texts else []
+    chat_enc = iter(chat_encodes)
     step("compare")
-    hf_base = _hf_file(source_dir) if reference is None else None
+    hf_base = _hf_file(source_dir) if _read_from_tokenizer_json(source) else None
     why = Attribution(source, lowered, lowering, hf_base=hf_base)
     checks = {name: Check(name) for name in CHECKS}
     if left_out:
@@ -195,7 +196,12 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
 
     _stop_checks(checks["stop ids"], mtok_path, source, lowered, lowering)
     return Report(str(mtok_path), lowering.target, rt.version, list(checks.values()), list(lowering.losses),
-                  corpus_hash(usable, runtime_chats))
+                  corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes))
+
+
+def _read_from_tokenizer_json(tok) -> bool:
+    inputs = tok.provenance.inputs
+    return bool(inputs) and Path(inputs[0].path).name == "tokenizer.json"
 
 
 def _hf_file(source_dir):
