@@ -212,3 +212,54 @@ def test_bad_input_still_writes_the_report(tmp_path):
     assert r.returncode == 2
     assert json.loads((tmp_path / "r.json").read_text())["outcome"] == "bad input"
     assert ET.parse(tmp_path / "j.xml").getroot().get("errors") == "1"
+
+
+DEEPSEEK_PUNCT = "\\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+"  # DeepSeek-LLM's punctuation runs
+CJK = "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"
+
+
+def test_split_regex_mismatch_names_its_own_pattern(tmp_path):
+    """DeepSeek-LLM's split regexes (its letters pattern shortened to ASCII); the punctuation-run one
+    runs under std::wregex: `${` in code splits differently.
+    The old verify blamed the regex-unsupported loss of the CJK pattern; now the mismatch is
+    reproduced only by the punctuation pattern's loss, and the export refuses (text severity)."""
+    tj = json.loads((CORPUS / "tokenizers/gpt2/tokenizer.json").read_text())
+    tj["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": p}, "behavior": "Isolated", "invert": False}
+        for p in ("[\r\n]", "\\s?[A-Za-z]+", DEEPSEEK_PUNCT, "\\s+$", CJK, "\\p{N}+")] + [
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False))
+    r = export_cli("--path", src, "--output", tmp_path / "out", "--report", tmp_path / "r.json")
+    assert r.returncode == 3, r.stdout + r.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    raw = [c for c in report["verify"]["classes"] if c["check"] == "raw ids"]
+    assert raw and all(c["explanation"] == ["regex-unsupported"] for c in raw)
+    assert {p for c in raw for p in c["example"]["losses_at"]} == {"$.pre_tokenizer.pretokenizers[2]"}
+    assert "${" in raw[0]["example"]["text"]
+    refused = {x["code"]: x for x in report["losses"] if x["accepted_by"] is None}
+    assert set(refused) == {"regex-unsupported"} and refused["regex-unsupported"]["severity"] == "text"
+
+
+GLM4_STYLE = """[gMASK]<sop>{% for item in messages %}{% if item['tools'] is defined %}<|system|>
+You may call these tools: {{ item['tools'] }}{% endif %}{% if item['role'] == 'system' %}<|system|>
+{{ item['content'] }}{% elif item['role'] == 'user' %}<|user|>
+{{ item['content'] }}{% elif item['role'] == 'assistant' %}<|assistant|>
+{{ item['content'] }}{% endif %}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}
+"""
+
+
+def test_chat_render_difference_is_not_explained_by_a_lint_finding(tmp_path):
+    """GLM-4's `item['tools'] is defined` is always true in MNN's engine, so the tools block is
+    rendered into every conversation.  Even with --allow-lossy, no loss reproduces that: exit 1."""
+    template = tmp_path / "glm4.jinja"
+    template.write_text(GLM4_STYLE)
+    r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", tmp_path / "out", "--chat-template", template,
+                   "--allow-lossy", "--report", tmp_path / "r.json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    chat = {c["name"]: c for c in report["verify"]["checks"]}
+    assert chat["chat text"]["ok"] == 0 and chat["chat text"]["unexplained"] == chat["chat text"]["total"] > 0
+    first = next(c for c in report["verify"]["classes"] if c["check"] == "chat text")
+    assert first["explanation"] == [] and "<|system|>\nYou may call these tools" in first["example"]["got"]

@@ -176,7 +176,7 @@ class Attribution:
         return self._hf_for((), False).decode_batch(raw, skip_special_tokens=False)
 
     # ------------------------------------------------------------------ chat
-    def chat_text(self, chat, got: str | None) -> Explanation:
+    def chat_text(self, chat, want: str, got: str | None) -> Explanation:
         """The source template rendered as the runtime renders it: with an empty `bos_token`
         (bos-inner) and the lint rules' runtime behaviour (chat-template losses of `CHAT_RULES`)."""
         from ..chat.render import render
@@ -190,13 +190,17 @@ class Attribution:
             return ()
         src = self.source.chat
         cleared = self.lowering.cleared_bos
-        try:
-            text = render(src.text, chat.messages, bos_token="" if cleared else src.bos_token,
-                          eos_token=src.eos_token, add_generation_prompt=chat.add_generation_prompt,
-                          tools=chat.tools, runtime_rules=rules)
-        except Exception:  # noqa: BLE001  the projection cannot render it either
-            return ()
-        return tuple(used) if text == got else ()
+        def run(bos: str, rules: frozenset) -> str | None:
+            try:
+                return render(src.text, chat.messages, bos_token=bos, eos_token=src.eos_token,
+                              add_generation_prompt=chat.add_generation_prompt, tools=chat.tools, runtime_rules=rules)
+            except Exception:  # noqa: BLE001  the template rejects the conversation
+                return None
+
+        base = run(src.bos_token, frozenset())
+        if base is None or (base[len(cleared):] if cleared and base.startswith(cleared) else base) != want:
+            return ()  # the projection's own renderer does not reproduce the reference: it proves nothing
+        return tuple(used) if run("" if cleared else src.bos_token, rules) == got else ()
 
     def chat_ids(self, want_text: str, got_text: str, want: list[int], got: list[int], text_why) -> Explanation:
         """The runtime's ids of its own rendered text: the header prefix plus the raw ids of that

@@ -33,6 +33,7 @@ class Mismatch:
     got: object
     explanation: tuple[str, ...]  # loss codes that reproduce it; empty: unexplained
     slice: str = "everyday"  # "everyday" or "edge"
+    where: tuple[str, ...] = ()  # the JSON paths of those losses in the source
 
 
 @dataclass
@@ -140,7 +141,8 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     step("reference")
     texts = [s.text for s in usable]
     try:
-        ref = reference(texts, runtime_chats) if reference else hf_reference(source_dir, texts, runtime_chats)
+        ref = (reference(texts, runtime_chats) if reference
+               else hf_reference(source_dir, texts, runtime_chats, template=source.chat.text))
     except MtokError:
         raise
     except Exception as e:  # noqa: BLE001  tokenizers/transformers/sentencepiece errors: name them, no traceback
@@ -188,7 +190,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
             want = want[len(cleared):]
         s = _Sample(c.id, json.dumps(list(c.messages), ensure_ascii=False)[:300])
         sl = "edge" if "special" in c.tags else "everyday"
-        text_why = _compare(checks["chat text"], s, sl, want, got, lambda: why.chat_text(c, got))
+        text_why = _compare(checks["chat text"], s, sl, want, got, lambda: why.chat_text(c, want, got))
         if got is not None:
             got_ids = next(chat_enc)
             _compare(checks["chat ids"], s, sl, want_ids, got_ids,
@@ -255,5 +257,6 @@ def _compare(check: Check, sample, sl: str, expected, got, explain) -> tuple[str
         return None
     losses = explain()
     codes = tuple(dict.fromkeys(x.code for x in losses))
-    check.mismatches.append(Mismatch(check.name, sample.id, sample.text, expected, got, codes, sl))
+    where = tuple(dict.fromkeys(x.json_path for x in losses))
+    check.mismatches.append(Mismatch(check.name, sample.id, sample.text, expected, got, codes, sl, where))
     return losses
