@@ -237,7 +237,11 @@ SP_RESERVED_PIECE_TEXT = _kind("sp-reserved-piece-text", "reader", "literal rese
 SP_TRAILING_U2581 = _kind("sp-trailing-u2581", "reader", "sentencepiece also strips a trailing literal U+2581",
                           EDGE, "reader")
 SP_UNK_SURFACE = _kind("sp-unk-surface", "reader", "sentencepiece decodes an unknown piece as ' \u2047 '", EDGE,
-                       "reader", any_input)
+                       "reader")  # its trigger is the surface in the reference's decode
+
+SP_CHARSMAP = _kind("sp-charsmap", "reader", "HF's Precompiled normalizer runs the charsmap differently from "
+                    "sentencepiece on some inputs (e.g. it composes no conjoining jamo)", EDGE, "reader")
+# (its trigger needs the reference: `verify.attribution` fires it where the two normalizations differ)
 
 # Legacy tokenizer.txt types: each is explained by the type's documented projection.
 _LEGACY = {

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
+from .. import losses as L
 from ..ir import models as M
 from ..ir.paths import replace_at
 from ..losses import Loss
@@ -26,10 +27,11 @@ Explanation = tuple[Loss, ...]  # empty: unexplained
 
 
 class Attribution:
-    def __init__(self, source, lowered, lowering, *, hf_base=None):
+    def __init__(self, source, lowered, lowering, *, hf_base=None, ref_normalize=None):
         """`source`: the IR as read; `lowered`: its honest lowering (what a correct file holds);
         `lowering`: the losses, target and BOS facts of that lowering; `hf_base`: an HF Tokenizer of
-        the source when one is at hand (the tokenizer.json itself), else built from the IR."""
+        the source when one is at hand (the tokenizer.json itself), else built from the IR;
+        `ref_normalize`: the reference's own normalizer (str -> str), for reader differences."""
         self.source, self.lowered, self.lowering = source, lowered, lowering
         self.losses = list(lowering.losses)
         self.legacy = lowering.target == "mnn-legacy"
@@ -41,6 +43,7 @@ class Attribution:
         self._wp, self._byte_level = emulate.decoder_flags(lowered.decoder)
         self._added = tuple(t.content for t in lowered.added_tokens)
         self.prefix = list(lowered.prefix_ids)
+        self.ref_normalize = ref_normalize
 
     def of(self, *projections: str) -> list[Loss]:
         return [x for x in self.losses if x.kind.projection in projections]
@@ -73,6 +76,9 @@ class Attribution:
     def raw(self, text: str, want: list[int], got: list[int]) -> Explanation:
         if self.legacy:  # the legacy type's documented projection is the lowered IR itself
             return tuple(self.losses) if self.project_raw(text, ()) == got else ()
+        ties = self.of("ties")
+        if ties and self._tie(want, got):  # an equally scored segmentation of the same text
+            return tuple(ties)
         projecting = self.of("patch", "normalizer")
         base = self.project_raw(text, ())
         readers = self._readers(text) if base != want else []
@@ -82,7 +88,6 @@ class Attribution:
         if proj == got:
             active = [x for x in projecting if self._acts(x, text, base)]
             return tuple(readers + active) if (readers or active) else ()
-        ties = self.of("ties")
         if ties and self._tie(proj, got):
             return tuple(readers + ties)
         loose = [x for x in self.losses if x.kind.projection is None and x.spans(text)]
@@ -99,7 +104,14 @@ class Attribution:
         return self.project_raw(text, group) != base
 
     def _readers(self, text: str) -> list[Loss]:
-        return [x for x in self.of("reader") if x.spans(text)]
+        return [x for x in self.of("reader") if x.spans(text) or (x.kind is L.SP_CHARSMAP and self._norm_differs(text))]
+
+    def _norm_differs(self, text: str) -> bool:
+        """The reference normalizes `text` otherwise than HF does on the IR."""
+        hf = self._hf_for((), False)
+        if self.ref_normalize is None or hf.normalizer is None:
+            return False
+        return self.ref_normalize(text) != hf.normalizer.normalize_str(text)
 
     def _tie(self, a: list[int], b: list[int]) -> bool:
         """Another Viterbi path: the same text and the same total score (unigram-ties)."""
@@ -167,7 +179,7 @@ class Attribution:
             return ()
         why = self.of("stream")
         if base is not None and base != want:  # the reference's own decode differs from HF's on the IR
-            why = why + [x for x in self.of("reader") if x.spans(want) or x.kind.trigger is not None]
+            why = why + [x for x in self.of("reader") if x.spans(want)]
         return tuple(why)
 
     def base_decode(self, raw: list[list[int]]) -> list[str]:

@@ -157,7 +157,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     chat_enc = iter(chat_encodes)
     step("compare")
     hf_base = _hf_file(source_dir) if _read_from_tokenizer_json(source) else None
-    why = Attribution(source, lowered, lowering, hf_base=hf_base)
+    why = Attribution(source, lowered, lowering, hf_base=hf_base, ref_normalize=ref.normalize)
     checks = {name: Check(name) for name in CHECKS}
     if left_out:
         for name in ("engine ids", "raw ids", "streaming decode"):
