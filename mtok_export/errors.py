@@ -46,9 +46,13 @@ class LossError(MtokError):
     exit_code = 3
 
     def __init__(self, decisions, result=None):
-        from .policy import refusal_hint
+        """`decisions`: `policy.Decision`s, or plain losses (a writer asked for no loss at all)."""
+        from .policy import Policy, decide, refusal_hint
 
-        self.decisions = list(decisions)
+        decisions = list(decisions)
+        if decisions and not hasattr(decisions[0], "accepted"):
+            decisions = decide(decisions, Policy(strict=True))
+        self.decisions = decisions
         self.result = result  # export.ExportResult, when the export got that far
         refused = [d for d in self.decisions if not d.accepted]
         self.losses = [x for d in refused for x in d.losses]

@@ -48,25 +48,23 @@ def _write(path: Path, text: str):
 
 
 def print_decisions(decisions, console=out):
-    """One line per loss code: severity (measured or declared), mismatch counts, how it was accepted."""
+    """One line per loss code (severity, measured or declared, mismatches on the everyday / edge
+    slices, the verdict), then its first places in the source."""
     if not decisions:
         return
-    t = Table("loss", "severity", "everyday / edge", "verdict", box=None, padding=(0, 2), title="losses",
-              title_justify="left")
+    console.print("[bold]losses[/]")
     for d in decisions:
-        sev = f"{d.severity.value} ({'measured' if d.measured else 'declared'})"
-        counts = f"{d.everyday} / {d.edge}" if d.measured else "-"
+        sev = f"{d.severity.value}, {'measured' if d.measured else 'declared'}"
+        counts = f"; mismatches {d.everyday} everyday / {d.edge} edge" if d.measured else ""
         verdict = (Text("warning (edge)", style="yellow") if d.accepted_by == "edge"
                    else Text(f"accepted by {d.accepted_by}", style="green") if d.accepted
                    else Text("REFUSED", style="bold red"))
-        t.add_row(d.code, sev, counts, verdict)
-    console.print(t)
-    for d in decisions:
+        console.print(Text.assemble(f"  {d.code} ({sev}{counts}): ", verdict))
         for x in d.losses[:3]:
-            console.print(Text(f"  [{d.code}] {x.json_path} {x.component}: {show(x.reason)}"
+            console.print(Text(f"    [{d.code}] {x.json_path} {x.component}: {show(x.reason)}"
                                + (f" (e.g. {show(x.example)})" if x.example else "")))
         if len(d.losses) > 3:
-            console.print(Text(f"  [{d.code}] ... {len(d.losses) - 3} more"))
+            console.print(Text(f"    [{d.code}] ... {len(d.losses) - 3} more (all in --report)"))
 
 
 def print_report(report):
