@@ -7,16 +7,17 @@ Each function returns a typed result and prints nothing.  Failures are exception
 |---|---|---|
 | `InputError`, `FormatError`, `UnsupportedError` | 2 | unreadable, malformed or unsupported input (names the file and the JSON path or byte offset) |
 | `OutputError` | 2 | the output location cannot be written (names the path and the reason) |
-| `LossError` | 3 | the export would lose information and `allow_lossy` is off (`.losses` lists each, with its code) |
+| `LossError` | 3 | the acceptance policy refuses a loss (`.decisions`, `.losses` with their codes, `.hint`) |
+| `VerificationError` | 1 | `export` only: a runtime mismatch no recorded loss reproduces (the file is kept as `.rejected`) |
 | `RuntimeEngineError` | 1 | the MNN runtime crashed, hung or is missing |
 | `Interrupted` | 143 | SIGTERM while the runtime worker ran (Ctrl-C stays `KeyboardInterrupt`); the worker is gone |
 
-A verification mismatch is not an exception: `verify(...).ok` is False (the CLI's exit 1).
+`verify` returns its outcome instead of raising: `.ok`, and `.exit_code` (0, 1 or 3) as the CLI's.
 
     from mtok_export import export, verify
-    result = export("models/qwen", "out/qwen", allow_lossy=True)
-    report = verify(result.path, "models/qwen", allow_lossy=True)
-    assert report.ok, report.classes()
+    result = export("models/qwen", "out/qwen", allow_lossy=True)   # verified on MNN, then written
+    checked = verify(result.path, "models/qwen", allow_lossy=True)
+    assert checked.ok, checked.report.classes()
 
 The CLI (`mtok`, `mtok-export`) is a thin layer over these functions plus printing."""
 
@@ -26,7 +27,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import InputError, OutputError
+from .errors import InputError, LossError, OutputError
 
 PathLike = str | os.PathLike
 
@@ -55,6 +56,25 @@ class ConvertResult:
     passes: dict = field(default_factory=dict)  # lowering pass -> details
 
 
+@dataclass(frozen=True)
+class VerifyResult:
+    """The outcome of `verify`: the runtime against the reference, and the policy's decisions."""
+
+    report: object  # verify.check.Report: checks with k/n and mismatches, classes(), unexplained
+    decisions: list  # policy.Decision per loss code, severities measured on the corpus
+
+    @property
+    def exit_code(self) -> int:
+        """What `mtok verify` exits with: 1 for an unreproduced mismatch, 3 for a refused loss."""
+        if not self.report.ok:
+            return 1
+        return 3 if any(not d.accepted for d in self.decisions) else 0
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
 def _check_choice(flag: str, value: str, choices) -> None:
     """Named as the CLI option, so the CLI (a thin layer over this module) reports it as typed."""
     if value not in choices:
@@ -62,47 +82,56 @@ def _check_choice(flag: str, value: str, choices) -> None:
 
 
 def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = "mnn-3.6", fmt: str = "mtok",
-           allow_lossy: bool = False, bos: str = "auto", chat_template: str | None = None,
-           pattern: str | None = None, special=None, family: str | None = None, progress=None):
-    """Read any supported input, lower it for `target` and write `tokenizer.mtok` (or `.txt` with
-    `fmt="txt"`) into `output_dir` (default: beside the input).  -> `export.ExportResult` (path,
-    size, the source and lowered IRs, the lowering with its losses and passes).  Does not verify:
-    call `verify` on the result.  `special` is a dict {token: id} or a list of tokens (rank files)."""
+           allow_lossy: bool = False, accept=(), accept_file: PathLike | None = None, strict: bool = False,
+           bos: str = "auto", chat_template: str | None = None, pattern: str | None = None, special=None,
+           family: str | None = None, verify_on_runtime: bool = True, corpus: PathLike | None = None,
+           runtime_python: PathLike | None = None, progress=None):
+    """Read any supported input, lower it for `target`, and write `tokenizer.mtok` (or `.txt` with
+    `fmt="txt"`) into `output_dir` (default: beside the input) with its manifest, as `mtok-export`
+    does: unless `verify_on_runtime=False` the file is verified on the MNN runtime first and only
+    replaces the output when it passed.  `allow_lossy`, `accept` (codes), `accept_file` and `strict`
+    are the acceptance policy.  -> `export.ExportResult` (path, size, the source and lowered IRs,
+    the lowering with its losses and passes, the verify report, the decisions, the manifest).
+    `special` is a dict {token: id} or a list of tokens (rank files)."""
+    from .export import VerifyOptions
     from .export import export as run
     from .lower import BOS_POLICIES, TARGETS
+    from .policy import Policy
 
     _check_choice("--format", fmt, ("mtok", "txt"))
     _check_choice("--target", target, TARGETS)
     _check_choice("--bos", bos, BOS_POLICIES)
-    return run(Path(path), Path(output_dir) if output_dir is not None else None, target=target,
-               allow_lossy=allow_lossy, bos=bos, chat_template=chat_template, progress=progress, pattern=pattern,
-               special=special, family=family, fmt=fmt)
+    policy = Policy.from_options(accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict)
+    options = VerifyOptions(Path(corpus) if corpus else None, Path(runtime_python) if runtime_python else None) \
+        if verify_on_runtime else None
+    return run(Path(path), Path(output_dir) if output_dir is not None else None, target=target, policy=policy,
+               bos=bos, chat_template=chat_template, progress=progress, pattern=pattern, special=special,
+               family=family, fmt=fmt, verify=options)
 
 
-def verify(file: PathLike, against: PathLike, *, target: str = "mnn-3.6", bos: str = "auto",
-           allow_lossy: bool = False, corpus: PathLike | None = None, runtime_python: PathLike | None = None,
-           timeout: float = 300.0, progress=None):
-    """Run the MNN runtime on `file` and the reference on the source `against`, over the built-in
-    corpus (plus `corpus`, JSONL).  Our strict reader checks `file` first.  -> `verify.check.Report`
-    (`.ok`, `.checks` with k/n and mismatches, `.classes()`, `.unexplained`).  `progress(step)` is
-    told each phase.  This is today's verification; the release-gate work may add to it."""
-    from .export import read_source
-    from .lower import BOS_POLICIES, TARGETS, lower
-    from .verify.check import verify as run
-    from .verify.corpus import builtin_chats, builtin_corpus, load_corpus_file
-    from .verify.reference import reference_for
+def verify(file: PathLike, against: PathLike | None = None, *, target: str | None = None, bos: str | None = None,
+           allow_lossy: bool = False, accept=(), accept_file: PathLike | None = None, strict: bool = False,
+           corpus: PathLike | None = None, runtime_python: PathLike | None = None, progress=None) -> VerifyResult:
+    """Check `file` with our strict reader, then run the MNN runtime on it and the reference on the
+    source (`against`, else the one its manifest names) over the built-in corpus (plus `corpus`,
+    JSONL), and apply the acceptance policy (the manifest's unless one is given here).
+    `progress(step)` is told each phase.
 
-    _check_choice("--target", target, TARGETS)
-    _check_choice("--bos", bos, BOS_POLICIES)
-    file, against = Path(file), Path(against)
-    if not file.is_file():
-        raise InputError(f"{file}: no such file")
-    tok = read_source(against)
-    low, lw = lower(tok, target, bos)
-    samples = list(builtin_corpus()) + (list(load_corpus_file(corpus)) if corpus is not None else [])
-    return run(file, against if against.is_dir() else against.parent, low, lw, samples=samples,
-               chats=list(builtin_chats()), python=runtime_python, accepted=allow_lossy, timeout=timeout,
-               progress=progress, reference=reference_for(tok))
+    This exposes today's verification, whose steps live in `cli/cmd_verify.py` (`_prepare`,
+    `run_verify`), the release-gate code; they belong in a library module, and then this function
+    imports them from there."""
+    from .cli.cmd_verify import _prepare, run_verify
+    from .policy import Policy
+
+    file = Path(file)
+    manifest, source, low, lw, read_opts = _prepare(file, Path(against) if against is not None else None, target,
+                                                    bos)
+    given = accept or accept_file or allow_lossy or strict
+    policy = Policy.from_options(accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict) \
+        if given or manifest is None else Policy.from_json(manifest.get("policy", {}))
+    report, decisions = run_verify(file, source, low, lw, policy, corpus=corpus, python=runtime_python,
+                                   progress=progress, source_path=read_opts["path"])
+    return VerifyResult(report, decisions)
 
 
 def inspect(file: PathLike, *, limit: int = 5, strict: bool = False) -> InspectResult:
@@ -113,7 +142,23 @@ def inspect(file: PathLike, *, limit: int = 5, strict: bool = False) -> InspectR
 
     file = Path(file)
     tok, layout = read_mnn_file(file, strict=strict)
-    return InspectResult(file, tok, layout, describe(tok, layout, limit))
+    info = describe(tok, layout, limit)
+    info["file"].update(_provenance(file))
+    return InspectResult(file, tok, layout, info)
+
+
+def _provenance(file: Path) -> dict:
+    """The file's sha256 and what the export manifest beside it says of it."""
+    from .manifest import manifest_path, read_manifest, sha256_bytes
+
+    digest = sha256_bytes(file.read_bytes())
+    m = read_manifest(file)
+    if m is None:
+        return {"sha256": digest, "manifest": None}
+    verification = (m.get("verification") or {}).get("result", "not run")
+    return {"sha256": digest, "manifest": {
+        "path": str(manifest_path(file)), "matches": m.get("output", {}).get("sha256") == digest,
+        "target": m.get("target"), "tool_version": m.get("tool", {}).get("version"), "verification": verification}}
 
 
 def convert(src: PathLike, out: PathLike, *, to: str = "mtok", target: str = "mnn-3.6", allow_lossy: bool = False,
@@ -128,6 +173,7 @@ def convert(src: PathLike, out: PathLike, *, to: str = "mtok", target: str = "mn
     from .io import atomic_write
     from .lower import TARGETS
     from .mtok import check_written
+    from .policy import Policy, decide
 
     _check_choice("--to", to, ("mtok", "txt", "hf"))
     _check_choice("--target", target, TARGETS)
@@ -140,7 +186,10 @@ def convert(src: PathLike, out: PathLike, *, to: str = "mtok", target: str = "mn
             raise OutputError(out / "tokenizer.json", "exists; pass --force to replace it")
         paths = tuple(write_hf_dir(tok, out))
         return ConvertResult(paths, sum(p.stat().st_size for p in paths))
-    data, _, lw = build(tok, to, target=target, allow_lossy=allow_lossy)
+    data, _, lw = build(tok, to, target=target)
+    decisions = decide(lw.losses, Policy(allow_lossy=allow_lossy))  # declared severities: convert does not verify
+    if any(not d.accepted for d in decisions):
+        raise LossError(decisions)
     path = out / FORMATS[to] if out.is_dir() else out
     if path.exists() and not force:
         raise OutputError(path, "exists; pass --force to replace it")

@@ -62,8 +62,8 @@ def atomic_write(path, data: bytes) -> None:
 
 
 def remove_stale_temps(path) -> list[Path]:
-    """Remove temporary files for `path` left by runs that were killed: ours whose pid is gone,
-    and mkstemp-named ones (`.tokenizer.mtok.XXXXXXXX`) older than ten minutes.  -> the removed."""
+    """Remove temporary files for `path` left by runs that were killed: ours and export's
+    `.NAME.<pid>.verifying` whose pid is gone, and mkstemp-named ones (`.tokenizer.mtok.XXXXXXXX`) older than ten minutes.  -> the removed."""
     path = Path(path)
     removed = []
     try:
@@ -72,8 +72,8 @@ def remove_stale_temps(path) -> list[Path]:
         return removed
     for p in candidates:
         parts = p.name[len(path.name) + 2:].split(".")
-        if len(parts) == 3 and parts[2] == "tmp" and parts[0].isdigit():
-            stale = not _alive(int(parts[0]))
+        if ((len(parts) == 3 and parts[2] == "tmp") or parts[1:] == ["verifying"]) and parts[0].isdigit():
+            stale = not _alive(int(parts[0]))  # ours, or export's file under verification (.<pid>.verifying)
         elif len(parts) == 1 and len(parts[0]) == 8:
             try:
                 stale = time.time() - p.stat().st_mtime > _STALE_SECONDS

@@ -93,8 +93,8 @@ def _where(e: BaseException) -> str:
 
 
 def _write_and_check(tok, stats: Stats, what: str):
-    """Lower and write like `mtok-export --allow-lossy`, then read the bytes back strictly."""
-    _check_output(build(tok, allow_lossy=True)[0], stats, what)
+    """Lower and write like `mtok-export --allow-lossy` (`build` leaves the policy to the caller), then read the bytes back strictly."""
+    _check_output(build(tok)[0], stats, what)
 
 
 def _check_output(data: bytes, stats: Stats, what: str):
@@ -294,7 +294,7 @@ def legacy_seeds() -> dict[str, bytes]:
     """A legacy tokenizer.txt of each type the samples give (0 SentencePiece, 2 BERT, 3 byte-level BPE)."""
     out = {}
     for d in ("llama-spm", "bert-wordpiece", "qwen-bpe"):
-        out[d] = build(read_source(SAMPLES / d), "txt", allow_lossy=True)[0]
+        out[d] = build(read_source(SAMPLES / d), "txt")[0]
     return out
 
 
@@ -310,7 +310,7 @@ def _legacy_txt(rng, stats, seconds):
 
 
 def mtok_seeds() -> dict[str, bytes]:
-    return {d: build(read_source(SAMPLES / d), allow_lossy=True)[0]
+    return {d: build(read_source(SAMPLES / d))[0]
             for d in ("llama-spm", "bert-wordpiece", "qwen-bpe", "t5-unigram")}
 
 

@@ -38,7 +38,7 @@ def test_names_stay_the_api_after_the_submodules_are_imported():
 
 
 def test_export_and_inspect(tmp_path, capsys):
-    result = export(SAMPLES / "bert-wordpiece", tmp_path, allow_lossy=True)
+    result = export(SAMPLES / "bert-wordpiece", tmp_path, allow_lossy=True, verify_on_runtime=False)
     assert result.path == tmp_path / "tokenizer.mtok" and result.size == result.path.stat().st_size
     assert {loss.code for loss in result.lowering.losses}  # every loss has a code
     seen = inspect(result.path)
@@ -46,13 +46,15 @@ def test_export_and_inspect(tmp_path, capsys):
     assert seen.layout.size == result.size
     assert [s["name"] for s in seen.info["sections"]][:3] == ["normalizer", "pre_tokenizer", "model"]
     assert seen.tokenizer.special_ids == result.lowered.special_ids
+    assert seen.info["file"]["manifest"]["matches"] is True  # the manifest written beside it names this file
     assert capsys.readouterr() == ("", "")  # the library prints nothing
 
 
 def test_lossy_export_raises_loss_error_with_exit_code_3(tmp_path):
     with pytest.raises(LossError) as info:
-        export(SAMPLES / "bert-wordpiece", tmp_path)
+        export(SAMPLES / "bert-wordpiece", tmp_path, verify_on_runtime=False)
     assert info.value.exit_code == 3 and all(loss.code for loss in info.value.losses)
+    assert "--accept" in info.value.hint
     assert list(tmp_path.iterdir()) == []
 
 
@@ -84,10 +86,14 @@ def test_convert_cli_refuses_to_overwrite(tmp_path):
     assert out.read_bytes() == b"precious"
 
 
-def test_verify_returns_a_report(tmp_path):
+def test_export_verifies_then_verify_agrees(tmp_path, capsys):
     pytest.importorskip("MNN")
     result = export(SAMPLES / "bert-wordpiece", tmp_path, allow_lossy=True)
-    report = verify(result.path, SAMPLES / "bert-wordpiece", allow_lossy=True)
-    assert report.ok and report.unexplained == 0
-    assert {c.name for c in report.checks} >= {"engine ids", "raw ids"}
-    assert all(c.total > 0 for c in report.checks if c.name in ("engine ids", "raw ids"))
+    assert result.verify is not None and result.verify.ok and result.path.is_file()
+    checked = verify(result.path, allow_lossy=True)  # the source comes from the manifest
+    assert checked.ok and checked.exit_code == 0 and checked.report.unexplained == 0
+    assert {c.name for c in checked.report.checks} >= {"engine ids", "raw ids"}
+    assert all(c.total > 0 for c in checked.report.checks if c.name in ("engine ids", "raw ids"))
+    refused = verify(result.path, SAMPLES / "bert-wordpiece", strict=True)  # strict refuses edge losses too
+    assert refused.exit_code == 3 and not refused.ok
+    assert capsys.readouterr() == ("", "")

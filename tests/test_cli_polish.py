@@ -46,7 +46,7 @@ def test_version():
 
 
 @pytest.mark.parametrize("command", [("export",), ("inspect",), ("verify",), ("convert",), ("tables", "show"),
-                                     ("tables", "diff"), ("lint-template",), ("chat",), ()])
+                                     ("tables", "diff"), ("lint-template",), ("chat",), ("losses",), ()])
 def test_global_options_in_every_help(command):
     r = mtok(*command, "--help")
     assert r.returncode == 0, r.stderr

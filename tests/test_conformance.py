@@ -13,7 +13,7 @@ CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 DIRS = sorted(d for d in (CORPUS / "tokenizers").glob("*") if (d / "tokenizer.json").is_file())
 # Losses whose effect shows in raw ids on ordinary text; without them raw ids must be >= 99.5%.
 RAW_AFFECTING = {"normalizer-table", "normalizer-approx", "whitespace-class", "bert-clean", "lowercase", "strip-accents", "added-normalized",
-                 "ignore-merges", "unigram-ties", "metaspace-first", "dropped", "regex-unsupported",
+                 "ignore-merges", "unigram-ties", "metaspace-first", "normalizer-dropped", "pre-tokenizer-dropped", "regex-unsupported",
                  "merged-with-previous", "split-behavior", "prefix-space"}
 ROWS: dict[str, dict] = {}
 

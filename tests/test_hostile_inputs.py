@@ -33,7 +33,7 @@ def edit_json(path: Path, change):
 def refused(path: Path, *must_contain: str) -> str:
     with pytest.raises(MtokError) as info:
         tok = read_source(path)
-        build(tok, allow_lossy=True)
+        build(tok)
     msg = str(info.value)
     assert info.value.exit_code == 2, msg
     for part in must_contain:

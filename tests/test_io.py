@@ -114,15 +114,16 @@ def dead_pid() -> int:
 def test_stale_temps_of_killed_runs_are_removed(tmp_path):
     target = tmp_path / "tokenizer.mtok"
     dead = tmp_path / f".tokenizer.mtok.{dead_pid()}.0a1b2c3d.tmp"  # ours, writer gone
+    verifying = tmp_path / f".tokenizer.mtok.{dead_pid()}.verifying"  # export's, killed while verifying
     live = tmp_path / f".tokenizer.mtok.{os.getppid()}.0a1b2c3d.tmp"  # ours, writer running
     old = tmp_path / ".tokenizer.mtok.k3j_x9q1"  # mkstemp's, from before pids were recorded
     fresh = tmp_path / ".tokenizer.mtok.z8y7x6w5"
     other = tmp_path / ".tokenizer.mtok.json"  # not a temporary file
-    for p in (dead, live, old, fresh, other):
+    for p in (dead, verifying, live, old, fresh, other):
         p.write_bytes(b"partial")
     an_hour_ago = time.time() - 3600
     os.utime(old, (an_hour_ago, an_hour_ago))
-    assert sorted(remove_stale_temps(target)) == sorted([dead, old])
+    assert sorted(remove_stale_temps(target)) == sorted([dead, verifying, old])
     atomic_write(target, b"x")  # also cleans, and leaves its own temp nowhere
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [live.name, fresh.name, other.name, "tokenizer.mtok"])

@@ -14,7 +14,7 @@ import sys
 
 import typer
 
-from . import cmd_chat, cmd_convert, cmd_export, cmd_inspect, cmd_tables, cmd_verify
+from . import cmd_chat, cmd_convert, cmd_export, cmd_inspect, cmd_losses, cmd_tables, cmd_verify
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   help="Convert LLM tokenizers to MNN's .mtok and prove they tokenize the same.")
@@ -22,6 +22,7 @@ app.command("export")(cmd_export.export)
 app.command("inspect")(cmd_inspect.inspect)
 app.command("verify")(cmd_verify.verify)
 app.command("convert")(cmd_convert.convert)
+app.command("losses")(cmd_losses.losses)
 app.add_typer(cmd_tables.app, name="tables")
 app.command("lint-template")(cmd_chat.lint_template)
 app.command("chat")(cmd_chat.chat)
@@ -59,7 +60,7 @@ def _take_flags(argv: list[str], *flags: str) -> bool:
 
 
 def _run(typer_app):
-    from ..errors import MtokError
+    from ..errors import Interrupted, MtokError
     from .console import print_error, print_line, set_quiet
 
     argv = sys.argv
@@ -77,6 +78,9 @@ def _run(typer_app):
         if rc == 130:  # typer turns KeyboardInterrupt into a silent Exit(130); no command exits 130 itself
             raise KeyboardInterrupt
         sys.exit(rc if isinstance(rc, int) else 0)
+    except Interrupted as e:  # SIGTERM: one plain line like Ctrl-C's, not an `error:`
+        print_line(str(e))
+        sys.exit(e.exit_code)
     except MtokError as e:
         if debug:
             raise
@@ -85,7 +89,7 @@ def _run(typer_app):
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
-        print_line("interrupted: stopped, worker processes and temporary files removed")
+        print_line("interrupted by Ctrl-C: stopped, worker processes and temporary files removed")
         sys.exit(130)
     except OSError as e:  # a file the command could not read or write (bad location, full disk)
         if debug:

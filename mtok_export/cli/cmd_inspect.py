@@ -67,6 +67,14 @@ def _print(info: dict, file: Path):
 
     out.print(f"[bold]{escape(str(file))}[/]  {size(info['file']['size'])}, "
               f"header {info['file']['header_size']} bytes", markup=True, highlight=False)
+    line(f"sha256 {info['file']['sha256']}")
+    m = info["file"]["manifest"]
+    if m is None:
+        line("manifest: none beside the file")
+    else:
+        state = "matches" if m["matches"] else "DOES NOT MATCH (the file changed after export)"
+        line(f"manifest: {m['path']} {state}; target {m['target']}, exported by mtok-export {m['tool_version']}, "
+             f"verification {m['verification']}")
     heading("header lists")
     for k, items in info["header"].items():
         shown = " ".join(f"{show(x['text'] or '?')}({x['id']})" for x in items[:20])

@@ -22,13 +22,7 @@ def print_line(text: str):
 
 
 def print_error(e: BaseException):
-    from ..errors import LossError
-
     _errors.print(f"[bold red]error:[/] {_esc(str(e))}")
-    if isinstance(e, LossError):
-        for loss in e.losses:
-            code = getattr(loss, "code", "")
-            _errors.print(f"  [red]-[/] {_esc(f'[{code}] ' if code else '')}{_esc(str(loss))}")
     cause = e.__cause__
     while cause is not None:
         _errors.print(f"  [red]caused by:[/] {_esc(str(cause))}")
