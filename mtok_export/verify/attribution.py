@@ -43,6 +43,11 @@ class Attribution:
         self._wp, self._byte_level = emulate.decoder_flags(lowered.decoder)
         self._added = tuple(t.content for t in lowered.added_tokens)
         self.prefix = list(lowered.prefix_ids)
+        if self.legacy:  # a legacy type's projection keeps its prefix in the post-processor
+            from ..lower import Lowering
+            from ..lower.processors import split_single
+
+            self.prefix = list((split_single(Lowering(), lowered.post_processor, "$") or ((), ()))[0])
         self.ref_normalize = ref_normalize
 
     def of(self, *projections: str) -> list[Loss]:
