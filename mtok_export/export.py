@@ -158,7 +158,7 @@ def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto",
         # Type 1 holds any byte-level vocabulary (greedy matching, always lossy).
         kind, why = FileType.TIKTOKEN, f"{why}, but type 3 cannot hold it ({str(e).split(';')[0]})"
         losses = legacy.legacy_losses(tok, kind)
-    lw = Lowering("mnn-legacy", bos, losses=losses, meta=tok.meta)
+    lw = Lowering("mnn-legacy", bos, losses=losses + list(tok.meta.differences), meta=tok.meta)
     lw.did("legacy-type", f"{legacy.describe(kind)}; chosen because the source is {why}")
     return legacy.write_legacy(tok, kind), legacy.project_legacy(tok, kind), lw
 
