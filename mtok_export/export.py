@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import model_folder
 from .errors import InputError, LossError, RuntimeEngineError, UnsupportedError
 from .mtok.constants import FileType
 
@@ -41,25 +43,6 @@ def atomic_write(path: Path, data: bytes):
         except OSError:
             pass
         raise
-
-
-def llm_config_notes(out_dir: Path, chat) -> list[str]:
-    """MNN's llm_config.json `jinja` block overrides the embedded template and EOS (spec 2.8)."""
-    import json
-
-    p = out_dir / "llm_config.json"
-    if not p.is_file():
-        return []
-    try:
-        jinja = json.loads(p.read_text(encoding="utf-8")).get("jinja")
-    except (OSError, ValueError, AttributeError):
-        return [f"{p}: not valid JSON; MNN will fail to read it"]
-    if not isinstance(jinja, dict) or not isinstance(jinja.get("chat_template"), str):
-        return []
-    same = jinja["chat_template"] == chat.text
-    eos_same = jinja.get("eos", "") == chat.eos_token
-    return [f"{p.name} has a jinja block: MNN uses its chat_template and eos instead of the embedded ones "
-            f"(template {'identical' if same else 'DIFFERENT'}, eos {'identical' if eos_same else 'DIFFERENT'})"]
 
 
 LEGACY_READERS = {b"430 0": ("sentencepiece_txt", "read_sentencepiece_txt"),
@@ -177,13 +160,18 @@ def rejected_path(out: Path) -> Path:
 def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6", policy=None,
            bos: str = "auto", chat_template: str | None = None, progress=None, pattern: str | None = None,
            special=None, family: str | None = None, fmt: str = "mtok",
-           verify: VerifyOptions | None = None) -> ExportResult:
+           verify: VerifyOptions | None = None, keep_llm_config: bool = False) -> ExportResult:
     """Read, lower, write to a temporary file, verify it on the runtime (unless `verify` is None),
     apply the acceptance policy, and only then replace the output and write its manifest.
 
     Raises `LossError` (exit 3) when the policy refuses a loss and `VerificationError` (exit 1) when a
     mismatch is not reproduced by a recorded loss; both carry the `ExportResult`.  A file that fails
-    either is kept as `<output>.rejected` (when it was written) and never replaces the output."""
+    either is kept as `<output>.rejected` (when it was written) and never replaces the output.
+
+    When the output folder is an MNN model folder whose `llm_config.json` has a `jinja` block (which
+    the engine uses instead of the embedded template and EOS), that block is updated to what the file
+    embeds, unless `keep_llm_config`; verification runs with the folder's llm_config as the engine
+    will see it, so a kept block that differs from the source's template fails verification."""
     from .errors import VerificationError
     from .manifest import build_manifest, write_manifest
     from .policy import Policy, decide
@@ -199,6 +187,10 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress)
     out = Path(output_dir or (path if path.is_dir() else path.parent)) / FORMATS[fmt]
     result = ExportResult(tok, low, lw, out, len(data), 0.0)
+    folder = model_folder.find(out.parent)
+    new_llm_config, engine_llm_config = _llm_config_plan(folder, low, keep_llm_config, lw.notes)
+    if folder is not None:
+        lw.notes.extend(model_folder.check_tokenizer_file(folder, out))
     result.decisions = decide(lw.losses, policy)
     if verify is None:
         result.seconds = time.perf_counter() - start
@@ -218,7 +210,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
             try:
                 result.verify = run_verify(tmp, tok, low, lw, samples=samples, chats=list(builtin_chats()),
                                            source_dir=source_dir, python=verify.python, progress=verify.progress,
-                                           reference=reference_for(tok))
+                                           reference=reference_for(tok), llm_config=engine_llm_config)
             except RuntimeEngineError:  # the runtime crashed or hung on the file: keep it for a bug report
                 result.rejected = rejected_path(out)
                 os.replace(tmp, result.rejected)
@@ -240,11 +232,40 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     stale = rejected_path(out)
     if stale.exists():
         stale.unlink()
+    if new_llm_config is not None:
+        atomic_write(folder.dir / "llm_config.json", new_llm_config[0].encode("utf-8"))
     result.manifest = build_manifest(source_path=path, source=tok, lowered=low, lowering=lw, output=out, data=data,
                                      fmt=fmt, policy=policy, decisions=result.decisions, report=result.verify,
                                      runtime_python=str(verify.python) if verify and verify.python else None,
                                      read_options={"chat_template": chat_template, "pattern": pattern,
                                                    "special": special, "family": family})
+    if folder is not None and folder.llm_config is not None:
+        result.manifest["llm_config"] = {
+            "path": str(folder.dir / "llm_config.json"),
+            "action": "updated" if new_llm_config is not None else "kept" if keep_llm_config else "unchanged",
+            "previous_jinja": new_llm_config[1] if new_llm_config is not None else folder.jinja}
     write_manifest(out, result.manifest)
-    lw.notes.extend(llm_config_notes(out.parent, low.chat))
     return result
+
+
+def _llm_config_plan(folder, low, keep: bool, notes: list[str]):
+    """-> (new llm_config.json text and the previous jinja block, or None when it stays as it is;
+    the llm_config the engine will read, for verification)."""
+    if folder is None or folder.llm_config is None:
+        return None, None
+    jinja = folder.jinja
+    if keep:
+        if jinja is not None:
+            notes.append(f"{folder.dir / 'llm_config.json'}: its jinja block is kept (--keep-llm-config): the "
+                         "engine renders that template and EOS, not the embedded ones; verification does too")
+        return None, folder.engine_llm_config()
+    if jinja is None:  # the engine uses the embedded template: nothing to keep consistent
+        return None, folder.engine_llm_config()
+    chat = low.chat
+    text, previous = model_folder.with_jinja(folder, chat.text, chat.bos_token, chat.eos_token)
+    if (previous or {}).get("chat_template") == chat.text and (previous or {}).get("eos") == chat.eos_token \
+            and (previous or {}).get("bos") == chat.bos_token:
+        return None, folder.engine_llm_config()
+    notes.append(f"{folder.dir / 'llm_config.json'}: jinja chat_template/bos/eos updated to what the file embeds "
+                 "(the engine uses that block instead of the embedded ones); the previous values are in the manifest")
+    return (text, previous), json.loads(text)

@@ -29,6 +29,10 @@ def export(
                                      "auto (template only), prefix (header prefix too), none.")] = "auto",
     chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or a "
                                                          "template file to embed [default: the default one].")] = None,
+    keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", help="In an MNN model folder, leave "
+                                                  "llm_config.json's jinja block as it is (the engine then uses that "
+                                                  "template and EOS, and verification renders through it) "
+                                                  "[default: update it to what the file embeds].")] = False,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip verification against the MNN runtime "
                                             "(loss severities are then the declared ones).")] = False,
     corpus: Annotated[Optional[Path], typer.Option(help="Extra verification strings, JSONL.")] = None,
@@ -77,7 +81,7 @@ def export(
             try:
                 result = run(path, output, target=target, policy=policy, bos=bos, chat_template=chat_template,
                              progress=progress, pattern=pattern, special=special, family=family, fmt=fmt,
-                             verify=options)
+                             verify=options, keep_llm_config=keep_llm_config)
             except (LossError, VerificationError) as e:
                 result = e.result
                 raise

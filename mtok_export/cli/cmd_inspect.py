@@ -11,7 +11,9 @@ import typer
 
 
 def inspect(
-    file: Annotated[Path, typer.Argument(help="A .mtok or legacy tokenizer.txt file.")],
+    file: Annotated[Path, typer.Argument(help="A .mtok or legacy tokenizer.txt file, or an MNN model folder "
+                                         "(config.json / llm_config.json): then also which tokenizer file, "
+                                         "template and EOS the engine will use.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print everything as JSON (stable keys).")] = False,
     section: Annotated[Optional[str], typer.Option(help="Print one section in full: header, normalizer, "
                                                    "pre_tokenizer, vocab, merges, scores, decoder, "
@@ -24,6 +26,20 @@ def inspect(
     from ..errors import InputError
     from .console import out
 
+    engine = None
+    if file.is_dir():
+        from ..model_folder import describe as describe_folder
+        from ..model_folder import find
+
+        folder = find(file)
+        if folder is None:
+            raise InputError(f"{file}: a folder with no config.json (with tokenizer_file / llm_model) or "
+                             "llm_config.json: not an MNN model folder; pass the tokenizer file")
+        engine = describe_folder(folder)
+        if not engine["tokenizer_found"]:
+            raise InputError(f"{file}: the engine would load {engine['tokenizer_file']!r} "
+                             f"(from {engine['tokenizer_file_from']}), which does not exist")
+        file = folder.tokenizer_path
     try:
         data = file.read_bytes()
     except OSError as e:
@@ -48,6 +64,11 @@ def inspect(
         return
     info = describe(tok, layout, limit)
     info["file"].update(provenance(file, data))
+    if engine is not None:
+        jinja = engine["jinja"] or {}
+        engine["template_equals_embedded"] = jinja.get("chat_template") == tok.chat.text if jinja else None
+        engine["eos_equals_embedded"] = jinja.get("eos", "") == tok.chat.eos_token if jinja else None
+        info["engine"] = engine
     if as_json:
         out.print_json(json.dumps(info, ensure_ascii=False))
         return
@@ -105,6 +126,16 @@ def _print(info: dict, file: Path):
     out.print(f"[bold]{escape(str(file))}[/]  {size(info['file']['size'])}, "
               f"header {info['file']['header_size']} bytes", markup=True, highlight=False)
     line(f"sha256 {info['file']['sha256']}")
+    if "engine" in info:
+        e = info["engine"]
+        line(f"engine: loads {e['tokenizer_file']} (named by {e['tokenizer_file_from']}); chat template from "
+             f"{e['template_from']}, EOS from {e['eos_from']}"
+             + (f"; template context keys: {', '.join(e['context'])}" if e.get("context") else ""))
+        if e["jinja"]:
+            same = "equals" if e["template_equals_embedded"] else "DIFFERS from"
+            eos = "equals" if e["eos_equals_embedded"] else "DIFFERS from"
+            line(f"  llm_config.json jinja: chat_template {same} the embedded one, eos {eos} the embedded one "
+                 "(the engine uses the jinja block)")
     m = info["file"]["manifest"]
     if m is None:
         line("manifest: none beside the file")
