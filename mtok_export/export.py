@@ -118,7 +118,8 @@ def _has_model_files(d: Path) -> bool:
 FORMATS = {"mtok": "tokenizer.mtok", "txt": "tokenizer.txt"}
 
 
-def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto", progress=None):
+def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto", progress=None,
+          header_specials: str = "needed"):
     """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).  Whether
     the losses are acceptable is the policy's decision (`policy.decide`)."""
     from .lower import Lowering, lower
@@ -126,7 +127,7 @@ def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto",
     if fmt == "mtok":
         from .mtok import write_mtok
 
-        low, lw = lower(tok, target, bos, progress)
+        low, lw = lower(tok, target, bos, progress, header_specials)
         return write_mtok(low), low, lw
     if fmt != "txt":
         raise InputError(f"unknown format {fmt!r}: choose mtok or txt")
@@ -160,7 +161,8 @@ def rejected_path(out: Path) -> Path:
 def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6", policy=None,
            bos: str = "auto", chat_template: str | None = None, progress=None, pattern: str | None = None,
            special=None, family: str | None = None, fmt: str = "mtok",
-           verify: VerifyOptions | None = None, keep_llm_config: bool = False) -> ExportResult:
+           verify: VerifyOptions | None = None, keep_llm_config: bool = False,
+           header_specials: str = "needed") -> ExportResult:
     """Read, lower, write to a temporary file, verify it on the runtime (unless `verify` is None),
     apply the acceptance policy, and only then replace the output and write its manifest.
 
@@ -184,7 +186,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
 
         check_python(verify.python)
     tok = read_source(path, chat_template, pattern=pattern, special=special, family=family)
-    data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress)
+    data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress, header_specials=header_specials)
     out = Path(output_dir or (path if path.is_dir() else path.parent)) / FORMATS[fmt]
     result = ExportResult(tok, low, lw, out, len(data), 0.0)
     folder = model_folder.find(out.parent)
@@ -238,7 +240,8 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
                                      fmt=fmt, policy=policy, decisions=result.decisions, report=result.verify,
                                      runtime_python=str(verify.python) if verify and verify.python else None,
                                      read_options={"chat_template": chat_template, "pattern": pattern,
-                                                   "special": special, "family": family})
+                                                   "special": special, "family": family,
+                                                   "header_specials": header_specials})
     if folder is not None and folder.llm_config is not None:
         result.manifest["llm_config"] = {
             "path": str(folder.dir / "llm_config.json"),

@@ -209,6 +209,8 @@ ADDED_NORMALIZED = _kind("added-normalized", "added_tokens", "the token is match
                          "normalized text", EDGE, "patch")
 ADDED_STRIP_ASCII = _kind("added-strip-ascii", "added_tokens", "lstrip/rstrip eat ASCII whitespace only", EDGE, None,
                           _unicode_ws_next_to)
+SPECIAL_NOT_IN_HEADER = _kind("special-not-in-header", "added_tokens", "special tokens without a role are split by "
+                              "the added-token pass only: is_special() false, decode(vector) keeps them", EDGE)
 ADDED_NOT_DECODABLE = _kind("added-not-decodable", "added_tokens", "added tokens outside the vocab decode to ''",
                             TEXT, "stream")
 

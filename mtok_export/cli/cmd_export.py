@@ -29,6 +29,10 @@ def export(
                                      "auto (template only), prefix (header prefix too), none.")] = "auto",
     chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or a "
                                                          "template file to embed [default: the default one].")] = None,
+    header_specials: Annotated[str, typer.Option("--header-specials", help="needed: only special tokens with a "
+                                                 "role (BOS, EOS, stop, prefix, the chat template's) in the header "
+                                                 "list that the runtime scans at every byte (the others are still "
+                                                 "split out); all: every special token (slower encode).")] = "needed",
     keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", help="In an MNN model folder, leave "
                                                   "llm_config.json's jinja block as it is (the engine then uses that "
                                                   "template and EOS, and verification renders through it) "
@@ -59,7 +63,7 @@ def export(
     from ..errors import InputError, LossError, MtokError, VerificationError
     from ..export import VerifyOptions
     from ..export import export as run
-    from ..lower import BOS_POLICIES, TARGETS
+    from ..lower import BOS_POLICIES, HEADER_SPECIALS, TARGETS
     from ..policy import Policy
     from .progress import table_progress
 
@@ -72,6 +76,8 @@ def export(
             raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
         if bos not in BOS_POLICIES:
             raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
+        if header_specials not in HEADER_SPECIALS:
+            raise InputError(f"--header-specials {header_specials!r}: choose one of {', '.join(HEADER_SPECIALS)}")
         policy = Policy.from_options(accept, accept_file, allow_lossy, strict)
         if special is not None:
             from ..readers.tiktoken import parse_special_arg
@@ -81,7 +87,7 @@ def export(
             try:
                 result = run(path, output, target=target, policy=policy, bos=bos, chat_template=chat_template,
                              progress=progress, pattern=pattern, special=special, family=family, fmt=fmt,
-                             verify=options, keep_llm_config=keep_llm_config)
+                             verify=options, keep_llm_config=keep_llm_config, header_specials=header_specials)
             except (LossError, VerificationError) as e:
                 result = e.result
                 raise
