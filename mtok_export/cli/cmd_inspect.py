@@ -22,6 +22,7 @@ def inspect(
     from ..dump.jsonify import SECTIONS, describe
     from ..dump.jsonify import section as one_section
     from ..errors import InputError
+    from ..formats import read_any
     from .console import out
 
     try:
@@ -51,24 +52,6 @@ def inspect(
         out.print_json(json.dumps(info, ensure_ascii=False))
         return
     _print(info, file)
-
-
-def read_any(data: bytes, path: str):
-    """`.mtok` with its layout, or a legacy `.txt` read into the same view (one body section)."""
-    from ..mtok import Layout, Section, read_mtok
-    from ..mtok.constants import FileType
-    from ..mtok.header import read_header
-
-    kind, _, body = read_header(data, path)
-    if kind == FileType.PIPELINE:
-        return read_mtok(data, path, strict=False)
-    from ..legacy import describe, read_legacy
-
-    tok = read_legacy(data, path)
-    layout = Layout(size=len(data), header_size=body, sections=[Section(f"legacy {describe(kind)}", body,
-                                                                        len(data) - body)])
-    layout.warnings.extend(tok.meta.notes)
-    return tok, layout
 
 
 def _print(info: dict, file: Path):
