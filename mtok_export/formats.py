@@ -79,10 +79,14 @@ def is_gguf(head: bytes, path: Path) -> bool:
     return head[:4] == b"GGUF"
 
 
+SPM_MAX = 256 << 20  # no SentencePiece model is this big; weights files are not parsed to find out
+
+
 def is_sentencepiece(head: bytes, path: Path) -> bool:
     from .readers.sentencepiece import is_sentencepiece as parses
 
-    return head[:1] == b"\x0a" and parses(path)  # field 1 (pieces) first, then a full parse
+    # field 1 (pieces) first, then a full parse
+    return head[:1] == b"\x0a" and path.stat().st_size < SPM_MAX and parses(path)
 
 
 def is_tokenizer_json(head: bytes, path: Path) -> bool:
@@ -91,9 +95,9 @@ def is_tokenizer_json(head: bytes, path: Path) -> bool:
 
 
 def is_tekken(head: bytes, path: Path) -> bool:
+    """`{"config": {...}, "vocab": [{"rank", "token_bytes", ...}` (or vocab first)."""
     key = _first_key(head)
-    return key is not None and key[0] == b"config" and b'"token_bytes"' in head or \
-        key is not None and key[0] == b"vocab" and b'"token_bytes"' in head[:4096]
+    return key is not None and key[0] in (b"config", b"vocab") and b'"token_bytes"' in head
 
 
 def is_vocab_json(head: bytes, path: Path) -> bool:
@@ -291,13 +295,10 @@ def _rank_in(fmt: Format, p: Path) -> tuple:
 def candidates(directory: Path) -> list[tuple[Path, Format]]:
     """Every readable source in `directory`, best first (the order `read_source` uses)."""
     files = _files(directory)
-    if not any(f is VOCAB_JSON for _, f in files):
-        files = [(p, f) for p, f in files if f is not MERGES]
-    else:
-        merges = [p for p, f in files if f is MERGES]
-        # a flat token -> id JSON is a source only with a merges file beside it
-        files = [(p, f) for p, f in files if f is not MERGES and (f is not VOCAB_JSON or merges)]
-    readable = [(p, f) for p, f in files if f.read is not None]
+    has_merges = any(f is MERGES for _, f in files)
+    # a merges file is read through its vocabulary; a vocabulary JSON only with a merges file beside it
+    readable = [(p, f) for p, f in files
+                if f.read is not None and f is not MERGES and (f is not VOCAB_JSON or has_merges)]
     return sorted(readable, key=lambda pf: (PRIORITY.index(pf[1]), *_rank_in(pf[1], pf[0])))
 
 
@@ -311,6 +312,8 @@ def choose(path: Path) -> tuple[Path, Format, str | None]:
         if fmt is not None and fmt.read is not None:
             return path, fmt, None
         # a config, remote code or README: the model it belongs to is the directory's
+        if not candidates(path.parent):
+            raise InputError(f"{path}: not a tokenizer file this tool recognizes, and none is beside it")
         best, fmt, note = choose(path.parent)
         return best, fmt, f"{path.name} is no tokenizer file: " + (note or f"read {best.name} ({fmt.name}) beside it")
     found = candidates(path)

@@ -227,3 +227,9 @@ def test_cli_input_overrides_the_choice(tmp_path, monkeypatch, capsys):
         assert Path(report["inputs"][0]["path"]).name == first
         assert report["output"] == str(tmp_path / "tokenizer.mtok")
         assert any(n.startswith("read test_ja_model.model") for n in report["notes"]) == (not args)
+
+
+def test_unrecognized_file_without_a_source_beside_it(tmp_path):
+    (tmp_path / "notes.md").write_text("# hello", encoding="utf-8")
+    with pytest.raises(InputError, match="notes.md: not a tokenizer file this tool recognizes, and none is beside it"):
+        read_source(tmp_path / "notes.md")
