@@ -72,6 +72,11 @@ def test_tiny_file(tmp_path):
     assert [t.content for t in tok.added_tokens] == ["<unk>", "<s>", "</s>", "<SPECIAL_3>"]
     hf = hf_from_ir(tok)
     assert hf.encode("abc ab", add_special_tokens=True).ids == [1, 4 + 257, 4 + 32, 4 + 256]
+    # the special tokens are model tokens too, so the ids are dense and the .mtok can be written
+    assert tok.model.vocab["<s>"] == 1 and sorted(tok.model.vocab.values()) == list(range(262))
+    from mtok_export.lower import lower
+    from mtok_export.mtok import read_mtok, write_mtok
+    assert read_mtok(write_mtok(lower(tok)[0]), "t")[0].model.vocab["<SPECIAL_3>"] == 3
 
 
 @pytest.mark.parametrize("change, message", [

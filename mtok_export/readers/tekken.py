@@ -81,7 +81,13 @@ def read_tekken(path: Path, *, chat_template: str | None = None) -> Tokenizer:
 
     specials = _specials(data, n_special, path)
     vocab, merges, _ = ranks_to_bpe(ranks)
-    vocab = {t: r + n_special for t, r in vocab.items()}
+    # The special tokens are in the model vocabulary too, as in HF's tekken tokenizer.json: ids stay
+    # dense (the runtime indexes id_to_token by id) and they decode.
+    shifted = {t: r + n_special for t, r in vocab.items()}
+    clash = [t for t in specials if t in shifted]
+    if clash:
+        raise InputError(f"{path}: special token {clash[0]!r} is also ordinary rank {shifted[clash[0]] - n_special}")
+    vocab = {**{t: i for i, t in enumerate(specials)}, **shifted}
     added = tuple(AddedToken(i, t, normalized=False, special=True) for i, t in enumerate(specials))
     bos, eos = specials[1], specials[2]
     post = R.TemplateProcessing(single=(R.Piece(bos, 0, True), R.Piece("A")),
