@@ -57,6 +57,21 @@ def test_ids_equal_llama_cpp_test_vectors(name, read):
     assert len(cases) == 46
 
 
+@pytest.mark.parametrize("name, hf_dir", [("gpt-2", "gpt2"), ("falcon", "falcon-7b"), ("bert-bge", "bert-base-uncased")])
+def test_ids_equal_the_corpus_tokenizer_json_of_the_same_model(name, hf_dir, read):
+    """Where the corpus holds the HF tokenizer the GGUF was converted from (bge-small shares
+    bert-base-uncased's vocabulary), the built-in corpus encodes identically."""
+    from tokenizers import Tokenizer
+
+    from mtok_export.verify.corpus import builtin_corpus
+
+    texts = [s.text for s in builtin_corpus()]
+    ref = Tokenizer.from_file(str(REPO.parent / "shared/corpus/tokenizers" / hf_dir / "tokenizer.json"))
+    ours = hf_from_ir(read(name))
+    assert [e.ids for e in ours.encode_batch(texts, add_special_tokens=False)] == \
+        [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
+
+
 def test_keys_reach_the_ir(read):
     spm = read("llama-spm")
     assert spm.meta.add_bos_token is True and spm.meta.add_eos_token is False
