@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import InputError, LossError, UnsupportedError
+from .errors import InputError, LossError, RuntimeEngineError, UnsupportedError
 from .formats import read_source  # noqa: F401  (moved there; callers import it from here too)
 from .mtok.constants import FileType
 
@@ -23,6 +23,9 @@ class ExportResult:
     size: int
     seconds: float
     verify: object = None  # verify.Report when verification ran
+    decisions: list = field(default_factory=list)  # policy.Decision per loss code
+    manifest: dict | None = None  # what was written beside the output
+    rejected: Path | None = None  # where a file that failed was kept
 
 
 def atomic_write(path: Path, data: bytes):
@@ -63,18 +66,15 @@ def llm_config_notes(out_dir: Path, chat) -> list[str]:
 FORMATS = {"mtok": "tokenizer.mtok", "txt": "tokenizer.txt"}
 
 
-def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto", allow_lossy: bool = False,
-          progress=None):
-    """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).
-    Refuses with `LossError` when something would be lost and `allow_lossy` is off."""
+def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto", progress=None):
+    """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).  Whether
+    the losses are acceptable is the policy's decision (`policy.decide`)."""
     from .lower import Lowering, lower
 
     if fmt == "mtok":
         from .mtok import write_mtok
 
         low, lw = lower(tok, target, bos, progress)
-        if lw.losses and not allow_lossy:
-            raise LossError(lw.losses, lw.applied)
         return write_mtok(low), low, lw
     if fmt != "txt":
         raise InputError(f"unknown format {fmt!r}: choose mtok or txt")
@@ -91,19 +91,91 @@ def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto",
         losses = legacy.legacy_losses(tok, kind)
     lw = Lowering("mnn-legacy", bos, losses=losses, meta=tok.meta)
     lw.did("legacy-type", f"{legacy.describe(kind)}; chosen because the source is {why}")
-    if lw.losses and not allow_lossy:
-        raise LossError(lw.losses, lw.applied)
     return legacy.write_legacy(tok, kind), legacy.project_legacy(tok, kind), lw
 
 
-def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6", allow_lossy: bool = False,
+@dataclass
+class VerifyOptions:
+    corpus: Path | None = None  # extra strings (JSONL)
+    python: Path | None = None  # interpreter with the MNN runtime
+    progress: object = None  # progress(step)
+
+
+def rejected_path(out: Path) -> Path:
+    return out.with_name(out.name + ".rejected")
+
+
+def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6", policy=None,
            bos: str = "auto", chat_template: str | None = None, progress=None, pattern: str | None = None,
-           special=None, family: str | None = None, fmt: str = "mtok") -> ExportResult:
+           special=None, family: str | None = None, fmt: str = "mtok",
+           verify: VerifyOptions | None = None) -> ExportResult:
+    """Read, lower, write to a temporary file, verify it on the runtime (unless `verify` is None),
+    apply the acceptance policy, and only then replace the output and write its manifest.
+
+    Raises `LossError` (exit 3) when the policy refuses a loss and `VerificationError` (exit 1) when a
+    mismatch is not reproduced by a recorded loss; both carry the `ExportResult`.  A file that fails
+    either is kept as `<output>.rejected` (when it was written) and never replaces the output."""
+    from .errors import VerificationError
+    from .manifest import build_manifest, write_manifest
+    from .policy import Policy, decide
+
+    policy = policy or Policy()
     start = time.perf_counter()
     path = Path(path)
+    if verify is not None and verify.python is not None:
+        from .verify.runtime import check_python
+
+        check_python(verify.python)
     tok = read_source(path, chat_template, pattern=pattern, special=special, family=family)
-    data, low, lw = build(tok, fmt, target=target, bos=bos, allow_lossy=allow_lossy, progress=progress)
+    data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress)
     out = Path(output_dir or (path if path.is_dir() else path.parent)) / FORMATS[fmt]
-    atomic_write(out, data)
+    result = ExportResult(tok, low, lw, out, len(data), 0.0)
+    result.decisions = decide(lw.losses, policy)
+    if verify is None:
+        result.seconds = time.perf_counter() - start
+        if any(not d.accepted for d in result.decisions):
+            raise LossError(result.decisions, result)
+        atomic_write(out, data)
+    else:
+        from .verify.check import verify as run_verify
+        from .verify.corpus import builtin_chats, builtin_corpus, load_corpus_file
+        from .verify.reference import reference_for
+
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.verifying")
+        atomic_write(tmp, data)
+        try:
+            samples = list(builtin_corpus()) + (list(load_corpus_file(verify.corpus)) if verify.corpus else [])
+            source_dir = path if path.is_dir() else path.parent
+            try:
+                result.verify = run_verify(tmp, tok, low, lw, samples=samples, chats=list(builtin_chats()),
+                                           source_dir=source_dir, python=verify.python, progress=verify.progress,
+                                           reference=reference_for(tok))
+            except RuntimeEngineError:  # the runtime crashed or hung on the file: keep it for a bug report
+                result.rejected = rejected_path(out)
+                os.replace(tmp, result.rejected)
+                raise
+            result.verify.file = str(out)
+            result.decisions = decide(lw.losses, policy, result.verify.reach())
+            result.seconds = time.perf_counter() - start
+            refused = any(not d.accepted for d in result.decisions)
+            if not result.verify.ok or refused:
+                result.rejected = rejected_path(out)
+                os.replace(tmp, result.rejected)
+                if not result.verify.ok:
+                    raise VerificationError(result)
+                raise LossError(result.decisions, result)
+            os.replace(tmp, out)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+    stale = rejected_path(out)
+    if stale.exists():
+        stale.unlink()
+    result.manifest = build_manifest(source_path=path, source=tok, lowered=low, lowering=lw, output=out, data=data,
+                                     fmt=fmt, policy=policy, decisions=result.decisions, report=result.verify,
+                                     runtime_python=str(verify.python) if verify and verify.python else None,
+                                     read_options={"chat_template": chat_template, "pattern": pattern,
+                                                   "special": special, "family": family})
+    write_manifest(out, result.manifest)
     lw.notes.extend(llm_config_notes(out.parent, low.chat))
-    return ExportResult(tok, low, lw, out, len(data), time.perf_counter() - start)
+    return result

@@ -3,7 +3,7 @@ the note and `--input` when there is a choice, clear errors; and the regression 
 of the shared corpus or `samples/` changed reader or output bytes.
 
 `MAIN` was computed once with main's code (`PYTHONPATH=/work/main python scripts/source_hashes.py`,
-main at 77043d9): for every input main accepted, the file its reader started from and the sha256 of
+main at 10e491b): for every input main accepted, the file its reader started from and the sha256 of
 `write_mtok(lower(read_source(input)))`."""
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def test_cli_input_overrides_the_choice(tmp_path, monkeypatch, capsys):
         out = capsys.readouterr().out
         assert info.value.code in (0, None)
         import json
-        report = json.loads(out)
+        report = json.loads(out)["export"]
         assert Path(report["inputs"][0]["path"]).name == first
         assert report["output"] == str(tmp_path / "tokenizer.mtok")
         assert any(n.startswith("read test_ja_model.model") for n in report["notes"]) == (not args)

@@ -41,7 +41,7 @@ def test_ids_equal_mistral_common(mistral_common, name):
     assert engine == [ref.encode(t, bos=True, eos=False) for t in texts]
     assert raw == [ref.encode(t, bos=False, eos=False) for t in texts]
     assert tok.stop_ids == (ref.eos_id,)
-    assert tok.meta.differences[0][0] == "tekken-special-text"
+    assert tok.meta.differences[0].code == "tekken-special-text"
 
 
 def tiny(**changes) -> dict:

@@ -48,10 +48,25 @@ def inspect(
                       markup=False)
         return
     info = describe(tok, layout, limit)
+    info["file"].update(provenance(file, data))
     if as_json:
         out.print_json(json.dumps(info, ensure_ascii=False))
         return
     _print(info, file)
+
+
+def provenance(file: Path, data: bytes) -> dict:
+    """The file's sha256 and what the export manifest beside it says of it."""
+    from ..manifest import manifest_path, read_manifest, sha256_bytes
+
+    digest = sha256_bytes(data)
+    m = read_manifest(file)
+    if m is None:
+        return {"sha256": digest, "manifest": None}
+    verification = (m.get("verification") or {}).get("result", "not run")
+    return {"sha256": digest, "manifest": {
+        "path": str(manifest_path(file)), "matches": m.get("output", {}).get("sha256") == digest,
+        "target": m.get("target"), "tool_version": m.get("tool", {}).get("version"), "verification": verification}}
 
 
 def _print(info: dict, file: Path):
@@ -72,6 +87,14 @@ def _print(info: dict, file: Path):
 
     out.print(f"[bold]{escape(str(file))}[/]  {size(info['file']['size'])}, "
               f"header {info['file']['header_size']} bytes", markup=True, highlight=False)
+    line(f"sha256 {info['file']['sha256']}")
+    m = info["file"]["manifest"]
+    if m is None:
+        line("manifest: none beside the file")
+    else:
+        state = "matches" if m["matches"] else "DOES NOT MATCH (the file changed after export)"
+        line(f"manifest: {m['path']} {state}; target {m['target']}, exported by mtok-export {m['tool_version']}, "
+             f"verification {m['verification']}")
     heading("header lists")
     for k, items in info["header"].items():
         shown = " ".join(f"{show(x['text'] or '?')}({x['id']})" for x in items[:20])

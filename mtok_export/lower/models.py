@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from .. import losses as L
 from ..ir import models as M
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
@@ -16,16 +17,17 @@ def lower_model(lw, tok):
     name = f"model {m.kind}"
     if isinstance(m, M.BPE):
         for field, code, why, example in (
-            ("dropout", "bpe-field", "BPE dropout is not applied", ""),
-            ("continuing_subword_prefix", "bpe-field", "continuing_subword_prefix is not applied", ""),
-            ("end_of_word_suffix", "bpe-field", "end_of_word_suffix (e.g. CLIP's </w>) is not applied", "hello"),
-            ("ignore_merges", "ignore-merges", "ignore_merges: the runtime never looks up a whole word first", ""),
+            ("dropout", L.BPE_FIELD, "BPE dropout is not applied", ""),
+            ("continuing_subword_prefix", L.BPE_FIELD, "continuing_subword_prefix is not applied", ""),
+            ("end_of_word_suffix", L.BPE_FIELD, "end_of_word_suffix (e.g. CLIP's </w>) is not applied", "hello"),
+            ("ignore_merges", L.IGNORE_MERGES, "ignore_merges: the runtime never looks up a whole word first", ""),
         ):
             if getattr(m, field) not in (None, "", 0.0, False):
-                lw.loss(code, name, f"{jp}.{field}", why, example)
+                lw.loss(code, name, f"{jp}.{field}", why, example,
+                        patch=(f"{jp}.{field}", False if field == "ignore_merges" else None))
         if m.unk_token is not None and not m.byte_fallback:
-            lw.loss("unk-drop", name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped to unk",
-                    "\U0001fae0")
+            lw.loss(L.UNK_DROP, name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped to unk",
+                    "\U0001fae0", patch=(f"{jp}.unk_token", None))
         m = replace(m, dropout=None, unk_token=None, continuing_subword_prefix=None,
                     end_of_word_suffix=None, fuse_unk=False, ignore_merges=False)
     elif isinstance(m, M.WordPiece):
@@ -34,13 +36,13 @@ def lower_model(lw, tok):
                    "2147483647 (the runtime reads it into an int)")
             m = replace(m, max_input_chars_per_word=0x7FFFFFFF)
         if m.max_input_chars_per_word < 1 << 30 and any(ord(c) > 127 for t in m.vocab for c in t[:1]):
-            lw.loss("wordpiece-bytes", name, f"{jp}.max_input_chars_per_word",
+            lw.loss(L.WORDPIECE_BYTES, name, f"{jp}.max_input_chars_per_word",
                     "the runtime counts the word limit in bytes, HF in characters", "\u4e00" * 40)
     elif isinstance(m, M.Unigram):
-        lw.loss("unigram-ties", name, f"{jp}.vocab", "segmentations with equal total score are broken "
+        lw.loss(L.UNIGRAM_TIES, name, f"{jp}.vocab", "segmentations with equal total score are broken "
                 "differently by the runtime's Viterbi", "77777")
         if m.unk_id is None:
-            lw.loss("unigram-unk", name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
+            lw.loss(L.UNIGRAM_UNK, name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
             m = replace(m, unk_id=0)
         if m.byte_fallback:
             m = _byte_piece_scores(lw, m, jp)
@@ -76,19 +78,20 @@ def lower_added_tokens(lw, tok):
     for i, t in enumerate(tok.added_tokens):
         jp = f"$.added_tokens[{i}]"
         if t.single_word:
-            lw.loss("single-word", f"added token {t.content!r}", f"{jp}.single_word",
-                    "single_word is not checked by the runtime", f"x{t.content}")
+            lw.loss(L.SINGLE_WORD, f"added token {t.content!r}", f"{jp}.single_word",
+                    "single_word is not checked by the runtime", f"x{t.content}", trigger=t.content,
+                    patch=(f"{jp}.single_word", False))
         if t.normalized and tok.normalizer is not None:
-            lw.loss("added-normalized", f"added token {t.content!r}", f"{jp}.normalized",
+            lw.loss(L.ADDED_NORMALIZED, f"added token {t.content!r}", f"{jp}.normalized",
                     "HF matches this token in normalized text; the runtime matches it before normalization",
-                    f"a{t.content}b", trigger=t.content)
+                    f"a{t.content}b", trigger=t.content, patch=(f"{jp}.normalized", False))
         if t.lstrip or t.rstrip:
             if t.id in special:
                 # The header split ignores lstrip/rstrip; the added-token split applies them.
                 special.remove(t.id)
                 lw.did("strip-tokens-not-header-special", f"{jp}: {t.content!r} split by the added-token "
                        "pass, which applies lstrip/rstrip (not listed as a header special)")
-            lw.loss("added-strip-ascii", f"added token {t.content!r}", f"{jp}.lstrip/rstrip",
+            lw.loss(L.ADDED_STRIP_ASCII, f"added token {t.content!r}", f"{jp}.lstrip/rstrip",
                     "the runtime strips only ASCII whitespace next to the token (HF: all Unicode whitespace)",
                     f"{t.content}\u3000x", trigger=t.content)
         added.append(replace(t, single_word=False, normalized=False))
@@ -104,7 +107,7 @@ def _extend_vocab(lw, m, vocab: dict, missing: list):
     new = [(i, c) for i, c in missing if i >= n and c not in vocab]
     ids = [i for i, _ in new]
     if not new or ids != list(range(n, n + len(new))):
-        lw.loss("added-not-decodable", "added tokens", "$.added_tokens",
+        lw.loss(L.ADDED_NOT_DECODABLE, "added tokens", "$.added_tokens",
                 f"{len(missing)} added token(s) are not in the model vocab and cannot be appended densely; "
                 "the runtime decodes them to ''", missing[0][1])
         return m

@@ -18,6 +18,7 @@ import gzip
 import zlib
 from pathlib import Path
 
+from .. import losses as L
 from ..errors import InputError
 from ..ir import AddedToken, Pattern, Tokenizer
 from ..ir import decoders as D
@@ -25,6 +26,7 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
+from ..losses import Loss
 from .gpt2_files import BYTE_CHARS, assemble, read_side_files
 
 CLIP_MERGES = 49152 - 256 - 2  # the merges CLIP's SimpleTokenizer keeps (vocabulary 49,408)
@@ -88,8 +90,10 @@ def read_clip_merges(path: Path, *, chat_template: str | None = None) -> Tokeniz
     tok = assemble(side=read_side_files(path.parent), model=model, added=added, inputs=[path], notes=notes,
                    normalizer=normalizer, pre_tokenizer=pre, decoder=D.ByteLevel(), post_processor=post,
                    chat_template=chat_template, bos=START, eos=END)
-    diffs = (("clip-ftfy", "CLIP's SimpleTokenizer runs ftfy.fix_text and html.unescape first (curly quotes, "
-              "full-width forms, ligatures, &amp;...); the IR starts at NFC", ("\u2019", "&amp;", "\uff0c")),
-             ("clip-special-text", "open_clip's SimpleTokenizer encodes <|startoftext|>/<|endoftext|> text as "
-              "ordinary text; HF and the runtime split it out as the special token", (START, END)))
+    diffs = (Loss(L.CLIP_FTFY, "reader", "$.normalizer", "CLIP's SimpleTokenizer runs ftfy.fix_text and "
+                  "html.unescape first (curly quotes, full-width forms, ligatures, &amp;...); the IR starts at NFC",
+                  trigger=("\u2019", "&amp;", "\uff0c")),
+             Loss(L.CLIP_SPECIAL_TEXT, "reader", "$.added_tokens", "open_clip's SimpleTokenizer encodes "
+                  "<|startoftext|>/<|endoftext|> text as ordinary text; HF and the runtime split it out as the "
+                  "special token", trigger=(START, END)))
     return dataclasses.replace(tok, meta=dataclasses.replace(tok.meta, differences=diffs))

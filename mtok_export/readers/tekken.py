@@ -21,12 +21,14 @@ import dataclasses
 import json
 from pathlib import Path
 
+from .. import losses as L
 from ..errors import InputError
 from ..ir import AddedToken, Pattern, Tokenizer
 from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
+from ..losses import Loss
 from .gpt2_files import assemble, read_side_files
 from .tiktoken import ranks_to_bpe
 
@@ -102,8 +104,9 @@ def read_tekken(path: Path, *, chat_template: str | None = None) -> Tokenizer:
     tok = assemble(side=read_side_files(path.parent), model=M.BPE(vocab=vocab, merges=merges, ignore_merges=True),
                    added=added, inputs=[path], notes=notes, pre_tokenizer=pre, decoder=D.ByteLevel(),
                    post_processor=post, chat_template=chat_template, bos=bos, eos=eos)
-    diff = ("tekken-special-text", "mistral_common encodes special-token text inside ordinary text as text; "
-            "HF and the runtime split it out as the special token", tuple(t for t in specials if t))
+    diff = Loss(L.TEKKEN_SPECIAL_TEXT, "reader", "$.special_tokens", "mistral_common encodes special-token text "
+                "inside ordinary text as text; HF and the runtime split it out as the special token",
+                trigger=tuple(t for t in specials if t))
     meta = dataclasses.replace(tok.meta, add_bos_token=True, add_eos_token=False, differences=(diff,))
     return dataclasses.replace(tok, meta=meta)
 

@@ -34,8 +34,8 @@ def parity_rows(src: Path, out_dir: Path, *, mode: str = "lowered", target: str 
     path = out_dir / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     samples = list(builtin_corpus()) + (list(testvector_corpus(testvectors)) if testvectors else [])
-    report = verify(path, src, low, lw, samples=samples, chats=list(builtin_chats()), python=python,
-                    accepted=True, reference=reference_for(tok))
+    report = verify(path, tok, low, lw, samples=samples, chats=list(builtin_chats()), source_dir=src, python=python,
+                    reference=reference_for(tok))
     return {
         "checks": {c.name: f"{c.ok}/{c.total}" for c in report.checks if c.total},
         "unexplained": report.unexplained if mode != "naive" else "-",
