@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import model_folder
 from .errors import InputError, LossError, RuntimeEngineError, UnsupportedError
+from .formats import read_source  # noqa: F401  (moved there; callers import it from here too)
 from .mtok.constants import FileType
 
 
@@ -45,74 +46,6 @@ def atomic_write(path: Path, data: bytes):
         raise
 
 
-LEGACY_READERS = {b"430 0": ("sentencepiece_txt", "read_sentencepiece_txt"),
-                  b"430 1": ("tiktoken_txt", "read_tiktoken_txt"), b"430 2": ("bert_txt", "read_bert_txt"),
-                  b"430 3": ("hf_txt", "read_hf_txt")}
-
-
-def read_source(path: Path, chat_template: str | None = None, *, pattern: str | None = None, special=None,
-                family: str | None = None):
-    """Any supported input -> IR, recognized by content: a directory with tokenizer.json; a `.mtok`;
-    a legacy tokenizer.txt (types 0-3); a SentencePiece model (or a directory holding one); a
-    tiktoken rank file (or a directory holding one); vocab.json + merges.txt; a BERT vocab.txt.
-    `pattern`/`special` are for rank files, `family` for vocab.json."""
-    import importlib
-
-    from .readers import tiktoken as tk
-    from .readers.model_dir import read_model_dir
-
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file or directory")
-    if path.is_dir() and (path / "tokenizer.json").is_file():
-        return read_model_dir(path, chat_template)
-    if path.is_dir() and not (path / "tokenizer.txt").is_file() and (path / "tokenizer.mtok").is_file():
-        path = path / "tokenizer.mtok"
-    elif path.is_dir() and (path / "tokenizer.txt").is_file() and not _has_model_files(path):
-        path = path / "tokenizer.txt"
-    if path.is_file():
-        with open(path, "rb") as f:
-            head = f.read(6)
-        if head[5:6] in (b"\n", b"\r") and head[:5] == b"430 4":
-            from .mtok import read_mtok
-            return read_mtok(path.read_bytes(), str(path))[0]
-        legacy = LEGACY_READERS.get(head[:5]) if head[5:6] in (b"\n", b"\r") else None
-        if legacy is not None:
-            mod = importlib.import_module(f".legacy.{legacy[0]}", __package__)
-            return getattr(mod, legacy[1])(path.read_bytes(), str(path))
-    from .readers import sentencepiece as sp
-    models = [path] if path.is_file() else _sentencepiece_files(path)
-    models = [m for m in models if sp.is_sentencepiece(m)]
-    if len(models) > 1:
-        raise InputError(f"{path}: several SentencePiece models ({', '.join(m.name for m in models)}); "
-                         "pass the one to export")
-    if models:
-        return sp.read_sentencepiece(models[0], chat_template=chat_template)
-    rank_file = path if path.is_file() and tk.looks_like_tiktoken(path) else \
-        tk.find_rank_file(path) if path.is_dir() else None
-    if rank_file is not None:
-        return tk.read_tiktoken(rank_file, pattern=pattern, special=special, chat_template=chat_template)
-    folder = path if path.is_dir() else path.parent
-    if (folder / "vocab.json").is_file() and (folder / "merges.txt").is_file():
-        from .readers.gpt2_files import read_gpt2_files
-        return read_gpt2_files(folder, family=family, chat_template=chat_template)
-    if (folder / "vocab.txt").is_file():
-        from .readers.bert_vocab import read_bert_vocab
-        return read_bert_vocab(folder, chat_template=chat_template)
-    raise InputError(f"{path}: no tokenizer.json, tiktoken rank file, vocab.json + merges.txt, vocab.txt "
-                     "or legacy tokenizer.txt found")
-
-
-def _sentencepiece_files(d: Path) -> list[Path]:
-    from .readers.sentencepiece import MODEL_FILES
-
-    named = [d / n for n in MODEL_FILES if (d / n).is_file()]
-    return named or sorted(p for p in d.glob("*.model*") if p.is_file())
-
-
-def _has_model_files(d: Path) -> bool:
-    return any((d / n).is_file() for n in ("tokenizer.json", "vocab.json", "vocab.txt", "tokenizer.model",
-                                          "spiece.model", "tiktoken.model"))
 
 
 FORMATS = {"mtok": "tokenizer.mtok", "txt": "tokenizer.txt"}

@@ -249,6 +249,12 @@ SP_UNK_SURFACE = _kind("sp-unk-surface", "reader", "sentencepiece decodes an unk
 SP_CHARSMAP = _kind("sp-charsmap", "reader", "HF's Precompiled normalizer runs the charsmap differently from "
                     "sentencepiece on some inputs (e.g. it composes no conjoining jamo)", EDGE, "reader")
 # (its trigger needs the reference: `verify.attribution` fires it where the two normalizations differ)
+TEKKEN_SPECIAL_TEXT = _kind("tekken-special-text", "reader", "special-token text is split out (as HF does); "
+                            "mistral_common encodes it as text", EDGE, "reader")
+CLIP_SPECIAL_TEXT = _kind("clip-special-text", "reader", "<|startoftext|>/<|endoftext|> text is split out (as HF "
+                          "does); open_clip's SimpleTokenizer encodes it as text", EDGE, "reader")
+CLIP_FTFY = _kind("clip-ftfy", "reader", "CLIP's SimpleTokenizer runs ftfy.fix_text and html.unescape before "
+                  "tokenizing; the IR starts at NFC", TEXT, "reader")
 
 # Legacy tokenizer.txt types: each is explained by the type's documented projection.
 _LEGACY = {

@@ -15,8 +15,9 @@ from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, Strict
 
 
 def export(
-    path: Annotated[Path, typer.Option("--path", "-p", help="Model directory (tokenizer.json and its configs), "
-                                       "tiktoken rank file, vocab.json + merges.txt, vocab.txt or legacy tokenizer.txt.")],
+    path: Annotated[Path, typer.Option("--path", "-p", help="Model directory or any tokenizer file in it, "
+                                       "recognized by content: tokenizer.json, SentencePiece, tiktoken, vocab.json/"
+                                       "encoder.json + merges, vocab.txt, tekken.json, GGUF, CLIP .gz, legacy .txt.")],
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Output directory [default: --path].")] = None,
     target: Annotated[str, typer.Option(help="Runtime the .mtok is for: mnn-3.6, mnn-3.5 or mnn-head.")] = "mnn-3.6",
     fmt: Annotated[str, typer.Option("--format", help="mtok (MNN >= 3.5) or txt (legacy tokenizer.txt, types 0-3, "
@@ -51,6 +52,8 @@ def export(
                                                    "{token: id} or [tokens] (ids follow the ranks), inline or a file; {} for none.")] = None,
     family: Annotated[Optional[str], typer.Option("--family", help="vocab.json + merges.txt post-processing when "
                                                   "tokenizer_config.json has no known tokenizer_class: gpt2, roberta, whisper.")] = None,
+    input_file: Annotated[Optional[Path], typer.Option("--input", help="The file in --path to read when it holds "
+                                                       "several (the choice made is shown as a note).")] = None,
 ):
     """Export a model directory to MNN's .mtok, verify it with the real MNN runtime, and only then
     replace the output (a file that fails is kept as OUTPUT.rejected) and write OUTPUT.json, the manifest.
@@ -85,7 +88,9 @@ def export(
         with table_progress() as progress, verify_progress(as_json) as step:
             options = None if no_verify else VerifyOptions(corpus, runtime_python, step)
             try:
-                result = run(path, output, target=target, policy=policy, bos=bos, chat_template=chat_template,
+                from ..formats import resolve_input
+                result = run(resolve_input(path, input_file), output or (path if path.is_dir() else None),
+                             target=target, policy=policy, bos=bos, chat_template=chat_template,
                              progress=progress, pattern=pattern, special=special, family=family, fmt=fmt,
                              verify=options, keep_llm_config=keep_llm_config, header_specials=header_specials)
             except (LossError, VerificationError) as e:

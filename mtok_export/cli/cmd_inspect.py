@@ -24,6 +24,7 @@ def inspect(
     from ..dump.jsonify import SECTIONS, describe
     from ..dump.jsonify import section as one_section
     from ..errors import InputError
+    from ..formats import read_any
     from .console import out
 
     engine = None
@@ -87,24 +88,6 @@ def provenance(file: Path, data: bytes) -> dict:
     return {"sha256": digest, "manifest": {
         "path": str(manifest_path(file)), "matches": m.get("output", {}).get("sha256") == digest,
         "target": m.get("target"), "tool_version": m.get("tool", {}).get("version"), "verification": verification}}
-
-
-def read_any(data: bytes, path: str):
-    """`.mtok` with its layout, or a legacy `.txt` read into the same view (one body section)."""
-    from ..mtok import Layout, Section, read_mtok
-    from ..mtok.constants import FileType
-    from ..mtok.header import read_header
-
-    kind, _, body = read_header(data, path)
-    if kind == FileType.PIPELINE:
-        return read_mtok(data, path, strict=False)
-    from ..legacy import describe, read_legacy
-
-    tok = read_legacy(data, path)
-    layout = Layout(size=len(data), header_size=body, sections=[Section(f"legacy {describe(kind)}", body,
-                                                                        len(data) - body)])
-    layout.warnings.extend(tok.meta.notes)
-    return tok, layout
 
 
 def _print(info: dict, file: Path):
