@@ -135,15 +135,35 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
 
 
 def inspect(file: PathLike, *, limit: int = 5, strict: bool = False) -> InspectResult:
-    """Read a `.mtok` or legacy `tokenizer.txt`.  `strict=False` (as `mtok inspect`) reports an
+    """Read a `.mtok` or legacy `tokenizer.txt`, or the one an MNN model folder's config names (then
+    `info["engine"]` says what the engine loads and whether llm_config.json overrides the template).  `strict=False` (as `mtok inspect`) reports an
     unsorted vocab or merge table as a warning instead of failing, so a broken file can be looked at."""
     from .dump.jsonify import describe
     from .readers.mnn_file import read_mnn_file
 
     file = Path(file)
+    engine = None
+    if file.is_dir():  # an MNN model folder: the tokenizer its config names, and what the engine uses
+        from .model_folder import describe as describe_folder
+        from .model_folder import find
+
+        folder = find(file)
+        if folder is None:
+            raise InputError(f"{file}: a folder with no config.json (with tokenizer_file / llm_model) or "
+                             "llm_config.json: not an MNN model folder; pass the tokenizer file")
+        engine = describe_folder(folder)
+        if not engine["tokenizer_found"]:
+            raise InputError(f"{file}: the engine would load {engine['tokenizer_file']!r} "
+                             f"(from {engine['tokenizer_file_from']}), which does not exist")
+        file = folder.tokenizer_path
     tok, layout = read_mnn_file(file, strict=strict)
     info = describe(tok, layout, limit)
     info["file"].update(_provenance(file))
+    if engine is not None:
+        jinja = engine["jinja"] or {}
+        engine["template_equals_embedded"] = jinja.get("chat_template") == tok.chat.text if jinja else None
+        engine["eos_equals_embedded"] = jinja.get("eos", "") == tok.chat.eos_token if jinja else None
+        info["engine"] = engine
     return InspectResult(file, tok, layout, info)
 
 

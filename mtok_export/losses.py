@@ -108,8 +108,13 @@ class Loss:
 
 # ------------------------------------------------------------------------------------ triggers
 
-def chars(pred) -> Callable[[Loss, str], list[tuple[int, int]]]:
-    return lambda loss, text: [(i, i + 1) for i, c in enumerate(text) if pred(c)]
+def chars(name: str, pred) -> Callable[[Loss, str], list[tuple[int, int]]]:
+    """A trigger firing on each character `pred` accepts; `name` says which (for `mtok losses`)."""
+    def trigger(loss: Loss, text: str) -> list[tuple[int, int]]:
+        return [(i, i + 1) for i, c in enumerate(text) if pred(c)]
+
+    trigger.__name__ = name
+    return trigger
 
 
 def any_input(loss: Loss, text: str) -> list[tuple[int, int]]:
@@ -153,13 +158,13 @@ NORMALIZER_TABLE = _kind("normalizer-table", "normalizer", "NFD/NFKD as a code-p
 NORMALIZER_APPROX = _kind("normalizer-approx", "normalizer", "NFC/NFKC/charsmap as a table plus canonical pairs: "
                           "compositions beyond the pairs are not made", EDGE, "normalizer", any_input)
 BERT_CLEAN = _kind("bert-clean", "normalizer", "BERT clean_text keeps Cf/Co, Zl/Zp differ", EDGE, "normalizer",
-                   chars(lambda c: unicodedata.category(c) in ("Cf", "Co", "Zl", "Zp")))
+                   chars("Cf Co Zl Zp characters", lambda c: unicodedata.category(c) in ("Cf", "Co", "Zl", "Zp")))
 LOWERCASE = _kind("lowercase", "normalizer", "lowercasing one code point to one", EDGE, "normalizer",
-                  chars(lambda c: len(c.lower()) > 1))
+                  chars("multi-character lowercase", lambda c: len(c.lower()) > 1))
 STRIP_ACCENTS = _kind("strip-accents", "normalizer", "accent stripping removes Mc/Me marks too", TEXT, "normalizer",
-                      chars(_decomposable_or_mark))
+                      chars("decomposable or marks", _decomposable_or_mark))
 STRIP_WHITESPACE = _kind("strip-whitespace", "normalizer", "Strip removes ASCII whitespace and Zs only", EDGE,
-                         "normalizer", chars(lambda c: c in "\x85\u2028\u2029" or unicodedata.category(c) in ("Zl", "Zp")))
+                         "normalizer", chars("NEL, Zl, Zp", lambda c: c in "\x85\u2028\u2029" or unicodedata.category(c) in ("Zl", "Zp")))
 STRIP_35 = _kind("strip-3.5", "normalizer", "MNN 3.5 has no Strip normalizer", TEXT, "normalizer", any_input)
 NORMALIZER_DROPPED = _kind("normalizer-dropped", "normalizer", "a normalizer with no runtime form is dropped", TEXT,
                            "normalizer", any_input)
@@ -181,7 +186,7 @@ MERGED_WITH_PREVIOUS = _kind("merged-with-previous", "pre_tokenizer", "MergedWit
 REGEX_UNSUPPORTED = _kind("regex-unsupported", "pre_tokenizer", "a split regex the runtime's engine runs "
                           "differently", TEXT)
 REGEX_CONTROL = _kind("regex-control", "pre_tokenizer", "input bytes \\x01-\\x07 collide with the regex engine's "
-                      "fold markers", EDGE, None, chars(lambda c: "\x01" <= c <= "\x07"))
+                      "fold markers", EDGE, None, chars("\\x01-\\x07", lambda c: "\x01" <= c <= "\x07"))
 PRE_TOKENIZER_DROPPED = _kind("pre-tokenizer-dropped", "pre_tokenizer", "a pre-tokenizer with no runtime form is "
                               "dropped", TEXT, "patch", any_input)
 
@@ -204,6 +209,8 @@ ADDED_NORMALIZED = _kind("added-normalized", "added_tokens", "the token is match
                          "normalized text", EDGE, "patch")
 ADDED_STRIP_ASCII = _kind("added-strip-ascii", "added_tokens", "lstrip/rstrip eat ASCII whitespace only", EDGE, None,
                           _unicode_ws_next_to)
+SPECIAL_NOT_IN_HEADER = _kind("special-not-in-header", "added_tokens", "special tokens without a role are split by "
+                              "the added-token pass only: is_special() false, decode(vector) keeps them", EDGE)
 ADDED_NOT_DECODABLE = _kind("added-not-decodable", "added_tokens", "added tokens outside the vocab decode to ''",
                             TEXT, "stream")
 
@@ -242,6 +249,12 @@ SP_UNK_SURFACE = _kind("sp-unk-surface", "reader", "sentencepiece decodes an unk
 SP_CHARSMAP = _kind("sp-charsmap", "reader", "HF's Precompiled normalizer runs the charsmap differently from "
                     "sentencepiece on some inputs (e.g. it composes no conjoining jamo)", EDGE, "reader")
 # (its trigger needs the reference: `verify.attribution` fires it where the two normalizations differ)
+TEKKEN_SPECIAL_TEXT = _kind("tekken-special-text", "reader", "special-token text is split out (as HF does); "
+                            "mistral_common encodes it as text", EDGE, "reader")
+CLIP_SPECIAL_TEXT = _kind("clip-special-text", "reader", "<|startoftext|>/<|endoftext|> text is split out (as HF "
+                          "does); open_clip's SimpleTokenizer encodes it as text", EDGE, "reader")
+CLIP_FTFY = _kind("clip-ftfy", "reader", "CLIP's SimpleTokenizer runs ftfy.fix_text and html.unescape before "
+                  "tokenizing; the IR starts at NFC", TEXT, "reader")
 
 # Legacy tokenizer.txt types: each is explained by the type's documented projection.
 _LEGACY = {

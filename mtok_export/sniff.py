@@ -1,13 +1,13 @@
-"""Say what an unrecognized input is not, and what it looks like, for the error of `read_source`
-when no reader takes it (issue 13: "no tokenizer.json ... found" for a random file told the user
-nothing about the file they gave)."""
+"""Say what an unrecognized input file is not, and what it looks like, for the error of
+`formats.choose` when no reader takes it (issue 13: "no tokenizer.json ... found" for a random file
+told the user nothing about the file they gave)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 # Leading bytes of formats people hand us by mistake.
-_MAGIC = ((b"GGUF", "a GGUF model file (the GGUF reader is not in this version)"),
+_MAGIC = ((b"GGUF", "a GGUF file"),
           (b"\x1f\x8b", "gzip-compressed data (decompress it first)"),
           (b"PK\x03\x04", "a zip archive (a PyTorch checkpoint or a packed model directory?)"),
           (b"\x7fELF", "an ELF executable or library"),
@@ -16,26 +16,15 @@ _MAGIC = ((b"GGUF", "a GGUF model file (the GGUF reader is not in this version)"
           (b"\x80\x02", "a Python pickle"), (b"\x80\x04", "a Python pickle"))
 
 
-def not_a_tokenizer(path: Path) -> str:
-    """One line: `<path>: not a tokenizer input: ...` for a file or a directory no reader accepts."""
-    path = Path(path)
-    if path.is_dir():
-        return (f"{path}: no tokenizer here: no tokenizer.json, SentencePiece .model, tiktoken rank file, "
-                "vocab.json + merges.txt, vocab.txt, tokenizer.mtok or legacy tokenizer.txt")
+def not_a_tokenizer(path: Path, formats: str) -> str:
+    """One line for a file no reader takes, with none beside it: `formats` lists what it is not."""
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
     except OSError as e:
         return f"{path}: cannot read ({e.strerror or e})"
-    what = looks_like(head)
-    if what == TOKENIZER_JSON:
-        return f"{path}: a tokenizer.json file: pass the directory holding it ({path.parent}), whose configs are read too"
-    return (f"{path}: not a tokenizer input: not a .mtok or legacy tokenizer.txt (no '430 <type>' first line), "
-            f"not a SentencePiece model, not a tiktoken rank file, and its folder has no tokenizer.json, "
-            f"vocab.json + merges.txt or vocab.txt; it looks like {what}")
-
-
-TOKENIZER_JSON = "a tokenizer.json"
+    return (f"{path}: not a tokenizer file this tool recognizes (not {formats}), and none is beside it; "
+            f"it looks like {looks_like(head)}")
 
 
 def looks_like(head: bytes) -> str:
@@ -51,7 +40,7 @@ def looks_like(head: bytes) -> str:
     if stripped[:1] in (b"{", b"["):
         keys = _json_keys(stripped)
         if "model" in keys:
-            return TOKENIZER_JSON
+            return "a tokenizer.json without a valid model (see the readers' checks)"
         return "JSON" + (f" with the keys {', '.join(keys[:6])}" if keys else "")
     try:
         text = head.decode("utf-8")

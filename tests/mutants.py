@@ -117,7 +117,7 @@ def added_token_removed(low):
 def chat_template_changed(low):
     if not low.chat.text:
         return None
-    return replace(low, chat=replace(low.chat, text=low.chat.text + "\n"))  # one more newline at the end
+    return replace(low, chat=replace(low.chat, text="Note: " + low.chat.text))  # text before the first tag
 
 
 def stop_id_extra(low):

@@ -125,7 +125,7 @@ def test_sizes_are_binary_units():
     assert [size(n) for n in (1000, 2048, 3 * 1024 * 1024 + 1)] == ["1000 B", "2.0 KiB", "3.0 MiB"]
 
 
-@pytest.mark.parametrize("head,want", [(b"", "an empty file"), (b"GGUF\x03\x00\x00\x00", "a GGUF model file"),
+@pytest.mark.parametrize("head,want", [(b"", "an empty file"), (b"GGUF\x03\x00\x00\x00", "a GGUF file"),
                                        (b"\x1f\x8b\x08\x00", "gzip-compressed data"),
                                        (b'{"version": "1.0", "model": {}}', "a tokenizer.json"),
                                        (b'{"a": ["[", "x"], "b": 1}', "JSON with the keys a, b"),
@@ -140,6 +140,6 @@ def test_convert_random_file_names_what_it_is_not(tmp_path):
     f.write_bytes(bytes(range(256)) * 4)
     r = mtok("convert", f, tmp_path / "out.mtok")
     assert r.returncode == 2
-    assert r.stderr.startswith(f"error: {f}: not a tokenizer input: not a .mtok or legacy tokenizer.txt")
-    assert "not a SentencePiece model, not a tiktoken rank file" in r.stderr
+    assert r.stderr.startswith(f"error: {f}: not a tokenizer file this tool recognizes (not mtok, legacy-txt, gguf")
+    assert "sentencepiece, tokenizer.json" in r.stderr and "), and none is beside it;" in r.stderr
     assert r.stderr.rstrip().endswith("it looks like binary data")

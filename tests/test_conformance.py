@@ -38,8 +38,14 @@ def _ratio(cell: str) -> float:
     return k / n
 
 
+# Inputs of the other readers, one row each (reference: HF built from the IR; the GGUF readers'
+# ids are checked against llama.cpp's vectors in test_gguf.py).
+OTHER = [
+    CORPUS / "gguf" / f"ggml-vocab-{n}.gguf" for n in ("gpt-2", "llama-spm", "bert-bge", "deepseek-coder")]
+
+
 @pytest.mark.skipif(not DIRS, reason="shared corpus not found next to the repository")
-@pytest.mark.parametrize("src", DIRS, ids=lambda d: d.name)
+@pytest.mark.parametrize("src", DIRS + OTHER, ids=lambda d: d.name)
 def test_conformance(src, tmp_path):
     row = parity_rows(src, tmp_path, testvectors=CORPUS / "testvectors")
     ROWS[src.name] = row

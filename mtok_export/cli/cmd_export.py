@@ -15,8 +15,9 @@ from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, Strict
 
 
 def export(
-    path: Annotated[Path, typer.Option("--path", "-p", help="Model directory (tokenizer.json and its configs), "
-                                       "tiktoken rank file, vocab.json + merges.txt, vocab.txt or legacy tokenizer.txt.")],
+    path: Annotated[Path, typer.Option("--path", "-p", help="Model directory or any tokenizer file in it, "
+                                       "recognized by content: tokenizer.json, SentencePiece, tiktoken, vocab.json/"
+                                       "encoder.json + merges, vocab.txt, tekken.json, GGUF, CLIP .gz, legacy .txt.")],
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Output directory [default: --path].")] = None,
     target: Annotated[str, typer.Option(help="Runtime the .mtok is for: mnn-3.6, mnn-3.5 or mnn-head.")] = "mnn-3.6",
     fmt: Annotated[str, typer.Option("--format", help="mtok (MNN >= 3.5) or txt (legacy tokenizer.txt, types 0-3, "
@@ -29,6 +30,14 @@ def export(
                                      "auto (template only), prefix (header prefix too), none.")] = "auto",
     chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or a "
                                                          "template file to embed [default: the default one].")] = None,
+    header_specials: Annotated[str, typer.Option("--header-specials", help="needed: only special tokens with a "
+                                                 "role (BOS, EOS, stop, prefix, the chat template's) in the header "
+                                                 "list that the runtime scans at every byte (the others are still "
+                                                 "split out); all: every special token (slower encode).")] = "needed",
+    keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", help="In an MNN model folder, leave "
+                                                  "llm_config.json's jinja block as it is (the engine then uses that "
+                                                  "template and EOS, and verification renders through it) "
+                                                  "[default: update it to what the file embeds].")] = False,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip verification against the MNN runtime "
                                             "(loss severities are then the declared ones).")] = False,
     corpus: Annotated[Optional[Path], typer.Option(help="Extra verification strings, JSONL.")] = None,
@@ -43,6 +52,8 @@ def export(
                                                    "{token: id} or [tokens] (ids follow the ranks), inline or a file; {} for none.")] = None,
     family: Annotated[Optional[str], typer.Option("--family", help="vocab.json + merges.txt post-processing when "
                                                   "tokenizer_config.json has no known tokenizer_class: gpt2, roberta, whisper.")] = None,
+    input_file: Annotated[Optional[Path], typer.Option("--input", help="The file in --path to read when it holds "
+                                                       "several (the choice made is shown as a note).")] = None,
 ):
     """Export a model directory to MNN's .mtok, verify it with the real MNN runtime, and only then
     replace the output (a file that fails is kept as OUTPUT.rejected) and write OUTPUT.json, the manifest.
@@ -55,7 +66,7 @@ def export(
     from ..errors import InputError, LossError, MtokError, VerificationError
     from ..export import VerifyOptions
     from ..export import export as run
-    from ..lower import BOS_POLICIES, TARGETS
+    from ..lower import BOS_POLICIES, HEADER_SPECIALS, TARGETS
     from ..policy import Policy
     from .progress import table_progress
 
@@ -68,6 +79,8 @@ def export(
             raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
         if bos not in BOS_POLICIES:
             raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
+        if header_specials not in HEADER_SPECIALS:
+            raise InputError(f"--header-specials {header_specials!r}: choose one of {', '.join(HEADER_SPECIALS)}")
         policy = Policy.from_options(accept, accept_file, allow_lossy, strict)
         if special is not None:
             from ..readers.tiktoken import parse_special_arg
@@ -75,9 +88,11 @@ def export(
         with table_progress() as progress, verify_progress(as_json) as step:
             options = None if no_verify else VerifyOptions(corpus, runtime_python, step)
             try:
-                result = run(path, output, target=target, policy=policy, bos=bos, chat_template=chat_template,
+                from ..formats import resolve_input
+                result = run(resolve_input(path, input_file), output or (path if path.is_dir() else None),
+                             target=target, policy=policy, bos=bos, chat_template=chat_template,
                              progress=progress, pattern=pattern, special=special, family=family, fmt=fmt,
-                             verify=options)
+                             verify=options, keep_llm_config=keep_llm_config, header_specials=header_specials)
             except (LossError, VerificationError) as e:
                 result = e.result
                 raise

@@ -12,7 +12,9 @@ import typer
 
 
 def inspect(
-    file: Annotated[Path, typer.Argument(help="A .mtok or legacy tokenizer.txt file.")],
+    file: Annotated[Path, typer.Argument(help="A .mtok or legacy tokenizer.txt file, or an MNN model folder "
+                                         "(config.json / llm_config.json): then also which tokenizer file, "
+                                         "template and EOS the engine will use.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print everything as JSON (stable keys).")] = False,
     section: Annotated[Optional[str], typer.Option(help="Print one section in full: header, normalizer, "
                                                    "pre_tokenizer, vocab, merges, scores, decoder, "
@@ -46,7 +48,7 @@ def inspect(
     if as_json:
         out.print_json(json.dumps(result.info, ensure_ascii=False))
         return
-    _print(result.info, file)
+    _print(result.info, result.path)
 
 
 def _print(info: dict, file: Path):
@@ -68,6 +70,16 @@ def _print(info: dict, file: Path):
     out.print(f"[bold]{escape(str(file))}[/]  {size(info['file']['size'])}, "
               f"header {info['file']['header_size']} bytes", markup=True, highlight=False)
     line(f"sha256 {info['file']['sha256']}")
+    if "engine" in info:
+        e = info["engine"]
+        line(f"engine: loads {e['tokenizer_file']} (named by {e['tokenizer_file_from']}); chat template from "
+             f"{e['template_from']}, EOS from {e['eos_from']}"
+             + (f"; template context keys: {', '.join(e['context'])}" if e.get("context") else ""))
+        if e["jinja"]:
+            same = "equals" if e["template_equals_embedded"] else "DIFFERS from"
+            eos = "equals" if e["eos_equals_embedded"] else "DIFFERS from"
+            line(f"  llm_config.json jinja: chat_template {same} the embedded one, eos {eos} the embedded one "
+                 "(the engine uses the jinja block)")
     m = info["file"]["manifest"]
     if m is None:
         line("manifest: none beside the file")

@@ -112,7 +112,7 @@ def _prepare(file: Path, against, target, bos):
 
         _, low, lw = build(tok, "txt", bos=bos)
     else:
-        low, lw = lower(tok, target, bos)
+        low, lw = lower(tok, target, bos, header_specials=opts.get("header_specials") or "needed")
     return manifest, tok, low, lw, {**opts, "path": Path(source)}
 
 

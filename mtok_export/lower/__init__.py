@@ -11,6 +11,7 @@ from ..losses import Loss, LossKind
 
 TARGETS = ("mnn-3.6", "mnn-3.5", "mnn-head")
 BOS_POLICIES = ("auto", "prefix", "none")
+HEADER_SPECIALS = ("needed", "all")
 
 
 @dataclass
@@ -50,8 +51,9 @@ def lint_chat_template(lw: Lowering, text: str):
                 trigger=(rule,))
 
 
-def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None):
-    """-> (lowered Tokenizer, Lowering).  Raises nothing for lossy input: read `.losses`."""
+def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header_specials: str = "needed"):
+    """-> (lowered Tokenizer, Lowering).  Raises nothing for lossy input: read `.losses`.
+    `header_specials`: "all" lists every special token in the header (see `models.header_specials`)."""
     from . import decoders, models, normalizers, pre_tokenizers, processors
 
     if target not in TARGETS:
@@ -69,6 +71,8 @@ def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None):
     tok = models.lower_model(lw, tok)
     tok = processors.lower_post_processor(lw, tok)
     tok = models.lower_added_tokens(lw, tok)
+    if header_specials != "all":
+        tok = models.header_specials(lw, tok)
     if tok.chat.text:
         lint_chat_template(lw, tok.chat.text)
     if tok.chat.others:

@@ -101,6 +101,59 @@ def lower_added_tokens(lw, tok):
     return replace(tok, model=m, added_tokens=tuple(added), special_ids=tuple(special))
 
 
+HEADER_SPECIALS_KEPT = 32  # up to this many, every special stays in the header: its scan costs little
+
+
+def header_specials(lw, tok):
+    """Only the special tokens something needs in the header list (spec section 1).
+
+    The runtime compares every header special at every byte of the input, so hundreds of reserved
+    tokens (Llama-3: 256, DeepSeek-V3: ~800, Whisper: 1,600) make encode several times slower.  The
+    header gives three things: the split before the model (the body's added-token split does that as
+    well, leftmost-longest like HF), `is_special()`, and dropping in `decode(vector)`.  Single-id
+    decode, which the engine streams, ignores it.  Kept: the tokens with a role (BOS, EOS, stop,
+    prefix, suffix, the chat template's own) and every special when there are few; the others are
+    split by the body only, recorded as an edge loss (`--header-specials all` keeps them)."""
+    if len(tok.special_ids) <= HEADER_SPECIALS_KEPT:
+        return tok
+    content = {t.id: t.content for t in tok.added_tokens}
+    roles = {tok.chat.bos_token, tok.chat.eos_token} - {""}
+    ops = set(getattr(tok.post_processor, "ops", ()) or ())
+    rendered = _rendered_specials(tok, {content[i] for i in tok.special_ids if i in content})
+    keep = tuple(i for i in tok.special_ids if i in tok.stop_ids or i in tok.prefix_ids or i in ops
+                 or content.get(i) in roles or content.get(i) in rendered)
+    dropped = len(tok.special_ids) - len(keep)
+    if not dropped:
+        return tok
+    lw.did("header-specials", f"$.added_tokens: {len(keep)} of {len(tok.special_ids)} special tokens in the header "
+           "list (those with a role); the rest are split out by the added-token pass")
+    example = next(content[i] for i in tok.special_ids if i not in keep)
+    lw.loss(L.SPECIAL_NOT_IN_HEADER, "added tokens", "$.added_tokens",
+            f"{dropped} special token(s) without a role (e.g. {example!r}) are not header specials: encode splits "
+            "them the same, but is_special() is false for them and decode(vector) keeps them; "
+            "--header-specials all keeps them (slower encode)", example)
+    return replace(tok, special_ids=keep)
+
+
+def _rendered_specials(tok, specials: set[str]) -> set[str]:
+    """The special tokens the chat template itself renders over the built-in conversations."""
+    if not tok.chat.text:
+        return set()
+    from ..chat.render import render
+    from ..verify.corpus import builtin_chats
+
+    out = set()
+    for chat in builtin_chats():
+        try:
+            text = render(tok.chat.text, chat.messages, bos_token=tok.chat.bos_token, eos_token=tok.chat.eos_token,
+                          add_generation_prompt=chat.add_generation_prompt, tools=chat.tools)
+        except Exception:  # noqa: BLE001  a template may reject shapes
+            continue
+        contents = "".join(str(m.get("content", "")) for m in chat.messages)
+        out |= {s for s in specials if s in text and s not in contents}
+    return out
+
+
 def _extend_vocab(lw, m, vocab: dict, missing: list):
     """Add (id, content) pairs to the model vocab when the ids extend it densely."""
     n = len(vocab)

@@ -20,10 +20,15 @@ def read_mnn_file(path, *, strict: bool = True):
         data = path.read_bytes()
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
-    kind, _, body = read_header(data, str(path))
+    return read_mnn_bytes(data, str(path), strict=strict)
+
+
+def read_mnn_bytes(data: bytes, path: str | None = None, *, strict: bool = True):
+    """`read_mnn_file` for bytes already read; `path` names the file in messages."""
+    kind, _, body = read_header(data, path)
     if kind == FileType.PIPELINE:
-        return read_mtok(data, str(path), strict=strict)
-    tok = read_legacy(data, str(path))
+        return read_mtok(data, path, strict=strict)
+    tok = read_legacy(data, path)
     layout = Layout(size=len(data), header_size=body, sections=[Section(f"legacy {describe(kind)}", body,
                                                                         len(data) - body)])
     layout.warnings.extend(tok.meta.notes)

@@ -285,15 +285,16 @@ def read_sentencepiece(path: Path, config_dir: Path | None = None, *, add_bos: b
 class _Configs:
     """The optional JSON files beside the model."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, *, read: bool = True):
         self.dir = directory
         self.used: list[Path] = []
+        self.read = read  # False: a self-contained source (GGUF) whose folder's configs are not its own
         self.tok = self._obj("tokenizer_config.json")
         self.map = self._obj("special_tokens_map.json")
         self.gen = self._obj("generation_config.json")
         p = directory / "added_tokens.json"
         self.added: dict = {}
-        if p.is_file():
+        if read and p.is_file():
             self.used.append(p)
             data = load_json(p)
             if not isinstance(data, dict) or not all(isinstance(v, int) for v in data.values()):
@@ -303,7 +304,7 @@ class _Configs:
 
     def _obj(self, name: str) -> dict:
         p = self.dir / name
-        if p.is_file():
+        if self.read and p.is_file():
             self.used.append(p)
             return load_json_object(p)
         return {}

@@ -43,18 +43,24 @@ class Attribution:
         self._wp, self._byte_level = emulate.decoder_flags(lowered.decoder)
         self._added = tuple(t.content for t in lowered.added_tokens)
         self.prefix = list(lowered.prefix_ids)
+        if self.legacy:  # a legacy type's projection keeps its prefix in the post-processor
+            from ..lower import Lowering
+            from ..lower.processors import split_single
+
+            self.prefix = list((split_single(Lowering(), lowered.post_processor, "$") or ((), ()))[0])
         self.ref_normalize = ref_normalize
 
     def of(self, *projections: str) -> list[Loss]:
         return [x for x in self.losses if x.kind.projection in projections]
 
     # ------------------------------------------------------------------ raw ids
-    def _hf_for(self, patches: tuple[Loss, ...], normalizer: bool):
-        key = (tuple(id(x) for x in patches), normalizer)
+    def _hf_for(self, patches: tuple[Loss, ...], normalizer: bool, legacy: bool = False):
+        """HF on the source with these projections applied (`legacy`: on what the legacy type runs)."""
+        key = ("legacy",) if legacy else (tuple(id(x) for x in patches), normalizer)
         if key not in self._hf:
             from .reference_tiktoken import hf_from_ir
 
-            tok = self.lowered if self.legacy else self.source
+            tok = self.lowered if key == ("legacy",) else self.source
             for x in patches:
                 tok = replace_at(tok, *x.patch)
             if normalizer:
@@ -74,16 +80,20 @@ class Attribution:
         return hf.encode(text, add_special_tokens=False).ids
 
     def raw(self, text: str, want: list[int], got: list[int]) -> Explanation:
-        if self.legacy:  # the legacy type's documented projection is the lowered IR itself
-            return tuple(self.losses) if self.project_raw(text, ()) == got else ()
         ties = self.of("ties")
         if ties and self._tie(want, got):  # an equally scored segmentation of the same text
             return tuple(ties)
-        projecting = self.of("patch", "normalizer")
         base = self.project_raw(text, ())
         readers = self._readers(text) if base != want else []
         if base != want and not readers:
             return ()
+        if self.legacy:  # the legacy type's documented projection is the lowered IR itself
+            proj = self._hf_for((), False, legacy=True).encode(text, add_special_tokens=False).ids
+            if proj != got:
+                return ()
+            active = [x for x in self.of("legacy") if proj != base]
+            return tuple(readers + active) if readers or active else ()
+        projecting = self.of("patch", "normalizer")
         proj = self.project_raw(text, projecting) if projecting else base
         if proj == got:
             active = [x for x in projecting if self._acts(x, text, base)]
@@ -93,7 +103,8 @@ class Attribution:
         loose = [x for x in self.losses if x.kind.projection is None and x.spans(text)]
         spans = [s for x in loose for s in x.spans(text)]
         if loose and self.confined(text, proj, got, spans):
-            return tuple(readers + [x for x in loose if self.confined(text, proj, got, x.spans(text))] or loose)
+            alone = [x for x in loose if self.confined(text, proj, got, x.spans(text))]
+            return tuple(readers + (alone or loose))
         return ()
 
     def _acts(self, loss: Loss, text: str, base: list[int]) -> bool:
@@ -173,7 +184,11 @@ class Attribution:
     def stream(self, raw_ids: list[int], want: str, got: str, base: str | None = None) -> Explanation:
         """Single-id decode of the reference ids, as the runtime's `decode(int)` does it."""
         if self.legacy:
-            return tuple(self.losses) if base is not None and base == got else ()
+            if base is not None and base == got:
+                return tuple(self.losses)
+            type0 = [x for x in self.losses if x.kind is L.TYPE0_DECODE]
+            proj = b"".join(emulate.decode_id_type0(self._token.get(i)) for i in raw_ids)
+            return tuple(type0) if type0 and proj.decode("utf-8", "replace") == got else ()
         proj = b"".join(self.surface(i) for i in raw_ids).decode("utf-8", "replace")
         if proj != got:
             return ()
@@ -185,7 +200,7 @@ class Attribution:
     def base_decode(self, raw: list[list[int]]) -> list[str]:
         """HF's decode of the reference ids on the IR (for the legacy target: on what the legacy
         type runs); compared with the reference's own decode to see reader differences."""
-        return self._hf_for((), False).decode_batch(raw, skip_special_tokens=False)
+        return self._hf_for((), False, legacy=self.legacy).decode_batch(raw, skip_special_tokens=False)
 
     # ------------------------------------------------------------------ chat
     def chat_text(self, chat, want: str, got: str | None) -> Explanation:

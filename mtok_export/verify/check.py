@@ -122,13 +122,14 @@ def corpus_hash(samples, chats) -> str:
 
 
 def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=None, python=None,
-           timeout: float = 300.0, progress=None, reference=None) -> Report:
+           timeout: float = 300.0, progress=None, reference=None, llm_config: dict | None = None) -> Report:
     """Run the runtime on `mtok_path` and the reference on `source`, and compare.
 
     `source` is the IR as read and `lowered, lowering` its honest lowering (what a correct file
     holds; `lower(source)` again, not the file).  `reference(texts, chats) -> Reference` replaces HF
     on `source_dir/tokenizer.json` for inputs without one (`reference.reference_for`).
-    `progress(step)` is told each phase."""
+    `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
+    replaces the embedded template and EOS).  `progress(step)` is told each phase."""
     from .corpus import slice_of
     from .reference import hf_reference
     from .runtime import run_runtime
@@ -151,9 +152,11 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
     rt = run_runtime(mtok_path, texts=texts, decode_ids=ids_needed,
-                     chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout)
+                     chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
+                     llm_config=llm_config)
     chat_texts = [t for t in rt.chats if t is not None]
-    chat_encodes = run_runtime(mtok_path, texts=chat_texts, python=python, timeout=timeout).encodes if chat_texts else []
+    chat_encodes = (run_runtime(mtok_path, texts=chat_texts, python=python, timeout=timeout, llm_config=llm_config).encodes
+                    if chat_texts else [])
     chat_enc = iter(chat_encodes)
     step("compare")
     hf_base = _hf_file(source_dir) if _read_from_tokenizer_json(source) else None

@@ -61,7 +61,7 @@ TAGS: dict[str, str] = {
 
 # Tags of the edge slice: inputs essentially absent from natural text.  Every other sample (and every
 # user or test-vector sample without these tags) is in the everyday slice, unless its text is not NFC
-# (decomposed forms, conjoining jamo) or holds C0/C1 controls.  The acceptance policy measures each
+# (decomposed forms, conjoining jamo) or holds C0/C1 controls or line/paragraph separators.  The acceptance policy measures each
 # loss's reach on the two slices (DESIGN 4.2).
 EDGE_TAGS = frozenset({"control", "zero-width", "bidi", "special", "partial-special", "byte-like", "rare",
                        "combining", "compat", "spaces"})
@@ -74,7 +74,7 @@ def slice_of(sample) -> str:
     text = sample.text
     if set(sample.tags) & EDGE_TAGS or unicodedata.normalize("NFC", text) != text:
         return "edge"
-    if any((ord(c) < 32 and c not in "\t\n\r") or 0x7f <= ord(c) < 0xa0 for c in text):
+    if any((ord(c) < 32 and c not in "\t\n\r") or 0x7f <= ord(c) < 0xa0 or c in "\u2028\u2029" for c in text):
         return "edge"
     return "everyday"
 

@@ -128,3 +128,14 @@ def decode_id(token: str | None, wordpiece_prefix: str | None, byte_level: bool)
 
 
 _HEX = re.compile(r"[0-9A-Fa-f]{2}")
+
+
+def decode_id_type0(token: str | None) -> bytes:
+    """The legacy type-0 runtime's `decode(int)` (MNN <= 3.4.1, `legacy.sentencepiece_txt`): the
+    piece as it is except that its first U+2581 becomes a space; a six-character `<0xHH>` piece is
+    that byte."""
+    if token is None:
+        return b""
+    if len(token) == 6 and token.startswith("<0x") and token.endswith(">") and _HEX.fullmatch(token[3:5]):
+        return bytes([int(token[3:5], 16)])
+    return token.replace("\u2581", " ", 1).encode("utf-8", "surrogatepass")
