@@ -46,17 +46,18 @@ def hf_tokenizer(tok):
         return None, f"no tokenizers form ({e})"
 
 
-def run_reference(tok, texts: list[str]) -> Run:
-    """Ids, decodes and the intermediate views of `tok` on `texts` (see the module docstring)."""
-    hf, hf_name = hf_tokenizer(tok)
+def run_reference(tok, texts: list[str], views: bool = True) -> Run:
+    """Ids, decodes and (with `views`) the intermediate views of `tok` on `texts` (see the module
+    docstring)."""
     ref_fn = reference_for(tok) if tok.provenance.inputs else None
+    hf, hf_name = hf_tokenizer(tok) if views or ref_fn is None else (None, "")
     if ref_fn is not None:
         ref, name = ref_fn(texts, []), _engine_name(tok)
     elif hf is not None:
         ref, name = run_hf(hf, texts), hf_name
     else:
         raise UnsupportedError(f"no reference engine can run this tokenizer: {hf_name}")
-    return _with_views(Run(name, ref.engine, ref.raw, ref.decoded), hf, texts)
+    return _with_views(Run(name, ref.engine, ref.raw, ref.decoded), hf if views else None, texts)
 
 
 def _with_views(run: Run, hf, texts: list[str]) -> Run:
