@@ -10,8 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..compare import behaviour as B
-from ..compare import layers as L
+from ..compare import BEHAVIOUR_LAYERS, STATIC_LAYERS
 from ..dump.sanitize import clip, show
 from ..errors import InputError
 
@@ -20,7 +19,7 @@ def diff(
     a: Annotated[Path, typer.Argument(help="First tokenizer: any input export reads (directory, .mtok, .txt, .model, ...).")],
     b: Annotated[Path, typer.Argument(help="Second tokenizer.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    layer: Annotated[Optional[str], typer.Option(help="Only this layer: " + ", ".join(L.LAYERS + B.LAYERS) + ".")] = None,
+    layer: Annotated[Optional[str], typer.Option(help="Only this layer: " + ", ".join(STATIC_LAYERS + BEHAVIOUR_LAYERS) + ".")] = None,
     limit: Annotated[int, typer.Option(help="Examples shown per layer (0: all).")] = 8,
     static: Annotated[bool, typer.Option("--static", help="Static diff only (no corpus run).")] = False,
     corpus: Annotated[Optional[Path], typer.Option(help="JSONL corpus for the behavioural diff (default: the "
@@ -31,11 +30,13 @@ def diff(
     tolerance: Annotated[float, typer.Option(help="Unigram score changes up to this are equal.")] = 1e-6,
 ):
     """Compare two tokenizers: per-layer static diff with content hashes, then a behavioural diff."""
+    from ..compare import behaviour as B
+    from ..compare import layers as L
     from ..export import read_source
     from ..verify.corpus import builtin_corpus, load_corpus_file
 
-    if layer is not None and layer not in L.LAYERS + B.LAYERS:
-        raise InputError(f"--layer {layer!r}: choose one of {', '.join(L.LAYERS + B.LAYERS)}")
+    if layer is not None and layer not in STATIC_LAYERS + BEHAVIOUR_LAYERS:
+        raise InputError(f"--layer {layer!r}: choose one of {', '.join(STATIC_LAYERS + BEHAVIOUR_LAYERS)}")
     if limit < 0:
         raise InputError("--limit must be 0 (all) or more")
     samples = load_corpus_file(corpus) if corpus is not None else None
@@ -44,13 +45,13 @@ def diff(
     t_read = time.perf_counter() - t0
     report = {"a": _side(a, tok_a), "b": _side(b, tok_b), "read_seconds": round(t_read, 3)}
     different = False
-    if layer is None or layer in L.LAYERS:
+    if layer is None or layer in STATIC_LAYERS:
         t0 = time.perf_counter()
         layers = L.diff_layers(tok_a, tok_b, only=layer, score_tolerance=tolerance)
         report["static"] = {"seconds": round(time.perf_counter() - t0, 3),
                             "layers": [_layer_json(d, limit) for d in layers]}
         different |= any(not d.equal for d in layers)
-    if not static and (layer is None or layer in B.LAYERS):
+    if not static and (layer is None or layer in BEHAVIOUR_LAYERS):
         t0 = time.perf_counter()
         beh = B.diff_behaviour(tok_a, tok_b, list(samples or builtin_corpus()),
                                runtime_a=_mtok(a) if runtime else None, runtime_b=_mtok(b) if runtime else None,
@@ -88,13 +89,13 @@ def _cut(items: list, limit: int) -> list:
     return items if limit == 0 else items[:limit]
 
 
-def _layer_json(d: L.LayerDiff, limit: int) -> dict:
+def _layer_json(d, limit: int) -> dict:
     return {"layer": d.name, "equal": d.equal, "hash_a": d.hash_a, "hash_b": d.hash_b, "note": d.note,
             "counts": d.counts, "changes_total": len(d.changes),
             "changes": [{"op": c.op, "where": c.where, "a": c.a, "b": c.b} for c in _cut(d.changes, limit)]}
 
 
-def _behaviour_json(beh: B.Behaviour, tok_a, tok_b, limit: int, seconds: float) -> dict:
+def _behaviour_json(beh, tok_a, tok_b, limit: int, seconds: float) -> dict:
     from ..dump.jsonify import id_to_token
 
     names_a, names_b = id_to_token(tok_a), id_to_token(tok_b)
@@ -167,6 +168,8 @@ def _print_layer(d: dict, limit: int):
 def _print_behaviour(beh: dict, limit: int):
     from rich.text import Text
 
+    from ..compare.behaviour import divergence
+
     from .console import out
 
     skipped = f", {beh['skipped']} with NUL skipped" if beh["skipped"] else ""
@@ -179,13 +182,13 @@ def _print_behaviour(beh: dict, limit: int):
         a, b = d["a"], d["b"]
         if isinstance(a, list):
             key = (lambda x: tuple(x)) if d["layer"] == "ids" else (lambda x: x)
-            i = B.divergence([key(x) for x in a], [key(x) for x in b])
+            i = divergence([key(x) for x in a], [key(x) for x in b])
             fmt = (lambda x: f"{show(x[1] or '?')}({x[0]})") if d["layer"] == "ids" else (lambda x: repr(show(x)))
             for side, v in (("A", a), ("B", b)):
                 window = " ".join(fmt(x) for x in v[i:i + 8]) + (" …" if len(v) > i + 8 else "")
                 out.print(Text(f"      {side} @{i}/{len(v)}: {clip(window, 110)}"))
         else:  # text: a window around the first differing character, marks escaped so they show
-            i = B.divergence(list(a), list(b))
+            i = divergence(list(a), list(b))
             cps = " vs ".join(f"U+{ord(v[i]):04X}" if i < len(v) else "end" for v in (a, b))
             out.print(Text(f"      first difference at character {i}: {cps}"))
             lo = max(0, i - 12)

@@ -9,7 +9,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..compare import stats as S
 from ..dump.sanitize import clip, show
 from ..errors import InputError
 
@@ -28,6 +27,7 @@ def stats(
 ):
     """Tokens per byte/char/word, expansion percentiles, byte-fallback and unknown rates, and the fixed
     cost of BOS/EOS and the chat template, per slice, for one or more tokenizers."""
+    from ..compare import stats as S
     from ..export import read_source
 
     if metric not in METRICS:
@@ -53,7 +53,7 @@ def _names(paths: list[Path]) -> list[str]:
     return [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
 
 
-def _value(s: S.SliceStats, attr: str) -> float:
+def _value(s, attr: str) -> float:
     return s.percentile(95) if attr == "p95" else getattr(s, attr)
 
 
@@ -66,7 +66,7 @@ def _cell(v: float | None, first: float | None, fmt: str = "{:.3f}", ratio: bool
     return text
 
 
-def _print(results: list[S.TokenizerStats], metric: str, plot: Path | None):
+def _print(results: list, metric: str, plot: Path | None):
     from rich.table import Table
     from rich.text import Text
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import BEHAVIOUR_LAYERS
 from .engines import Run
 
-LAYERS = ("normalized", "pre_tokenized", "ids", "decoded")
+LAYERS = BEHAVIOUR_LAYERS
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from ..dump.render import one_line
 from ..ir import models as M
 from ..ir import normalizers as N
 from ..readers.hf_json import CHILDREN
+from . import STATIC_LAYERS
 
-LAYERS = ("normalizer", "tables", "pre_tokenizer", "model", "vocab", "merges", "scores", "added_tokens",
-          "specials", "post_processor", "chat_template", "decoder")
+LAYERS = STATIC_LAYERS
 KID_FIELDS = frozenset(CHILDREN.values())
 BULK_FIELDS = ("entries", "nfd_table", "precompiled_charsmap")  # compared in the `tables` layer
 
@@ -284,7 +284,9 @@ def _added(a, b) -> LayerDiff:
 
 
 def _token(t) -> str:
-    return f"id {t.id}" + "".join(f" {f}" for f in _FLAGS if getattr(t, f) != (f == "normalized"))
+    """`id 7 special rstrip normalized=False`: the flags that differ from HF's defaults."""
+    return f"id {t.id}" + "".join((" normalized=False" if not t.normalized else "") if f == "normalized"
+                                  else f" {f}" if getattr(t, f) else "" for f in _FLAGS)
 
 
 def _specials(a, b) -> LayerDiff:
