@@ -211,3 +211,17 @@ def test_cli_bad_corpus(cli, tmp_path):  # noqa: F811
     bad.write_text('"ok"\n{"text": 3}\n', encoding="utf-8")
     code, _, err = cli("mtok", "diff", LLAMA2, LLAMA2, "--corpus", bad)
     assert code == 2 and f"{bad}:2:" in err and '"text" must be a string' in err
+
+
+def test_runtime_ids_differ_only_where_lowering_declared_a_loss(cli, lowered_corpus, tmp_path):  # noqa: F811
+    ex = lowered_corpus["corpus/llama2-7b-hf"]
+    mtok = tmp_path / "tokenizer.mtok"
+    mtok.write_bytes(ex.data)
+    code, r = _diff_json(cli, ex.directory, mtok, "--runtime", "--layer", "ids")
+    beh = r["behaviour"]
+    assert beh["engine_b"].startswith("MNN ") and beh["skipped"] == 1  # the sample with a NUL
+    triggers = [t for loss in ex.lowering.losses if loss.code == "added-normalized" for t in
+                ([loss.trigger] if isinstance(loss.trigger, str) else loss.trigger)]
+    assert triggers and code == 1
+    for d in beh["diffs"]:
+        assert any(t in d["text"] for t in triggers), d["text"]

@@ -24,7 +24,7 @@ class Run:
     engine: str  # which engine produced ids/decodes
     ids: list[list[int]]  # encode with special tokens (what encode() returns)
     raw: list[list[int]]  # encode without them
-    decoded: list[str]  # decode(raw), special tokens kept
+    decoded: list[str] | None  # decode(raw), special tokens kept; None: the engine has no full decode
     normalized: list[str] | None = None
     pieces: list[list[str]] | None = None
 
@@ -83,14 +83,13 @@ def _engine_name(tok) -> str:
 
 
 def run_mnn(tok, path, texts: list[str], python=None) -> Run:
-    """Ids and decodes from the MNN runtime loading `path` (a `.mtok`); `decoded` joins the single-id
-    decodes the runtime streams.  The normalized/pre-tokenized views come from the IR (HF)."""
+    """Ids from the MNN runtime loading `path` (a `.mtok`).  No decoded view: MNN's Python API has
+    only the streaming single-id decode, which keeps what a full decode strips (SentencePiece's
+    leading space), so it is not comparable.  The normalized/pre-tokenized views come from the IR."""
     from ..verify.runtime import run_runtime
 
     prefix = list(tok.prefix_ids)
-    first = run_runtime(path, texts=texts, python=python)
-    raw = [ids[len(prefix):] if ids[:len(prefix)] == prefix else ids for ids in first.encodes]
-    wanted = sorted({i for ids in raw for i in ids})
-    pieces = run_runtime(path, decode_ids=wanted, python=python).decodes if wanted else {}
-    decoded = [b"".join(pieces.get(i, b"") for i in ids).decode("utf-8", "replace") for ids in raw]
-    return _with_views(Run(f"MNN {first.version} runtime", first.encodes, raw, decoded), hf_tokenizer(tok)[0], texts)
+    result = run_runtime(path, texts=texts, python=python)
+    raw = [ids[len(prefix):] if ids[:len(prefix)] == prefix else ids for ids in result.encodes]
+    run = Run(f"MNN {result.version} runtime (ids only)", result.encodes, raw, None)
+    return _with_views(run, hf_tokenizer(tok)[0], texts)
