@@ -130,7 +130,7 @@ def _print(r: dict, limit: int):
             what = d["note"] if d["equal"] else ", ".join(f"{v:,} {k}" for k, v in d["counts"].items() if v) or d["note"]
             line = Text(f" {d['layer']:15} {d['hash_a']:12} {'same' if d['equal'] else d['hash_b']:12} ")
             line.append("=" if d["equal"] else "≠", style="green" if d["equal"] else "bold red")
-            line.append(" " + clip(show(what), max(20, out.width - 46)))
+            line.append(" " + clip(what, max(20, out.width - 46)))  # notes are sanitized
             out.print(line, no_wrap=True, overflow="ellipsis")
         for d in st["layers"]:
             if not d["equal"]:
@@ -145,7 +145,7 @@ def _print_layer(d: dict, limit: int):
 
     from .console import out
 
-    out.print(Text(clip(f"\n{d['layer']}: {show(d['note'])}", 110), style="bold"))
+    out.print(Text(clip(f"\n{d['layer']}: {d['note']}", 110), style="bold"))  # notes are sanitized
     if d["layer"] == "chat_template":
         for c in d["changes"]:
             if c["op"] in "+- @" and not c["a"] and not c["b"]:
