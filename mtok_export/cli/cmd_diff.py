@@ -101,7 +101,7 @@ def _behaviour_json(beh, tok_a, tok_b, limit: int, seconds: float) -> dict:
     names_a, names_b = id_to_token(tok_a), id_to_token(tok_b)
 
     def side(d, value, names):
-        if d.layer == "ids":
+        if d.layer in ("ids", "post_processed"):
             return [[i, names.get(i)] for i in value]
         return value
 
@@ -178,12 +178,12 @@ def _print_behaviour(beh: dict, limit: int):
     counts = ", ".join(f"{k} {v}" for k, v in beh["first_layer_counts"].items())
     out.print(Text(f"  {beh['differing']} differ; first differing layer: {counts}"))
     for d in beh["diffs"]:
-        out.print(Text(f"  [{d['sample']}] {clip(show(d['text']), 70)!r}  -> {d['layer']}", style="yellow"))
+        out.print(Text(f"  [{d['sample']}] \"{clip(show(d['text']), 70)}\"  -> {d['layer']}", style="yellow"))
         a, b = d["a"], d["b"]
         if isinstance(a, list):
-            key = (lambda x: tuple(x)) if d["layer"] == "ids" else (lambda x: x)
-            i = divergence([key(x) for x in a], [key(x) for x in b])
-            fmt = (lambda x: f"{show(x[1] or '?')}({x[0]})") if d["layer"] == "ids" else (lambda x: repr(show(x)))
+            i = divergence(a, b)
+            ids = d["layer"] in ("ids", "post_processed")  # [id, text] pairs, else pre-token strings
+            fmt = (lambda x: f"{show(x[1] or '?')}({x[0]})") if ids else (lambda x: f'"{show(x)}"')
             for side, v in (("A", a), ("B", b)):
                 window = " ".join(fmt(x) for x in v[i:i + 8]) + (" …" if len(v) > i + 8 else "")
                 out.print(Text(f"      {side} @{i}/{len(v)}: {clip(window, 110)}"))

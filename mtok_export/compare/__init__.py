@@ -6,5 +6,6 @@ The layer names live here, free of imports, so the CLI can offer them without lo
 # Static layers, in pipeline order: normalize, pre-tokenize, model, post-process (template), decode.
 STATIC_LAYERS = ("normalizer", "tables", "pre_tokenizer", "model", "vocab", "merges", "scores", "added_tokens",
                  "specials", "post_processor", "chat_template", "decoder")
-# What a string goes through, in order; the behavioural diff names the first that differs.
-BEHAVIOUR_LAYERS = ("normalized", "pre_tokenized", "ids", "decoded")
+# What a string goes through, in order; the behavioural diff names the first that differs:
+# `ids` is the model's output (no special tokens), `post_processed` what encode() returns.
+BEHAVIOUR_LAYERS = ("normalized", "pre_tokenized", "ids", "post_processed", "decoded")

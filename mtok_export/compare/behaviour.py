@@ -1,7 +1,8 @@
 """The behavioural diff: run two tokenizers on the same strings and, for each string they treat
-differently, name the first layer where they part (normalized text, pre-tokenized pieces, ids,
-decoded text) with both sides' values.  A layer one side cannot show (no tokenizers form) is
-skipped, so the first *comparable* differing layer is reported."""
+differently, name the first layer where they part (normalized text, pre-tokenized pieces, the
+model's ids, the ids with special tokens, decoded text) with both sides' values.  A layer one side
+cannot show (no tokenizers form, no full decode in MNN) is skipped, so the first *comparable*
+differing layer is reported."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ class Behaviour:
 def first_difference(ra: Run, rb: Run, i: int):
     """(layer, a, b) of the first layer where sample `i` differs, or None."""
     views = (("normalized", ra.normalized, rb.normalized), ("pre_tokenized", ra.pieces, rb.pieces),
-             ("ids", ra.ids, rb.ids), ("decoded", ra.decoded, rb.decoded))
+             ("ids", ra.raw, rb.raw), ("post_processed", ra.ids, rb.ids), ("decoded", ra.decoded, rb.decoded))
     for layer, va, vb in views:
         if va is None or vb is None:
             continue
