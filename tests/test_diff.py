@@ -225,3 +225,18 @@ def test_runtime_ids_differ_only_where_lowering_declared_a_loss(cli, lowered_cor
     assert triggers and code == 1
     for d in beh["diffs"]:
         assert any(t in d["text"] for t in triggers), d["text"]
+
+
+def test_tables_layer_lists_the_code_points_two_forms_map_differently():
+    import unicodedata
+
+    from mtok_export.ir import Tokenizer
+    from mtok_export.ir import models as M
+
+    model = M.BPE({"a": 0})
+    (d,) = diff_layers(Tokenizer(model, normalizer=N.NFC()), Tokenizer(model, normalizer=N.NFKC()), only="tables")
+    expected = {cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000
+                and unicodedata.normalize("NFC", chr(cp)) != unicodedata.normalize("NFKC", chr(cp))}
+    assert {int(c.where.split()[0][2:], 16) for c in d.changes} == expected
+    fi = next(c for c in d.changes if c.where.startswith("U+FB01"))  # the "fi" ligature: NFKC only
+    assert (fi.op, fi.a, fi.b) == ("+", "", "fi")
