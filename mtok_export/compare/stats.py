@@ -55,32 +55,16 @@ class SliceStats:
     unknown: int = 0
     expansions: list[float] = field(default_factory=list)  # per sample, tokens per byte
 
-    @property
-    def per_byte(self) -> float:
-        return self.tokens / self.bytes if self.bytes else 0.0
-
-    @property
-    def per_char(self) -> float:
-        return self.tokens / self.chars if self.chars else 0.0
-
-    @property
-    def per_word(self) -> float:
-        return self.tokens / self.words if self.words else 0.0
-
-    @property
-    def mean(self) -> float:
-        return sum(self.expansions) / len(self.expansions) if self.expansions else 0.0
+    # ratios of the totals (0.0 for an empty slice)
+    per_byte = property(lambda self: _ratio(self.tokens, self.bytes))
+    per_char = property(lambda self: _ratio(self.tokens, self.chars))
+    per_word = property(lambda self: _ratio(self.tokens, self.words))
+    byte_fallback_rate = property(lambda self: _ratio(self.byte_fallback, self.tokens))
+    unknown_rate = property(lambda self: _ratio(self.unknown, self.tokens))
+    mean = property(lambda self: _ratio(sum(self.expansions), len(self.expansions)))
 
     def percentile(self, p: float) -> float:
         return percentile(sorted(self.expansions), p)
-
-    @property
-    def byte_fallback_rate(self) -> float:
-        return self.byte_fallback / self.tokens if self.tokens else 0.0
-
-    @property
-    def unknown_rate(self) -> float:
-        return self.unknown / self.tokens if self.tokens else 0.0
 
     def to_json(self) -> dict:
         return {"slice": self.slice, "samples": self.samples, "bytes": self.bytes, "chars": self.chars,
@@ -106,6 +90,10 @@ class TokenizerStats:
         return {"name": self.name, "engine": self.engine, "bos_eos_tokens": self.bos_eos,
                 "chat_empty_tokens": self.chat_empty, "chat_user_turn_tokens": self.chat_turn,
                 "total": self.total.to_json(), "slices": [s.to_json() for s in self.slices]}
+
+
+def _ratio(n: float, d: float) -> float:
+    return n / d if d else 0.0
 
 
 def percentile(values: list[float], p: float) -> float:
