@@ -108,6 +108,7 @@ def _print(results: list, metric: str, plot: Path | None):
         ratio = fmt != "{:d}" and "%" not in label
         s.add_row(label, *[_cell(v, vals[0], fmt, ratio=ratio and k > 0) for k, v in enumerate(vals)])
     out.print(s)
+    out.print(Text("- : no chat template, or the template rejects that conversation", style="dim"))
     for r in results:
         out.print(Text(f"{r.name}: {r.engine}", style="dim"))
     if plot is not None:
