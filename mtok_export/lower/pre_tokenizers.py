@@ -3,6 +3,7 @@ runtime's regex engine runs, or a recorded loss."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import lru_cache
 
@@ -110,6 +111,9 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
                 "a-b--c-", pattern=pattern)
     for why in problems(pattern):
         lw.loss(L.REGEX_UNSUPPORTED, name, jp, f"pattern /{pattern}/: {why}", pattern=pattern)
+    if re.search(r"(?<!\\)(?:\\\\)*\\[sS]", pattern):
+        lw.loss(L.WHITESPACE_CLASS, name, jp, "the runtime's \\s does not match U+0085, U+2028 or U+2029, which "
+                "Oniguruma's does", "a\u2028b", trigger=("\x85", "\u2028", "\u2029"))
     return P.Split(Pattern(pattern, True), behavior, p.invert)
 
 

@@ -15,38 +15,38 @@ test: a wrong file cannot explain itself."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from difflib import SequenceMatcher
 
 from .. import losses as L
+from ..chat.render import render
 from ..ir import models as M
 from ..ir.paths import replace_at
-from ..losses import Loss
+from ..losses import CHAT_RULES, Loss
+from ..lower import Lowering
+from ..lower.processors import split_single
 from . import emulate
+from .reference_tiktoken import hf_from_ir
 
 Explanation = tuple[Loss, ...]  # empty: unexplained
 
 
 class Attribution:
-    def __init__(self, source, lowered, lowering, *, hf_base=None, ref_normalize=None):
+    def __init__(self, source, lowered, lowering, *, ref_normalize=None):
         """`source`: the IR as read; `lowered`: its honest lowering (what a correct file holds);
-        `lowering`: the losses, target and BOS facts of that lowering; `hf_base`: an HF Tokenizer of
-        the source when one is at hand (the tokenizer.json itself), else built from the IR;
-        `ref_normalize`: the reference's own normalizer (str -> str), for reader differences."""
+        `lowering`: the losses, target and BOS facts of that lowering; `ref_normalize`: the
+        reference's own normalizer (str -> str), for reader differences.  Every projection runs HF
+        on the IR (`hf_from_ir`), so an IR that differs from the source shows as unexplained."""
         self.source, self.lowered, self.lowering = source, lowered, lowering
         self.losses = list(lowering.losses)
         self.legacy = lowering.target == "mnn-legacy"
         self._hf: dict[tuple, object] = {}
-        if hf_base is not None:
-            self._hf[()] = hf_base
         vocab = M.vocab_of(lowered.model)
         self._token = {i: t for t, i in vocab.items()}
         self._wp, self._byte_level = emulate.decoder_flags(lowered.decoder)
         self._added = tuple(t.content for t in lowered.added_tokens)
         self.prefix = list(lowered.prefix_ids)
         if self.legacy:  # a legacy type's projection keeps its prefix in the post-processor
-            from ..lower import Lowering
-            from ..lower.processors import split_single
-
             self.prefix = list((split_single(Lowering(), lowered.post_processor, "$") or ((), ()))[0])
         self.ref_normalize = ref_normalize
 
@@ -58,14 +58,10 @@ class Attribution:
         """HF on the source with these projections applied (`legacy`: on what the legacy type runs)."""
         key = ("legacy",) if legacy else (tuple(id(x) for x in patches), normalizer)
         if key not in self._hf:
-            from .reference_tiktoken import hf_from_ir
-
-            tok = self.lowered if key == ("legacy",) else self.source
+            tok = self.lowered if legacy else self.source
             for x in patches:
                 tok = replace_at(tok, *x.patch)
             if normalizer:
-                from dataclasses import replace
-
                 tok = replace(tok, normalizer=None)
             self._hf[key] = hf_from_ir(tok)
         return self._hf[key]
@@ -206,9 +202,6 @@ class Attribution:
     def chat_text(self, chat, want: str, got: str | None) -> Explanation:
         """The source template rendered as the runtime renders it: with an empty `bos_token`
         (bos-inner) and the lint rules' runtime behaviour (chat-template losses of `CHAT_RULES`)."""
-        from ..chat.render import render
-        from ..losses import CHAT_RULES
-
         if got is None:
             return ()
         rules = frozenset(r for x in self.of("chat-render") for r in x.trigger if r in CHAT_RULES)

@@ -159,8 +159,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
                     if chat_texts else [])
     chat_enc = iter(chat_encodes)
     step("compare")
-    hf_base = _hf_file(source_dir) if _read_from_tokenizer_json(source) else None
-    why = Attribution(source, lowered, lowering, hf_base=hf_base, ref_normalize=ref.normalize)
+    why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
     checks = {name: Check(name) for name in CHECKS}
     if left_out:
         for name in ("engine ids", "raw ids", "streaming decode"):
@@ -202,18 +201,6 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     _stop_checks(checks["stop ids"], mtok_path, source, lowered, lowering)
     return Report(str(mtok_path), lowering.target, rt.version, list(checks.values()), list(lowering.losses),
                   corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes))
-
-
-def _read_from_tokenizer_json(tok) -> bool:
-    inputs = tok.provenance.inputs
-    return bool(inputs) and Path(inputs[0].path).name == "tokenizer.json"
-
-
-def _hf_file(source_dir):
-    from tokenizers import Tokenizer
-
-    p = Path(source_dir) / "tokenizer.json" if source_dir is not None else None
-    return Tokenizer.from_file(str(p)) if p is not None and p.is_file() else None
 
 
 def _stop_checks(check: Check, path, source, lowered, lowering):
