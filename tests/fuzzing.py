@@ -1,7 +1,8 @@
 """A small fuzzer for every reader (issue 13), shared by `tests/test_fuzz.py` (a few seconds per
 reader, in the suite) and `scripts/fuzz.py` (`make fuzz`, minutes).
 
-Each target starts from valid seed inputs built from `samples/`, mutates them with a seeded
+Each target (tokenizer.json, SentencePiece, tiktoken, legacy .txt, .mtok, GGUF) starts from
+valid seed inputs built from `samples/`, mutates them with a seeded
 `random.Random`, and runs the reader, then (when it reads) the lowering and the `.mtok` writer,
 and reads the written bytes back with the strict reader.  Every input ends in one of:
 
@@ -34,6 +35,7 @@ from mtok_export.errors import MtokError
 from mtok_export.export import build, read_source
 from mtok_export.legacy import read_legacy
 from mtok_export.mtok import read_mtok, write_mtok
+from mtok_export.readers.gguf import read_gguf
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.sentencepiece import read_sentencepiece
 from mtok_export.readers.tiktoken import read_tiktoken
@@ -330,8 +332,55 @@ def _mtok(rng, stats, seconds):
         run_one(stats, desc, action)
 
 
+def gguf_seeds() -> dict[str, bytes]:
+    """Small GGUF files written with the `gguf` package: a WordPiece ("bert") and a byte-level BPE
+    ("gpt2", qwen2 pre-tokenizer) from the samples, so one read takes milliseconds, not seconds."""
+    import gguf
+
+    bert_tokens = (SAMPLES / "bert-wordpiece/vocab.txt").read_text(encoding="utf-8").splitlines()[:400]
+    tj = json.loads((SAMPLES / "qwen-bpe/tokenizer.json").read_text(encoding="utf-8"))
+    bpe_tokens = [t for t, _ in sorted(tj["model"]["vocab"].items(), key=lambda kv: kv[1])]
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]]
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="mtok-fuzz-") as tmp:
+        for name, arch, model, tokens in (("bert", "bert", "bert", bert_tokens), ("bpe", "qwen2", "gpt2", bpe_tokens)):
+            path = Path(tmp) / f"{name}.gguf"
+            w = gguf.GGUFWriter(str(path), arch=arch)
+            w.add_tokenizer_model(model)
+            w.add_token_list(tokens)
+            w.add_token_types([3 if t.startswith("[") and model == "bert" else 1 for t in tokens])
+            if model == "bert":
+                w.add_unk_token_id(tokens.index("[UNK]"))
+                w.add_sep_token_id(tokens.index("[SEP]"))
+                w.add_bos_token_id(tokens.index("[CLS]"))
+            else:
+                w.add_tokenizer_pre("qwen2")
+                w.add_token_merges(merges)
+                w.add_eos_token_id(len(tokens) - 1)
+            w.write_header_to_file()
+            w.write_kv_data_to_file()
+            w.write_tensors_to_file()
+            w.close()
+            out[name] = path.read_bytes()
+    return out
+
+
+def _gguf(rng, stats, seconds):
+    seeds = gguf_seeds()
+    names = sorted(seeds)
+    with tempfile.TemporaryDirectory(prefix="mtok-fuzz-") as tmp:
+        path = Path(tmp) / "model.gguf"
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            name = rng.choice(names)
+            data, what = mutate_bytes(seeds[name], rng)
+            path.write_bytes(data)
+            desc = f"{name}.gguf: {what}"
+            run_one(stats, desc, lambda: _write_and_check(read_gguf(path), stats, desc))
+
+
 TARGETS = {"tokenizer.json": _tokenizer_json, "sentencepiece": _sentencepiece, "tiktoken": _tiktoken,
-           "legacy-txt": _legacy_txt, "mtok": _mtok}
+           "legacy-txt": _legacy_txt, "mtok": _mtok, "gguf": _gguf}
 
 
 def fuzz(reader: str, seconds: float, seed: int = 13) -> Stats:
