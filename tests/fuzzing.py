@@ -257,18 +257,24 @@ def _tokenizer_json(rng, stats, seconds):
             run_one(stats, desc, action)
 
 
-def _sentencepiece(rng, stats, seconds):
-    seeds = [p for p in (SAMPLES / "llama-spm/tokenizer.model", SAMPLES / "t5-unigram/spiece.model") if p.is_file()]
-    datas = {p: p.read_bytes() for p in seeds}
+def _binary_files(rng, stats, seconds, seeds: dict[str, bytes], file_name: str, read):
+    """Byte-mutate `seeds` (name -> bytes), write each mutant as `file_name` and read it with `read`."""
+    names = sorted(seeds)
     with tempfile.TemporaryDirectory(prefix="mtok-fuzz-") as tmp:
-        path = Path(tmp) / "tokenizer.model"
+        path = Path(tmp) / file_name
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            seed = rng.choice(seeds)
-            data, what = mutate_bytes(datas[seed], rng)
+            name = rng.choice(names)
+            data, what = mutate_bytes(seeds[name], rng)
             path.write_bytes(data)
-            desc = f"{seed.name}: {what}"
-            run_one(stats, desc, lambda: _write_and_check(read_sentencepiece(path), stats, desc))
+            desc = f"{name}: {what}"
+            run_one(stats, desc, lambda: _write_and_check(read(path), stats, desc))
+
+
+def _sentencepiece(rng, stats, seconds):
+    models = (SAMPLES / "llama-spm/tokenizer.model", SAMPLES / "t5-unigram/spiece.model")
+    seeds = {p.name: p.read_bytes() for p in models}
+    _binary_files(rng, stats, seconds, seeds, "tokenizer.model", read_sentencepiece)
 
 
 def tiktoken_seed() -> bytes:
@@ -366,17 +372,7 @@ def gguf_seeds() -> dict[str, bytes]:
 
 
 def _gguf(rng, stats, seconds):
-    seeds = gguf_seeds()
-    names = sorted(seeds)
-    with tempfile.TemporaryDirectory(prefix="mtok-fuzz-") as tmp:
-        path = Path(tmp) / "model.gguf"
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            name = rng.choice(names)
-            data, what = mutate_bytes(seeds[name], rng)
-            path.write_bytes(data)
-            desc = f"{name}.gguf: {what}"
-            run_one(stats, desc, lambda: _write_and_check(read_gguf(path), stats, desc))
+    _binary_files(rng, stats, seconds, {f"{k}.gguf": v for k, v in gguf_seeds().items()}, "model.gguf", read_gguf)
 
 
 TARGETS = {"tokenizer.json": _tokenizer_json, "sentencepiece": _sentencepiece, "tiktoken": _tiktoken,
