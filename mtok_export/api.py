@@ -136,8 +136,9 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
 
 def inspect(file: PathLike, *, limit: int = 5, strict: bool = False) -> InspectResult:
     """Read a `.mtok` or legacy `tokenizer.txt`, or the one an MNN model folder's config names (then
-    `info["engine"]` says what the engine loads and whether llm_config.json overrides the template).  `strict=False` (as `mtok inspect`) reports an
-    unsorted vocab or merge table as a warning instead of failing, so a broken file can be looked at."""
+    `info["engine"]` says what the engine loads and whether llm_config.json overrides the template).
+    `strict=False` (as `mtok inspect`) reports an unsorted vocab or merge table as a warning instead
+    of failing, so a broken file can be looked at."""
     from .dump.jsonify import describe
     from .readers.mnn_file import read_mnn_file
 

@@ -63,7 +63,8 @@ def atomic_write(path, data: bytes) -> None:
 
 def remove_stale_temps(path) -> list[Path]:
     """Remove temporary files for `path` left by runs that were killed: ours and export's
-    `.NAME.<pid>.verifying` whose pid is gone, and mkstemp-named ones (`.tokenizer.mtok.XXXXXXXX`) older than ten minutes.  -> the removed."""
+    `.NAME.<pid>.verifying` whose pid is gone, and mkstemp-named ones (`.tokenizer.mtok.XXXXXXXX`)
+    older than ten minutes.  -> the removed."""
     path = Path(path)
     removed = []
     try:
