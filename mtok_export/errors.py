@@ -68,7 +68,7 @@ class LossError(MtokError):
         refused = [d for d in self.decisions if not d.accepted]
         self.losses = [x for d in refused for x in d.losses]
         self.hint = refusal_hint(self.decisions)
-        super().__init__(f"the policy refuses {len(refused)} loss code(s) that reach beyond edge inputs: "
+        super().__init__(f"the policy refuses {len(refused)} loss code(s): "
                          + ", ".join(f"{d.code} ({d.severity.value})" for d in refused))
 
 

@@ -96,3 +96,19 @@ def test_keep_llm_config_verifies_what_the_engine_renders(tmp_path):
     chat = next(c for c in report["verify"]["classes"] if c["check"] == "chat text")
     assert chat["explanation"] == [] and "[INST]  " in chat["example"]["got"]
     assert not (tmp_path / "tokenizer.mtok").exists()
+
+
+def test_verify_a_model_folder_renders_through_its_llm_config(tmp_path):
+    exporter_folder(tmp_path)
+    r = export("--output", tmp_path, "--keep-llm-config", "--allow-lossy")  # fails: kept as .rejected
+    assert r.returncode == 1
+    (tmp_path / "tokenizer.mtok.rejected").rename(tmp_path / "tokenizer.mtok")
+    verify = [sys.executable, "-m", "mtok_export", "verify", str(tmp_path), "--against", str(SAMPLE),
+              "--allow-lossy"]
+    r = subprocess.run(verify, capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert r.returncode == 1 and "chat text" in r.stdout and "UNEXPLAINED" in r.stdout
+    model_folder_cfg = json.loads((tmp_path / "llm_config.json").read_text())
+    del model_folder_cfg["jinja"]  # without the block the engine renders the embedded template
+    (tmp_path / "llm_config.json").write_text(json.dumps(model_folder_cfg))
+    r = subprocess.run(verify, capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -18,7 +18,9 @@ from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, Strict
 
 
 def verify(
-    file: Annotated[Path, typer.Argument(help="The written .mtok (or legacy tokenizer.txt).")],
+    file: Annotated[Path, typer.Argument(help="The written .mtok (or legacy tokenizer.txt), or an MNN model "
+                                         "folder: then the tokenizer file its config names, rendered through its "
+                                         "llm_config.json as the engine does.")],
     against: Annotated[Optional[Path], typer.Option("--against", help="Source model directory or file "
                                                     "[default: the manifest's source].")] = None,
     target: Annotated[Optional[str], typer.Option(help="Target the file was exported for [default: the "
@@ -47,13 +49,14 @@ def verify(
     decisions = report = error = None
     code = 0
     try:
+        file, llm_config = _engine_path(file)
         manifest, source, low, lw, read_opts = _prepare(file, against, target, bos)
         given = accept or accept_file or allow_lossy or strict
         policy = Policy.from_options(accept, accept_file, allow_lossy, strict) if given or manifest is None \
             else Policy.from_json(manifest.get("policy", {}))
         with verify_progress(as_json) as step:
             report, decisions = run_verify(file, source, low, lw, policy, corpus=corpus, python=runtime_python,
-                                           progress=step, source_path=read_opts["path"])
+                                           progress=step, source_path=read_opts["path"], llm_config=llm_config)
         if not report.ok:
             raise VerificationError(_Result(report))
         if any(not d.accepted for d in decisions):
@@ -80,6 +83,21 @@ def verify(
 class _Result:  # what VerificationError needs of an export result
     def __init__(self, report):
         self.verify, self.rejected = report, None
+
+
+def _engine_path(path: Path):
+    """(tokenizer file, llm_config the engine reads): a model folder resolves as the engine does."""
+    from ..errors import InputError
+    from ..model_folder import find
+
+    path = Path(path)
+    if not path.is_dir():
+        return path, None
+    folder = find(path)
+    if folder is None:
+        raise InputError(f"{path}: a folder that is not an MNN model folder (no config.json with tokenizer_file "
+                         "or llm_config.json); pass the tokenizer file")
+    return folder.tokenizer_path, folder.engine_llm_config()
 
 
 def _prepare(file: Path, against, target, bos):
@@ -124,7 +142,7 @@ def _check_file(file: Path):
 
 
 def run_verify(file, source, lowered, lowering, policy, *, corpus=None, python=None, progress=None,
-               source_path=None):
+               source_path=None, llm_config=None):
     """-> (verify.Report, policy decisions with measured severities)."""
     from ..policy import decide
     from ..verify.check import verify
@@ -135,5 +153,6 @@ def run_verify(file, source, lowered, lowering, policy, *, corpus=None, python=N
     src = Path(source_path) if source_path is not None else None
     source_dir = src if src is None or src.is_dir() else src.parent
     report = verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
-                    source_dir=source_dir, python=python, progress=progress, reference=reference_for(source))
+                    source_dir=source_dir, python=python, progress=progress, reference=reference_for(source),
+                    llm_config=llm_config)
     return report, decide(lowering.losses, policy, report.reach())

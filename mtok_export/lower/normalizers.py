@@ -97,9 +97,16 @@ def _bert(lw, n, jp: str, name: str):
         # runtime strips only when it has a table, so it gets one that maps nothing away.
         table = ((0x41, "A"),)
     elif strip:
+        # The runtime's accent stripping also drops spacing marks (Mc: Devanagari vowel signs) and
+        # skips CJK characters; HF's is NFD then dropping Mn.  A code-point table of exactly that
+        # runs first: before lowercasing, as in HF (İ strips to I, then lowercases to i).
         from ..unicode.tables import table as build
-        table = build("NFD", progress=lw.progress)
-        lw.loss(L.STRIP_ACCENTS, name, jp, "accent stripping removes Mc and Me marks too (HF: Mn only)", "\u0915\u093e")
+        lw.did("bert-strip-accents-table", f"{jp}: strip_accents as a NFD-then-drop-Mn code-point table before "
+               "the BERT normalizer (the runtime's own stripping drops Mc marks too)")
+        lw.loss(L.NORMALIZER_TABLE, name, jp, _TABLE_LOSS, "a\u200bb")
+        lw.did("bert-normalizer", f"{jp}: {n.kind} as MNN BertNormalizer")
+        return N.Sequence((N.CodepointMap(build("NFD-Mn", progress=lw.progress)),
+                           N.MnnBertNormalizer(clean, chinese, False, lower, None)))
     lw.did("bert-normalizer", f"{jp}: {n.kind} as MNN BertNormalizer" + (" + NFD table" if strip else ""))
     return N.MnnBertNormalizer(clean, chinese, strip, lower, table)
 

@@ -40,7 +40,8 @@ Entry = tuple[int, str]
 Table = tuple[Entry, ...]
 Progress = Callable[[int, int], None]
 
-FORMS = ("NFC", "NFKC", "NFD", "NFKD")
+FORMS = ("NFC", "NFKC", "NFD", "NFKD", "NFD-Mn")  # NFD-Mn: NFD, then nonspacing marks removed (HF's
+# BertNormalizer strip_accents)
 MAX_CODEPOINT = 0x10FFFF
 _SURROGATES = (0xD800, 0xDFFF)
 _TOTAL = MAX_CODEPOINT + 1
@@ -90,7 +91,7 @@ def build_table(form: str, *, progress: Progress | None = None) -> Table:
     ``(cp, unicodedata.normalize(form, chr(cp)))`` where the result differs from ``chr(cp)``.
 
     ``progress(done, total)`` is called every 65536 code points (``total`` = 0x110000)."""
-    norm = partial(unicodedata.normalize, _check_form(form))
+    norm = _strip_mn if _check_form(form) == "NFD-Mn" else partial(unicodedata.normalize, form)
     out: list[Entry] = []
     if progress is not None:
         progress(0, _TOTAL)
@@ -105,6 +106,10 @@ def build_table(form: str, *, progress: Progress | None = None) -> Table:
         if progress is not None:
             progress(hi, _TOTAL)
     return tuple(out)
+
+
+def _strip_mn(s: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", s) if unicodedata.category(c) != "Mn")
 
 
 # --------------------------------------------------------------------------------------------------
