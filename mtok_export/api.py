@@ -112,25 +112,25 @@ def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = 
 def verify(file: PathLike, against: PathLike | None = None, *, target: str | None = None, bos: str | None = None,
            allow_lossy: bool = False, accept=(), accept_file: PathLike | None = None, strict: bool = False,
            corpus: PathLike | None = None, runtime_python: PathLike | None = None, progress=None) -> VerifyResult:
-    """Check `file` with our strict reader, then run the MNN runtime on it and the reference on the
-    source (`against`, else the one its manifest names) over the built-in corpus (plus `corpus`,
-    JSONL), and apply the acceptance policy (the manifest's unless one is given here).
-    `progress(step)` is told each phase.
+    """Check `file` (or the tokenizer an MNN model folder names) with our strict reader, then run the
+    MNN runtime on it and the reference on the source (`against`, else the one its manifest names)
+    over the built-in corpus (plus `corpus`, JSONL), and apply the acceptance policy (the manifest's
+    unless one is given here).  `progress(step)` is told each phase.
 
-    This exposes today's verification, whose steps live in `cli/cmd_verify.py` (`_prepare`,
-    `run_verify`), the release-gate code; they belong in a library module, and then this function
-    imports them from there."""
-    from .cli.cmd_verify import _prepare, run_verify
+    This exposes today's verification, whose steps live in `cli/cmd_verify.py` (`_engine_path`,
+    `_prepare`, `run_verify`), the release-gate code; they belong in a library module, and then
+    this function imports them from there."""
+    from .cli.cmd_verify import _engine_path, _prepare, run_verify
     from .policy import Policy
 
-    file = Path(file)
+    file, llm_config = _engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
     manifest, source, low, lw, read_opts = _prepare(file, Path(against) if against is not None else None, target,
                                                     bos)
     given = accept or accept_file or allow_lossy or strict
     policy = Policy.from_options(accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict) \
         if given or manifest is None else Policy.from_json(manifest.get("policy", {}))
     report, decisions = run_verify(file, source, low, lw, policy, corpus=corpus, python=runtime_python,
-                                   progress=progress, source_path=read_opts["path"])
+                                   progress=progress, source_path=read_opts["path"], llm_config=llm_config)
     return VerifyResult(report, decisions)
 
 
