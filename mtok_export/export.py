@@ -13,6 +13,8 @@ from . import model_folder
 from .errors import InputError, LossError, RuntimeEngineError, UnsupportedError
 from .formats import read_source  # noqa: F401  (moved there; callers import it from here too)
 from .io import atomic_write
+from . import legacy
+from .mtok import check_written, write_mtok
 from .mtok.constants import FileType
 
 
@@ -28,6 +30,7 @@ class ExportResult:
     decisions: list = field(default_factory=list)  # policy.Decision per loss code
     manifest: dict | None = None  # what was written beside the output
     rejected: Path | None = None  # where a file that failed was kept
+    written: bool = False  # the output was replaced
 
 
 FORMATS = {"mtok": "tokenizer.mtok", "txt": "tokenizer.txt"}
@@ -40,14 +43,10 @@ def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto",
     from .lower import Lowering, lower
 
     if fmt == "mtok":
-        from .mtok import write_mtok
-
         low, lw = lower(tok, target, bos, progress, header_specials)
         return write_mtok(low), low, lw
     if fmt != "txt":
         raise InputError(f"unknown format {fmt!r}: choose mtok or txt")
-    from . import legacy
-
     kind, why = legacy.choose_type(tok)
     try:
         losses = legacy.legacy_losses(tok, kind)
@@ -103,6 +102,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     tok = read_source(path, chat_template, pattern=pattern, special=special, family=family)
     data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress, header_specials=header_specials)
     out = Path(output_dir or (path if path.is_dir() else path.parent)) / FORMATS[fmt]
+    check_written(data, out) if fmt == "mtok" else legacy.check_written(data, out)  # nothing the reader rejects
     result = ExportResult(tok, low, lw, out, len(data), 0.0)
     folder = model_folder.find(out.parent)
     new_llm_config, engine_llm_config = _llm_config_plan(folder, low, keep_llm_config, lw.notes)
@@ -114,6 +114,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
         if any(not d.accepted for d in result.decisions):
             raise LossError(result.decisions, result)
         atomic_write(out, data)
+        result.written = True
     else:
         from .verify.check import verify as run_verify
         from .verify.corpus import builtin_chats, builtin_corpus, load_corpus_file
@@ -143,6 +144,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
                     raise VerificationError(result)
                 raise LossError(result.decisions, result)
             os.replace(tmp, out)
+            result.written = True
         finally:
             if tmp.exists():
                 tmp.unlink()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import InputError
+from .io import atomic_write
 
 MANIFEST_VERSION = 1
 
@@ -70,8 +71,6 @@ def verification_json(report, runtime_python: str | None = None) -> dict | None:
 
 
 def write_manifest(output: Path, manifest: dict):
-    from .export import atomic_write
-
     atomic_write(manifest_path(output), (json.dumps(manifest, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
 
 

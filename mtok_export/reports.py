@@ -5,7 +5,6 @@ of `mtok-export` and `mtok verify`: success, exit 1 (unexplained mismatch), 2 (b
 from __future__ import annotations
 
 import re
-from xml.sax.saxutils import escape, quoteattr
 
 from . import __version__
 
@@ -73,6 +72,7 @@ def outcome_json(command: str, exit_code: int, *, error: BaseException | None = 
 def junit_xml(suite: str, exit_code: int, *, error: BaseException | None = None, report=None,
               decisions=None) -> str:
     """One test case per verification check and per loss decision; a bad input is one errored case."""
+    from xml.sax.saxutils import escape, quoteattr
     cases: list[str] = []
 
     def case(name: str, body: str = ""):

@@ -8,8 +8,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..reports import outcome_json
-from .console import err, out
 from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, Strict, print_decisions, print_report,
                    verify_progress, write_outcomes)
 
@@ -68,6 +66,8 @@ def export(
     from ..export import export as run
     from ..lower import BOS_POLICIES, HEADER_SPECIALS, TARGETS
     from ..policy import Policy
+    from ..reports import outcome_json
+    from .console import err, out
     from .progress import table_progress
 
     result = decisions = error = hint = None
@@ -160,7 +160,7 @@ def print_summary(r):
         row("passes", ", ".join(r.lowering.applied))
     for note in list(r.source.meta.notes) + r.lowering.notes:
         row("note", note)
-    verb = "[bold red]rejected[/]" if r.rejected else "[bold green]wrote[/]"
+    verb = "[bold green]wrote[/]" if r.written else "[bold red]rejected[/]" if r.rejected else "[bold red]not written[/]"
     out.print(f"{verb} {escape(str(r.path))} ({size(r.size)}, {r.seconds:.2f} s, target {r.lowering.target})")
     out.print(t)
     if r.rejected:

@@ -11,8 +11,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..reports import outcome_json
-from .console import out
 from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, Strict, print_decisions, print_report,
                    verify_progress, write_outcomes)
 
@@ -45,6 +43,8 @@ def verify(
     unless options are given), 1 when a mismatch is not reproduced, 3 when a loss is refused."""
     from ..errors import InputError, LossError, MtokError, VerificationError
     from ..policy import Policy
+    from ..reports import outcome_json
+    from .console import out
 
     decisions = report = error = None
     code = 0

@@ -9,11 +9,8 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
-from ..dump.sanitize import clip, show
-from .console import err, out
+from ..io import atomic_write
 
 Accept = Annotated[Optional[list[str]], typer.Option(
     "--accept", metavar="CODE[,CODE...]", help="Accept these loss codes (repeatable). Without it, losses that "
@@ -42,14 +39,18 @@ def write_outcomes(command: str, exit_code: int, report_file: Path | None, junit
 
 
 def _write(path: Path, text: str):
-    from ..export import atomic_write
-
     atomic_write(Path(path), text.encode("utf-8"))
 
 
-def print_decisions(decisions, console=out):
+def print_decisions(decisions, console=None):
     """One line per loss code (severity, measured or declared, mismatches on the everyday / edge
     slices, the verdict), then its first places in the source."""
+    from rich.text import Text
+
+    from ..dump.sanitize import show
+    from .console import out
+
+    console = console or out
     if not decisions:
         return
     console.print("[bold]losses[/]")
@@ -68,6 +69,12 @@ def print_decisions(decisions, console=out):
 
 
 def print_report(report):
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..dump.sanitize import clip, show
+    from .console import out
+
     t = Table("check", "match", "note", box=None, padding=(0, 2), title=f"verify on MNN {report.runtime}",
               title_justify="left")
     notes: list[str] = []
@@ -104,6 +111,8 @@ def verify_progress(quiet: bool):
     from contextlib import contextmanager
 
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from .console import err
 
     @contextmanager
     def cm():
