@@ -117,21 +117,19 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
     over the built-in corpus (plus `corpus`, JSONL), and apply the acceptance policy (the manifest's
     unless one is given here).  `progress(step)` is told each phase.
 
-    This exposes today's verification, whose steps live in `cli/cmd_verify.py` (`_engine_path`,
-    `_prepare`, `run_verify`), the release-gate code; they belong in a library module, and then
-    this function imports them from there."""
-    from .cli.cmd_verify import _engine_path, _prepare, run_verify
-    from .policy import Policy
+    The steps are `verification.engine_path`, `prepare` and `run`, shared with `mtok verify`."""
+    from .policy import Policy, decide
+    from .verification import engine_path, prepare, run
 
-    file, llm_config = _engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
-    manifest, source, low, lw, read_opts = _prepare(file, Path(against) if against is not None else None, target,
+    file, llm_config = engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
+    manifest, source, low, lw, read_opts = prepare(file, Path(against) if against is not None else None, target,
                                                     bos)
     given = accept or accept_file or allow_lossy or strict
     policy = Policy.from_options(accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict) \
         if given or manifest is None else Policy.from_json(manifest.get("policy", {}))
-    report, decisions = run_verify(file, source, low, lw, policy, corpus=corpus, python=runtime_python,
-                                   progress=progress, source_path=read_opts["path"], llm_config=llm_config)
-    return VerifyResult(report, decisions)
+    report = run(file, source, low, lw, source_path=read_opts["path"], corpus=corpus, python=runtime_python,
+                 progress=progress, llm_config=llm_config)
+    return VerifyResult(report, decide(lw.losses, policy, report.reach()))
 
 
 def inspect(file: PathLike, *, limit: int = 5, strict: bool = False) -> InspectResult:

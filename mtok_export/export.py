@@ -116,19 +116,15 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
         atomic_write(out, data)
         result.written = True
     else:
-        from .verify.check import verify as run_verify
-        from .verify.corpus import builtin_chats, builtin_corpus, load_corpus_file
-        from .verify.reference import reference_for
+        from .verification import run as run_verify
 
         tmp = out.with_name(f".{out.name}.{os.getpid()}.verifying")
         atomic_write(tmp, data)
         try:
-            samples = list(builtin_corpus()) + (list(load_corpus_file(verify.corpus)) if verify.corpus else [])
-            source_dir = path if path.is_dir() else path.parent
             try:
-                result.verify = run_verify(tmp, tok, low, lw, samples=samples, chats=list(builtin_chats()),
-                                           source_dir=source_dir, python=verify.python, progress=verify.progress,
-                                           reference=reference_for(tok), llm_config=engine_llm_config)
+                result.verify = run_verify(tmp, tok, low, lw, source_path=path, corpus=verify.corpus,
+                                           python=verify.python, progress=verify.progress,
+                                           llm_config=engine_llm_config)
             except RuntimeEngineError:  # the runtime crashed or hung on the file: keep it for a bug report
                 result.rejected = rejected_path(out)
                 os.replace(tmp, result.rejected)

@@ -42,21 +42,23 @@ def verify(
     Exit 0 when every mismatch is reproduced by a loss the policy accepts (the manifest's policy
     unless options are given), 1 when a mismatch is not reproduced, 3 when a loss is refused."""
     from ..errors import InputError, LossError, MtokError, VerificationError
-    from ..policy import Policy
+    from ..policy import Policy, decide
     from ..reports import outcome_json
+    from ..verification import engine_path, prepare, run
     from .console import out
 
     decisions = report = error = None
     code = 0
     try:
-        file, llm_config = _engine_path(file)
-        manifest, source, low, lw, read_opts = _prepare(file, against, target, bos)
+        file, llm_config = engine_path(file)
+        manifest, source, low, lw, read_opts = prepare(file, against, target, bos)
         given = accept or accept_file or allow_lossy or strict
         policy = Policy.from_options(accept, accept_file, allow_lossy, strict) if given or manifest is None \
             else Policy.from_json(manifest.get("policy", {}))
         with verify_progress(as_json) as step:
-            report, decisions = run_verify(file, source, low, lw, policy, corpus=corpus, python=runtime_python,
-                                           progress=step, source_path=read_opts["path"], llm_config=llm_config)
+            report = run(file, source, low, lw, source_path=read_opts["path"], corpus=corpus, python=runtime_python,
+                         progress=step, llm_config=llm_config)
+        decisions = decide(lw.losses, policy, report.reach())
         if not report.ok:
             raise VerificationError(_Result(report))
         if any(not d.accepted for d in decisions):
@@ -83,76 +85,3 @@ def verify(
 class _Result:  # what VerificationError needs of an export result
     def __init__(self, report):
         self.verify, self.rejected = report, None
-
-
-def _engine_path(path: Path):
-    """(tokenizer file, llm_config the engine reads): a model folder resolves as the engine does."""
-    from ..errors import InputError
-    from ..model_folder import find
-
-    path = Path(path)
-    if not path.is_dir():
-        return path, None
-    folder = find(path)
-    if folder is None:
-        raise InputError(f"{path}: a folder that is not an MNN model folder (no config.json with tokenizer_file "
-                         "or llm_config.json); pass the tokenizer file")
-    return folder.tokenizer_path, folder.engine_llm_config()
-
-
-def _prepare(file: Path, against, target, bos):
-    """The manifest (or None), the source IR and its honest lowering, after the file's own checks."""
-    from ..errors import InputError
-    from ..export import read_source
-    from ..lower import BOS_POLICIES, TARGETS, lower
-    from ..manifest import read_manifest
-
-    file = Path(file)
-    if not file.is_file():
-        raise InputError(f"{file}: no such file")
-    _check_file(file)
-    manifest = read_manifest(file)
-    m = manifest or {}
-    opts = dict(m.get("read_options") or {})
-    source = against or (Path(m["source"]) if m.get("source") else None)
-    if source is None:
-        raise InputError(f"{file}: no manifest beside it ({file.name}.json); pass --against SOURCE")
-    target = target or m.get("target") or "mnn-3.6"
-    bos = bos or m.get("bos_policy") or "auto"
-    if target not in (*TARGETS, "mnn-legacy"):
-        raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
-    if bos not in BOS_POLICIES:
-        raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
-    tok = read_source(source, opts.get("chat_template"), pattern=opts.get("pattern"), special=opts.get("special"),
-                      family=opts.get("family"))
-    if target == "mnn-legacy" or file.suffix == ".txt":
-        from ..export import build
-
-        _, low, lw = build(tok, "txt", bos=bos)
-    else:
-        low, lw = lower(tok, target, bos, header_specials=opts.get("header_specials") or "needed")
-    return manifest, tok, low, lw, {**opts, "path": Path(source)}
-
-
-def _check_file(file: Path):
-    """The strict reader's checks before the runtime loads the file (exit 2 with an offset)."""
-    from ..readers.mnn_file import read_mnn_file
-
-    read_mnn_file(file, strict=True)
-
-
-def run_verify(file, source, lowered, lowering, policy, *, corpus=None, python=None, progress=None,
-               source_path=None, llm_config=None):
-    """-> (verify.Report, policy decisions with measured severities)."""
-    from ..policy import decide
-    from ..verify.check import verify
-    from ..verify.corpus import builtin_chats, builtin_corpus, load_corpus_file
-    from ..verify.reference import reference_for
-
-    samples = list(builtin_corpus()) + (list(load_corpus_file(corpus)) if corpus else [])
-    src = Path(source_path) if source_path is not None else None
-    source_dir = src if src is None or src.is_dir() else src.parent
-    report = verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
-                    source_dir=source_dir, python=python, progress=progress, reference=reference_for(source),
-                    llm_config=llm_config)
-    return report, decide(lowering.losses, policy, report.reach())

@@ -1,0 +1,68 @@
+"""Verifying a written file against its source (the library side of `mtok verify` and of the export's
+verify-before-replace): resolve an MNN model folder as the engine does, check the file with the
+strict reader, re-read the source and lower it honestly with the options the manifest records,
+and run `verify.check.verify` on the built-in corpus plus the user's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import InputError
+from .export import build, read_source
+from .lower import BOS_POLICIES, TARGETS, lower
+from .manifest import read_manifest
+from .model_folder import find
+from .readers.mnn_file import read_mnn_file
+from .verify.check import verify
+from .verify.corpus import builtin_chats, builtin_corpus, load_corpus_file
+from .verify.reference import reference_for
+
+
+def engine_path(path: Path):
+    """(tokenizer file, llm_config the engine reads): a model folder resolves as the engine does."""
+    path = Path(path)
+    if not path.is_dir():
+        return path, None
+    folder = find(path)
+    if folder is None:
+        raise InputError(f"{path}: a folder that is not an MNN model folder (no config.json with tokenizer_file "
+                         "or llm_config.json); pass the tokenizer file")
+    return folder.tokenizer_path, folder.engine_llm_config()
+
+
+def prepare(file: Path, against=None, target=None, bos=None):
+    """-> (the manifest or None, the source IR, its honest lowering, the Lowering, the reader options
+    with the source path), after the file's own strict checks (exit 2 with an offset)."""
+    file = Path(file)
+    if not file.is_file():
+        raise InputError(f"{file}: no such file")
+    read_mnn_file(file, strict=True)
+    manifest = read_manifest(file)
+    m = manifest or {}
+    opts = dict(m.get("read_options") or {})
+    source = against or (Path(m["source"]) if m.get("source") else None)
+    if source is None:
+        raise InputError(f"{file}: no manifest beside it ({file.name}.json); pass --against SOURCE")
+    target = target or m.get("target") or "mnn-3.6"
+    bos = bos or m.get("bos_policy") or "auto"
+    if target not in (*TARGETS, "mnn-legacy"):
+        raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
+    if bos not in BOS_POLICIES:
+        raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
+    tok = read_source(source, opts.get("chat_template"), pattern=opts.get("pattern"), special=opts.get("special"),
+                      family=opts.get("family"))
+    if target == "mnn-legacy" or file.suffix == ".txt":
+        _, low, lw = build(tok, "txt", bos=bos)
+    else:
+        low, lw = lower(tok, target, bos, header_specials=opts.get("header_specials") or "needed")
+    return manifest, tok, low, lw, {**opts, "path": Path(source)}
+
+
+def run(file, source, lowered, lowering, *, source_path, corpus=None, python=None, progress=None, llm_config=None):
+    """`verify.check.verify` of `file` on the built-in corpus plus `corpus`, against the reference of
+    the source at `source_path` (HF on its tokenizer.json, or `reference_for` the IR)."""
+    samples = list(builtin_corpus()) + (list(load_corpus_file(corpus)) if corpus else [])
+    src = Path(source_path)
+    return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
+                  source_dir=src if src.is_dir() else src.parent, python=python, progress=progress,
+                  reference=reference_for(source), llm_config=llm_config)
