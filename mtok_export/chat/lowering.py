@@ -154,10 +154,25 @@ class _Lowerer:
 
     def run(self) -> tuple[str, Counter]:
         edits: list[tuple[int, int, str]] = []
-        for tag in self._tags():
-            new = self._tag(tag)
-            if new is not None:
-                edits.append((tag.start, tag.end, new))
+        tags = list(self._tags())
+        gaps = _effective_gaps(self.env, self.source)
+        if len(gaps) != len(tags) + 1:
+            gaps = None  # lexers disagree: no set-block rewrite
+        i = 0
+        while i < len(tags):
+            tag = tags[i]
+            if tag.kind == "block" and tag.keyword == "set" and not tag.assigns and gaps:
+                end = self._endset(tags, i)
+                edit = self._set_block(tags, gaps, i, end) if end is not None else None
+                if edit is not None:
+                    edits.append(edit)
+                    i = end + 1
+                    continue
+            if tag.kind in ("block", "variable"):
+                new = self._tag(tag)
+                if new is not None:
+                    edits.append((tag.start, tag.end, new))
+            i += 1
         edits += self._comment_edits()
         out = self.source
         for start, end, new in sorted(edits, reverse=True):
@@ -167,19 +182,81 @@ class _Lowerer:
     # tags
 
     def _tags(self):
+        """Every tag in source order (comments and raw blocks too, for the set-block rewrite)."""
         toks = self.src.toks
+        ends = {"variable_begin": "variable_end", "block_begin": "block_end",
+                "comment_begin": "comment_end", "raw_begin": "raw_end"}
         i = 0
         while i < len(toks):
             tok = toks[i]
-            if tok.type in ("variable_begin", "block_begin"):
+            if tok.type in ends:
                 j = i + 1
-                while j < len(toks) and toks[j].type not in ("variable_end", "block_end"):
+                while j < len(toks) and toks[j].type != ends[tok.type]:
                     j += 1
-                if j < len(toks):
-                    yield _Tag(tok.type == "variable_begin", tok.pos + len(tok.value), toks[j].pos,
-                               toks[i + 1:j], self.source)
+                if j >= len(toks):
+                    return
+                yield _Tag(tok.type[:-len("_begin")], tok.pos + len(tok.value), toks[j].pos,
+                           toks[i + 1:j], self.source, tok, toks[j])
                 i = j
             i += 1
+
+    def _endset(self, tags: list, i: int) -> int | None:
+        """Index of the `endset` closing the block set at ``i`` (None if another block set or a
+        raw block comes first: not rewritten)."""
+        for j in range(i + 1, len(tags)):
+            t = tags[j]
+            if t.kind == "raw" or (t.kind == "block" and t.keyword == "set" and not t.assigns):
+                return None
+            if t.kind == "block" and t.keyword == "endset":
+                return j
+        return None
+
+    def _set_block(self, tags: list, gaps: list[str], i: int, j: int) -> tuple[int, int, str] | None:
+        """``{% set x %}BODY{% endset %}`` -> the body's output appended to a namespace, then
+        ``{% set x = ns.v %}``.  The body's text is taken as jinja2 renders it (after trim_blocks,
+        lstrip_blocks and ``-``), so whitespace control around the new tags cannot change it."""
+        head = tags[i]
+        try:
+            node = self._parse(f"{{% set{head.after_keyword} %}}{{% endset %}}").body[0]
+        except jinja2.TemplateSyntaxError:
+            return None
+        if not isinstance(node.target, nodes.Name) or node.filter is not None:
+            return None
+        name = node.target.name
+        ns = f"mtok_set_{name}"
+        add = f"{{%- set {ns}.v = {ns}.v ~ "
+        pieces = [f"{head.begin.value} set {ns} = namespace(v='') -%}}"]
+        newlines = head.inner.count("\n")
+
+        def put(text: str) -> None:
+            nonlocal newlines
+            pieces.append(text.replace("-%}", "\n" * newlines + "-%}", 1) if newlines else text)
+            newlines = 0
+
+        for k in range(i + 1, j + 1):
+            tag = tags[k]
+            raw_gap = self.source[tags[k - 1].end_pos:tag.begin.pos]
+            newlines += raw_gap.count("\n")
+            if gaps[k]:
+                put(f"{add}{_string_const(gaps[k])} -%}}")
+            if k == j:
+                break
+            inner = tag.inner
+            newlines += inner.count("\n")
+            if tag.kind == "comment":
+                continue
+            new = self._tag(tag)
+            text = (new if new is not None else inner).strip()
+            if tag.kind == "variable":
+                put(f"{add}({text}) -%}}")
+            else:
+                put(f"{{%- {text} -%}}")
+        end = tags[j]
+        newlines += end.inner.count("\n")
+        put(f"{{%- set {name} = {ns}.v -%}}")
+        pieces[-1] = pieces[-1][:-3] + end.end_tok.value[:end.end_tok.value.index("}") + 1]
+        self._mark("set-block")
+        return head.begin.pos, end.end_pos, "".join(pieces)
 
     def _tag(self, tag: "_Tag") -> str | None:
         """The new inner text of ``tag``, or None to keep it."""
@@ -204,7 +281,7 @@ class _Lowerer:
             return self._macro(tag, rest)
         elif kw == "endmacro":
             self._pop("macro")
-        elif kw == "set" and "=" in [t.value for t in tag.toks if t.type == "operator"]:
+        elif kw == "set" and tag.assigns:
             def set_text():
                 node = self._parse(f"{{% set{rest} %}}").body[0]
                 return f" set {emit_target(node.target)} = {emit(self.expr(node.node))} "
@@ -545,11 +622,27 @@ class _Skip(Exception):
 
 @dataclass
 class _Tag:
-    variable: bool
-    start: int
+    kind: str  # "variable", "block", "comment", "raw"
+    start: int  # offset of the text between the delimiters
     end: int
     toks: list
     source: str
+    begin: object = None  # the opening and closing delimiter tokens
+    end_tok: object = None
+
+    @property
+    def variable(self) -> bool:
+        return self.kind == "variable"
+
+    @property
+    def end_pos(self) -> int:
+        """Offset just after the closing delimiter (its token may hold trimmed whitespace)."""
+        value = self.end_tok.value
+        for marker in ("%}", "}}", "#}"):
+            k = value.find(marker)
+            if k >= 0:
+                return self.end_tok.pos + k + 2
+        return self.end_tok.pos + len(value)
 
     @property
     def inner(self) -> str:
@@ -565,9 +658,33 @@ class _Tag:
         return first.value if first is not None and first.type == "name" else ""
 
     @property
+    def assigns(self) -> bool:
+        return any(t.type == "operator" and t.value == "=" for t in self.toks)
+
+    @property
     def after_keyword(self) -> str:
         first = next((t for t in self.toks if t.type != "whitespace"), None)
         return self.source[first.pos + len(first.value):self.end] if first is not None else ""
+
+
+def _effective_gaps(env: jinja2.Environment, source: str) -> list[str]:
+    """The text before each tag and after the last one as jinja2 renders it: its lexer applies
+    trim_blocks, lstrip_blocks and ``-`` to the data tokens."""
+    gaps, data, inside = [], "", False
+    for _line, typ, value in env.lexer.tokeniter(source, None):
+        if typ in ("block_begin", "variable_begin", "comment_begin", "raw_begin"):
+            gaps.append(data)
+            data, inside = "", True
+        elif typ in ("block_end", "variable_end", "comment_end", "raw_end"):
+            inside = False
+        elif typ == "data" and not inside:
+            data += value
+    gaps.append(data)
+    return gaps
+
+
+def _string_const(text: str) -> str:
+    return emit(nodes.Const(text))
 
 
 def _header(node: nodes.Node) -> str:

@@ -69,17 +69,21 @@ class RuntimeResult:
     chats: list[str | None]    # apply_chat_template(messages) per conversation, None if it raised
     log: str                   # everything MNN printed (C-level stdout and stderr)
     version: str               # MNN.version() of the interpreter that ran it
+    renders: list[str | None] = ()  # per `renders` item: its messages rendered with its jinja block
 
 
 def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | bytes] = (),
                 decode_ids: Sequence[int] = (), chats: Sequence[Sequence[Mapping[str, str]]] = (),
                 python: str | os.PathLike | None = None, timeout: float = 120.0,
-                llm_config: Mapping | None = None) -> RuntimeResult:
+                llm_config: Mapping | None = None, renders: Sequence[Mapping] = ()) -> RuntimeResult:
     """Load `tokenizer_path` (`.mtok` or legacy `tokenizer.txt`) in MNN and run all requests in one process.
 
     `texts` are `str` (valid Unicode) or `bytes` (passed raw); `decode_ids` are int32; each entry of
     `chats` is a list of `{"role", "content"}` messages.  `python` is the interpreter that has MNN
     (default: this one).  `llm_config` is written as `llm_config.json`, e.g. ``{"jinja": {...}}``.
+    Each of `renders` is ``{"jinja": {"chat_template", "eos", "context"}, "messages": [...]}``:
+    its messages rendered by an Llm loaded with that `jinja` block (how an app sets the template,
+    tools and extra variables); role "json" messages carry whole message objects (spec 8.7).
     Raises `RuntimeEngineError` on a missing file, missing MNN, load failure, crash or timeout.
     """
     src = Path(tokenizer_path)
@@ -120,7 +124,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
         request, response, log, progress = (tmp_path / n for n in
                                             ("request.json", "response.json", "log.txt", "progress"))
         request.write_text(json.dumps({"config": str(model_dir / "config.json"), "texts": wire_texts,
-                                       "decode_ids": ids, "chats": wire_chats}))
+                                       "decode_ids": ids, "chats": wire_chats,
+                                       "renders": [dict(r) for r in renders]}))
         try:
             output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout)
         except subprocess.TimeoutExpired:
@@ -145,7 +150,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
             raise RuntimeEngineError(f"MNN could not load {src}:\n{_tail(log_text)}")
         raise RuntimeEngineError(f"runtime worker failed:\n{err['message']}")
     return RuntimeResult(encodes=data["encodes"], decodes={i: bytes.fromhex(h) for i, h in data["decodes"]},
-                         chats=data["chats"], log=log_text, version=data["version"])
+                         chats=data["chats"], log=log_text, version=data["version"],
+                         renders=data.get("renders", []))
 
 
 def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float) -> tuple[str, str]:
@@ -186,6 +192,8 @@ def _describe(step: str, texts: list[str | bytes]) -> str:
         return f"decode of id {num}"
     if kind == "chat":
         return f"chat template #{num}"
+    if kind == "render":
+        return f"template render #{num}"
     return step
 
 
