@@ -132,14 +132,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {cid} @{at}: want {want[lo:at + 120]!r}\n    {' ' * len(cid)}  got  {got[lo:at + 120]!r}")
 
     n = len(items)
+    comparable = [it for it in items if it["before"].same or it["before"].differ or it["before"].hang]
+    unsupported = sum(len(it["before"].unsupported) for it in items)
     ident_b = sum(it["before"].identical for it in items)
     ident_a = sum(bool(it.get("after")) and it["after"].identical for it in items)
     hang_b = sum(it["before"].hang for it in items)
     hang_a = sum(bool(it.get("after")) and it["after"].hang for it in items)
     refused = sum(1 for it in items if it["lowered"] is None)
     print()
-    print(f"templates: {n}, conversations: {len(convs)}")
-    print(f"identical on every comparable conversation: before {ident_b}/{n}, after {ident_a}/{n}")
+    print(f"templates: {n}, conversations: {len(convs)}; {n - len(comparable)} template(s) that "
+          f"transformers renders on no conversation; {unsupported} (template, conversation) pairs "
+          "not compared because transformers prints list contents as a Python list")
+    print(f"identical on every comparable conversation: before {ident_b}/{n}, after {ident_a}/{n} "
+          f"(of the {len(comparable)} comparable templates: before {ident_b}/{len(comparable)}, "
+          f"after {ident_a}/{len(comparable)})")
     print(f"hang or crash in the runtime: before {hang_b}, after {hang_a}; lowering refused: {refused}")
     print("templates fixed (differing -> identical), per rule applied:")
     for rule in sorted(fixed_by):

@@ -50,7 +50,7 @@ from jinja2.lexer import newline_re
 
 from ..errors import MtokError
 from .jinja_emit import UNEMITTABLE, emit, emit_target
-from .lint import Finding, _Source, lint_template, parse_environment
+from .lint import FUNCTIONS, Finding, _Source, lint_template, parse_environment
 
 __all__ = ["LoweredTemplate", "TemplateHangError", "lower_template", "TARGETS", "UNDEFINED"]
 
@@ -147,6 +147,10 @@ class _Lowerer:
         self.loops: list[_Loop] = []
         self.macros: list[_Macro] = []
         self.blocks: list[str] = []  # open block tags: for/macro/other
+        self.hoists: list[str] | None = None  # loops to insert before the current tag
+        self.prefix = ""
+        self.in_set_block = False
+        self.fresh = 0
         # parameters a macro body assigns to keep their defaults (the rewrite would be wrong)
         self.macro_assigned = {
             (m.name, m.lineno): {n.name for n in m.find_all(nodes.Name) if n.ctx == "store"}
@@ -172,6 +176,8 @@ class _Lowerer:
                 new = self._tag(tag)
                 if new is not None:
                     edits.append((tag.start, tag.end, new))
+                    if self.prefix:
+                        edits.append((tag.begin.pos, tag.begin.pos, self.prefix))
             i += 1
         edits += self._comment_edits()
         out = self.source
@@ -245,7 +251,11 @@ class _Lowerer:
             newlines += inner.count("\n")
             if tag.kind == "comment":
                 continue
-            new = self._tag(tag)
+            self.in_set_block = True
+            try:
+                new = self._tag(tag)
+            finally:
+                self.in_set_block = False
             text = (new if new is not None else inner).strip()
             if tag.kind == "variable":
                 put(f"{add}({text}) -%}}")
@@ -259,8 +269,13 @@ class _Lowerer:
         return head.begin.pos, end.end_pos, "".join(pieces)
 
     def _tag(self, tag: "_Tag") -> str | None:
-        """The new inner text of ``tag``, or None to keep it."""
+        """The new inner text of ``tag``, or None to keep it.  ``self.prefix`` is then the code
+        to insert before the tag (hoisted loops, see ``_hoist``)."""
         self.rewrote = False
+        self.prefix = ""
+        kw = "" if tag.variable else tag.keyword
+        self.hoists = [] if (kw in ("", "if", "for") or (kw == "set" and tag.assigns)) \
+            and not self.in_set_block else None
         self.force = any(t.type == "name" and t.value in ("True", "False", "None") for t in tag.toks)
         if self.force:
             self.applied["python-literal"] += 1
@@ -299,6 +314,13 @@ class _Lowerer:
             return None
         if not (self.rewrote or self.force):
             return None
+        if self.hoists:
+            # The hoisted tags go right before the tag and take over its left whitespace control;
+            # before a `{{` without `-` an empty `{{ '' }}` keeps lstrip_blocks off the line.
+            marker = tag.begin.value
+            lead = "{{ '' }}" if marker.startswith("{{") and not marker.endswith("-") else ""
+            code = "".join(self.hoists)
+            self.prefix = lead + ("{%-" if marker.endswith("-") else "{%") + code[2:]
         # keep the line count: the lowered template's findings are matched line by line
         return new + "\n" * tag.inner.count("\n")
 
@@ -461,7 +483,11 @@ class _Lowerer:
         if self.macros and node.name in self.macros[-1].defaults:
             self._mark("macro-default")
             default = self.macros[-1].defaults[node.name]
-            return nodes.CondExpr(nodes.Test(node, "defined", [], [], None, None), node, default)
+            test = nodes.Test(node, "defined", [], [], None, None)
+            if node.name in FUNCTIONS:  # the runtime predefines these names as "<function NAME>"
+                test = nodes.And(test, nodes.Compare(node, [nodes.Operand(
+                    "ne", nodes.Const(f"<function {node.name}>"))]))
+            return nodes.CondExpr(test, node, default)
         return node
 
     def _x_Tuple(self, node, boolean, receiver):
@@ -570,10 +596,65 @@ class _Lowerer:
             if truthy:
                 return nodes.CondExpr(obj, obj, default)
             return nodes.CondExpr(_defined(obj), obj, default)
+        hoisted = isinstance(obj, nodes.Getattr) and isinstance(obj.node, nodes.Name) \
+            and obj.node.name.startswith("mtok_h")
+        if hoisted and name == "list" and not args:
+            return obj
+        if hoisted and name in ("first", "last") and not args:
+            self._mark("filter")
+            return nodes.Getitem(obj, nodes.Const(0 if name == "first" else -1), "load")
+        if self.hoists is not None and not kwargs and not node.dyn_args and not node.dyn_kwargs:
+            ref = self._hoist(name, obj, args)
+            if ref is not None:
+                self._mark("filter")
+                return ref
+        if name in ("trim", "string") and not args and isinstance(obj, (nodes.Getattr, nodes.Getitem)) \
+                and getattr(obj, "attr", None) not in ("role", "content"):
+            # jinja2 gives "" for an undefined value; the runtime passes undefined on
+            self._mark("filter")
+            return nodes.CondExpr(_defined(obj), nodes.Filter(obj, name, [], [], None, None), nodes.Const(""))
         if name == "replace" and len(args) == 2 and not kwargs and _chainable(obj):
             self._mark("filter")
             return nodes.Call(nodes.Getattr(obj, "replace", "load"), args, [], None, None)
         return nodes.Filter(obj, name, args, kwargs, node.dyn_args, node.dyn_kwargs)
+
+    def _hoist(self, name: str, seq: nodes.Node, args: list) -> nodes.Node | None:
+        """`seq|join(sep)` and `seq|selectattr(...)` (and reject/select variants) have no
+        expression in the runtime (no join in 3.6.1; selection filters pass everything): compute
+        them in a loop inserted before the tag, into a namespace, and return its value."""
+        if name == "join" and len(args) <= 1:
+            ns, item = self._names()
+            sep = emit(args[0]) if args else "''"
+            self.hoists.append(
+                f"{{% set {ns} = namespace(v='') %}}{{% for {item} in {_header(seq)} %}}"
+                f"{{% set {ns}.v = {ns}.v ~ ({sep} if not loop.first else '') ~ {item} %}}"
+                "{% endfor %}")
+            return nodes.Getattr(nodes.Name(ns, "load"), "v", "load")
+        if name not in ("selectattr", "rejectattr", "select", "reject"):
+            return None
+        ns, item = self._names()
+        subject = nodes.Name(item, "load")
+        if name.endswith("attr"):
+            if not args or not isinstance(args[0], nodes.Const) or not isinstance(args[0].value, str):
+                return None
+            for part in args[0].value.split("."):
+                subject = nodes.Getattr(subject, part, "load")
+            args = args[1:]
+        cond = _selection_test(subject, args)
+        if cond is None:
+            self.fresh -= 1
+            return None
+        if name.startswith("reject"):
+            cond = nodes.Not(cond)
+        self.hoists.append(
+            f"{{% set {ns} = namespace(v=[]) %}}{{% for {item} in {_header(seq)} %}}"
+            f"{{% if {_header(cond)} %}}{{% set {ns}.v = {ns}.v + [{item}] %}}{{% endif %}}"
+            "{% endfor %}")
+        return nodes.Getattr(nodes.Name(ns, "load"), "v", "load")
+
+    def _names(self) -> tuple[str, str]:
+        self.fresh += 1
+        return f"mtok_h{self.fresh}", f"mtok_i{self.fresh}"
 
     def _x_Test(self, node, boolean, receiver):
         obj = self.expr(node.node)
@@ -685,6 +766,23 @@ def _effective_gaps(env: jinja2.Environment, source: str) -> list[str]:
 
 def _string_const(text: str) -> str:
     return emit(nodes.Const(text))
+
+
+def _selection_test(subject: nodes.Node, args: list) -> nodes.Node | None:
+    """The condition `select`/`selectattr` apply to ``subject`` with test ``args``."""
+    if not args:
+        return subject
+    if not isinstance(args[0], nodes.Const) or not isinstance(args[0].value, str):
+        return None
+    test, rest = args[0].value, args[1:]
+    ops = {"equalto": "eq", "eq": "eq", "==": "eq", "sameas": "eq", "ne": "ne", "!=": "ne",
+           "in": "in"}
+    if test in ops and len(rest) == 1:
+        return nodes.Compare(subject, [nodes.Operand(ops[test], rest[0])])
+    if test in ("defined", "undefined", "none", "string", "number", "mapping", "sequence",
+                "iterable", "true", "false", "boolean") and not rest:
+        return nodes.Test(subject, test, [], [], None, None)
+    return None
 
 
 def _header(node: nodes.Node) -> str:
