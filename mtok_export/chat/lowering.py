@@ -514,7 +514,7 @@ class _Lowerer:
             if new is not None:
                 self._mark("loop-attr")
                 return new
-        return _postfix(self.expr(node.node, receiver=True),
+        return self._postfix(self.expr(node.node, receiver=True),
                         lambda r: nodes.Getattr(r, node.attr, node.ctx))
 
     def _loop_attr(self, attr: str, loop: _Loop) -> nodes.Node | None:
@@ -535,7 +535,7 @@ class _Lowerer:
 
     def _x_Getitem(self, node, boolean, receiver):
         arg = self.expr(node.arg)
-        return _postfix(self.expr(node.node, receiver=True),
+        return self._postfix(self.expr(node.node, receiver=True),
                         lambda r: nodes.Getitem(r, arg, node.ctx))
 
     def _x_Slice(self, node, boolean, receiver):
@@ -580,7 +580,7 @@ class _Lowerer:
                     return nodes.Const(value)
             return nodes.Call(nodes.Getattr(r, method, "load"), args, kwargs, *dyn)
 
-        return _postfix(obj, call)
+        return self._postfix(obj, call)
 
     def _x_Filter(self, node, boolean, receiver):
         if node.node is None:
@@ -651,6 +651,22 @@ class _Lowerer:
             f"{{% if {_header(cond)} %}}{{% set {ns}.v = {ns}.v + [{item}] %}}{{% endif %}}"
             "{% endfor %}")
         return nodes.Getattr(nodes.Name(ns, "load"), "v", "load")
+
+    def _postfix(self, receiver: nodes.Node, build) -> nodes.Node:
+        """``build(receiver)`` for a postfix (``.x``, ``[i]``, ``.m()``), which the runtime drops
+        after a literal or ``( ... )``: moved into both branches of a condition, else (for a
+        receiver that is not a name, attribute, item or call) applied to the receiver's value
+        stored in a namespace by a ``set`` hoisted before the tag."""
+        def apply(r: nodes.Node) -> nodes.Node:
+            if _chainable(r) or self.hoists is None or (
+                    isinstance(r, nodes.Const) and isinstance(r.value, str)):
+                return build(r)  # string literals: folded by build where possible
+            ns, _item = self._names()
+            self.hoists.append(f"{{% set {ns} = namespace(v={emit(r)}) %}}")
+            self._mark("literal-method")
+            return build(nodes.Getattr(nodes.Name(ns, "load"), "v", "load"))
+
+        return _branches(receiver, apply)
 
     def _names(self) -> tuple[str, str]:
         self.fresh += 1
@@ -792,12 +808,6 @@ def _header(node: nodes.Node) -> str:
     return f"({text})" if isinstance(node, nodes.CondExpr) else text
 
 
-def _postfix(receiver: nodes.Node, build) -> nodes.Node:
-    """``build(receiver)``, moved into both branches when the receiver is a condition: the
-    runtime ignores a postfix after ``( ... )``."""
-    return _branches(receiver, build)
-
-
 def _branches(node: nodes.Node, build) -> nodes.Node:
     if isinstance(node, nodes.CondExpr) and node.expr2 is not None:
         return nodes.CondExpr(node.test, _branches(node.expr1, build), _branches(node.expr2, build))
@@ -824,6 +834,10 @@ def _pure(node: nodes.Node) -> bool:
     """Whether evaluating ``node`` again gives the same value: names, attributes, subscripts."""
     if isinstance(node, (nodes.Name, nodes.Const)):
         return True
+    if isinstance(node, (nodes.List, nodes.Tuple)):
+        return all(_pure(i) for i in node.items)
+    if isinstance(node, nodes.Dict):
+        return all(_pure(p.key) and _pure(p.value) for p in node.items)
     if isinstance(node, nodes.Getattr):
         return _pure(node.node)
     if isinstance(node, nodes.Getitem):
