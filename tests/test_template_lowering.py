@@ -35,7 +35,8 @@ USER = Conversation("user", ({"role": "user", "content": "hi"},))
 # The runtime probes whether a template wants typed content by looking for a lower-case marker in
 # its output: a template that upper-cases the content misleads it, so the case test lower-cases.
 MIXED = Conversation("mixed", ({"role": "user", "content": "Hi There"},))
-CONVS = [USER, CHAT, MIXED]
+MARKUP = Conversation("markup", ({"role": "user", "content": "<a & 'b'>"},))
+CONVS = [USER, CHAT, MIXED, MARKUP]
 
 # (rule, template, conversation, transformers' output written by hand)
 CASES = [
@@ -74,6 +75,10 @@ CASES = [
     ("unknown-function", "[{{ dict(a='x').a }}]", USER, "[x]"),
     ("literal-method", "{{ (messages[0].content ~ '!').replace('!', '?') }}|{{ ['a', 'b'][1] }}", USER, "hi?|b"),
     ("if-no-else", "[{{ 'a' if false }}]", USER, "[]"),
+    ("test", "{% if messages[0].extra is mapping %}m{% else %}n{% endif %}", USER, "n"),
+    ("length-undefined", "{{ messages[0].tool_calls|length }}", USER, "0"),
+    ("arith-op", "{{ '<i>' * 3 }}", USER, "<i><i><i>"),
+    ("filter", "{{ '<b>'|safe + messages[0].content + '</b>'|safe }}", MARKUP, "<b>&lt;a &amp; &#39;b&#39;&gt;</b>"),
 ]
 IDS = [f"{rule}-{i}" for i, (rule, *_rest) in enumerate(CASES)]
 

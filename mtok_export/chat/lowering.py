@@ -22,17 +22,34 @@ Rewrites (each named by the lint rule it fixes; every one was checked on MNN 3.6
 * ``comment-whitespace``: the indentation before and the newline after a ``{# #}`` that jinja2's
   lstrip_blocks/trim_blocks remove are moved inside the comment.
 * ``macro-default``: defaults leave the signature; each use of the parameter in the body becomes
-  ``p if p is defined else default``.
+  ``p if p is defined else default`` (for the names the runtime predefines as strings, such as
+  ``namespace``, also ``and p != '<function namespace>'``).
+* ``set-block``: ``{% set x %}BODY{% endset %}`` -> the body's output appended to a namespace
+  (its text as jinja2 renders it, after whitespace control), then ``{% set x = ns.v %}``.
 * ``filter``: ``|default(d[, true])`` -> a condition; ``|replace(a, b)`` -> ``.replace(a, b)``;
-  ``for k, v in x|dictsort`` -> ``for k in x`` (the runtime visits keys sorted) with ``v`` -> ``x[k]``.
+  ``|trim``/``|string`` of a possibly missing attribute -> ``''`` when undefined;
+  ``for k, v in x|dictsort`` -> ``for k in x`` (the runtime visits keys sorted) with ``v`` -> ``x[k]``;
+  ``|join`` (not in 3.6.1) and ``|selectattr``/``rejectattr``/``select``/``reject`` (pass
+  everything in the runtime) -> a loop inserted before the tag that builds the value in a namespace.
 * ``literal-method``: a postfix after a condition is moved into both branches; string methods on
-  string literals are evaluated now.
+  string literals are evaluated now; a postfix after another literal or ``( ... )`` applies to the
+  value stored in a namespace by a ``set`` inserted before the tag.
 * ``subscript-defined``: ``x['k'] is defined`` -> ``x.k is defined`` (or ``'k' in x``).
 * ``tuple-literal`` / ``runtime-hang``: tuples become lists; ``}}`` inside a ``{{ }}`` becomes ``} }``.
 * ``string-method``: ``s.upper()``/``s.lower()`` -> ``s|upper``/``s|lower``.
 * ``unknown-function``: ``dict(k=v)`` -> ``{'k': v}``.
 * ``if-no-else``: ``a if c`` -> ``a if c else mtok_undefined`` (a name no one sets: undefined in
   both engines, as jinja2's missing else branch is).
+* ``test``: ``x is equalto(y)`` / ``x is eq(y)`` -> ``x == y``; ``x.k is mapping`` -> ``x.k is
+  defined and x.k is mapping`` (the runtime's undefined is a mapping).
+* ``length-undefined``: ``x.k|length`` -> ``0`` when ``x.k`` is undefined (the runtime says 1).
+* ``arith-op``: ``'s' * n`` (string repetition) -> a loop over ``range(n)`` inserted before the tag.
+* ``filter`` (``|safe``): jinja2's ``'a'|safe + x`` HTML-escapes ``x`` (Markup + str); the escaping is
+  written out with ``.replace()``.
+
+Inserted code (loops, ``set``) goes right before the tag it serves and takes over that tag's
+left whitespace control, so the rendered text around it does not change.  Names it introduces
+start with ``mtok_``.
 
 A template whose lowered form still holds a construct that hangs the runtime raises
 :class:`TemplateHangError`: it must never be embedded.
@@ -608,6 +625,11 @@ class _Lowerer:
             if ref is not None:
                 self._mark("filter")
                 return ref
+        if name == "safe" and not args:
+            return obj  # the runtime has no Markup; `_x_Add` writes out what Markup + str escapes
+        if name == "length" and not args and _maybe_missing(obj):
+            self._mark("length-undefined")  # the runtime's undefined has length 1
+            return nodes.CondExpr(_defined(obj), nodes.Filter(obj, "length", [], [], None, None), nodes.Const(0))
         if name in ("trim", "string") and not args and isinstance(obj, (nodes.Getattr, nodes.Getitem)) \
                 and getattr(obj, "attr", None) not in ("role", "content"):
             # jinja2 gives "" for an undefined value; the runtime passes undefined on
@@ -680,10 +702,45 @@ class _Lowerer:
             self._mark("subscript-defined")
             test = _defined(obj)
             return test if node.name == "defined" else nodes.Not(test)
-        if node.name in ("equalto", "eq", "sameas") and len(args) == 1 and node.name != "sameas":
+        if node.name in ("equalto", "eq") and len(args) == 1:
             self._mark("test")
             return nodes.Compare(obj, [nodes.Operand("eq", args[0])])
-        return nodes.Test(obj, node.name, args, node.kwargs, node.dyn_args, node.dyn_kwargs)
+        test = nodes.Test(obj, node.name, args, node.kwargs, node.dyn_args, node.dyn_kwargs)
+        if node.name == "mapping" and _maybe_missing(obj):
+            # the runtime's undefined is a mapping (an object with one marker key)
+            self._mark("test")
+            return nodes.And(_defined(obj), test)
+        return test
+
+    def _x_Mul(self, node, boolean, receiver):
+        """``'s' * n`` (string repetition; the runtime has no `*`) -> a loop over ``range(n)``."""
+        left, right = self.expr(node.left), self.expr(node.right)
+        if isinstance(right, nodes.Const) and isinstance(right.value, str):
+            left, right = right, left
+        if self.hoists is None or not (isinstance(left, nodes.Const) and isinstance(left.value, str)):
+            return nodes.Mul(left, right)
+        ns, _item = self._names()
+        self.hoists.append(f"{{% set {ns} = namespace(v='') %}}{{% for {_item} in range({emit(right)}) %}}"
+                           f"{{% set {ns}.v = {ns}.v ~ {emit(left)} %}}{{% endfor %}}")
+        self._mark("arith-op")
+        return nodes.Getattr(nodes.Name(ns, "load"), "v", "load")
+
+    def _x_Add(self, node, boolean, receiver):
+        """jinja2's ``'a'|safe + x`` is markupsafe's Markup + str: ``x`` is HTML-escaped (and so
+        is every later ``+`` operand that is not ``|safe``); the runtime has no Markup, so the
+        escaping is written out with ``.replace()``."""
+        if not _markup(node.left):
+            return nodes.Add(self.expr(node.left), self.expr(node.right))
+        left = self.expr(node.left)
+        right = node.right
+        if _markup(right):
+            return nodes.Add(left, self.expr(right))
+        self._mark("filter")
+        escaped = self.expr(right, receiver=True)
+        for old, new in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&#34;"), ("'", "&#39;")):
+            escaped = self._postfix(escaped, lambda r, o=old, n=new: nodes.Call(
+                nodes.Getattr(r, "replace", "load"), [nodes.Const(o), nodes.Const(n)], [], None, None))
+        return nodes.Add(left, escaped)
 
     def _x_CondExpr(self, node, boolean, receiver):
         test = self.expr(node.test, True)
@@ -824,6 +881,26 @@ def _defined(node: nodes.Node) -> nodes.Node:
             return nodes.Test(nodes.Getattr(node.node, key, "load"), "defined", [], [], None, None)
         return nodes.Compare(nodes.Const(key), [nodes.Operand("in", node.node)])
     return nodes.Test(node, "defined", [], [], None, None)
+
+
+def _markup(node: nodes.Node) -> bool:
+    """Whether jinja2 evaluates ``node`` to a Markup string (``|safe``, or Markup + anything)."""
+    if isinstance(node, nodes.Filter):
+        return node.name == "safe"
+    if isinstance(node, nodes.Add):
+        return _markup(node.left)
+    return False
+
+
+# Attributes messages and tool schemas carry (or that the runtime sets): never undefined in practice.
+_PRESENT = frozenset({"role", "content", "type", "function", "name", "arguments", "parameters",
+                      "index", "index0", "first", "last", "length", "v"})
+
+
+def _maybe_missing(node: nodes.Node) -> bool:
+    """Whether ``node`` is an attribute that may be missing (undefined in both engines)."""
+    return isinstance(node, nodes.Getattr) and node.attr not in _PRESENT and not (
+        isinstance(node.node, nodes.Name) and node.node.name == "loop")
 
 
 def _chainable(node: nodes.Node) -> bool:

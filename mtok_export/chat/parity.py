@@ -17,6 +17,11 @@ How the runtime gets what the template branches on (read in MNN 3.6.1's ``tokeni
   absent, as transformers passes ``None``;
 * like transformers 5, ``reasoning_content``/``thinking``/``reasoning`` are aliased into each other
   before rendering, so both engines see the same message keys.
+
+One runtime behaviour shows up here and nowhere else: before rendering, the engine renders the
+template once with a string content and once with ``[{type: text}]`` parts and, if only the
+second output holds its (lower-case) probe text, wraps every string content into parts.  A
+template that does not print the content verbatim (``|upper``, a length) can trip it.
 """
 
 from __future__ import annotations
