@@ -8,7 +8,9 @@ lowered by ``mtok_export.chat.lowering``.  Prints one line per template and the 
 
 * templates rendering identically on every conversation transformers can render, before / after;
 * templates that hang (or crash) the runtime, before / after; templates lowering refuses;
-* per rewrite rule, the templates it was applied to that went from differing to identical;
+* per rewrite rule, the templates it fixed: those that render identically after lowering but not
+  before, and no longer do when lowered with that one rule disabled (the hang rewrites are always
+  on: without them the runtime does not finish);
 * the linter's false alarms: templates that render identically but have findings (before: the
   original's findings; after: the lowered template's remaining ones).
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,6 +35,7 @@ from mtok_export.chat.parity import (builtin_conversations, compare, reference_r
 from mtok_export.chat.sources import iter_templates  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
+ALWAYS_ON = ("runtime-hang", "tuple-literal")
 DEFAULT_BOS, DEFAULT_EOS = "<s>", "</s>"
 
 
@@ -91,8 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     for i, it in enumerate(items):
         groups[(it["bos"], it["eos"])].append(i)
     for (bos, eos), idx in sorted(groups.items()):
+        suspects = [k for k, i in enumerate(idx)
+                    if any(f.rule == "runtime-hang" for f in lint_template(items[i]["text"]))]
         before = runtime_renders([items[i]["text"] for i in idx], convs, bos=bos, eos=eos,
-                                 python=args.runtime_python)
+                                 python=args.runtime_python, isolate=suspects)
         low = [i for i in idx if items[i]["lowered"] is not None]
         after = runtime_renders([items[i]["lowered"].text for i in low], convs, bos=bos, eos=eos,
                                 python=args.runtime_python)
@@ -100,9 +105,18 @@ def main(argv: list[str] | None = None) -> int:
             items[i]["before"] = compare(items[i]["refs"], r, convs)
         for i, r in zip(low, after):
             items[i]["after"] = compare(items[i]["refs"], r, convs)
+        # ablation: each rule off in turn, for the templates lowering made identical
+        trials = [(i, rule) for i in low if items[i]["after"].identical and not items[i]["before"].identical
+                  for rule in items[i]["lowered"].fixed if rule not in ALWAYS_ON]
+        texts = [lower_template(items[i]["text"], disable={rule}).text for i, rule in trials]
+        for (i, rule), r in zip(trials, runtime_renders(texts, convs, bos=bos, eos=eos,
+                                                         python=args.runtime_python)):
+            if not compare(items[i]["refs"], r, convs).identical:
+                items[i].setdefault("needs", []).append(rule)
 
     rows, fixed_by = [], defaultdict(list)
     alarms = {"before": [0, 0], "after": [0, 0]}  # [templates, findings]
+    alarm_rules = {"before": Counter(), "after": Counter()}
     for it in items:
         b, a = it["before"], it.get("after")
         lowered = it["lowered"]
@@ -111,20 +125,25 @@ def main(argv: list[str] | None = None) -> int:
         if b.identical and findings_before:
             alarms["before"][0] += 1
             alarms["before"][1] += len(findings_before)
+            alarm_rules["before"].update(f.rule for f in findings_before)
         if a is not None and a.identical and remaining:
             alarms["after"][0] += 1
             alarms["after"][1] += len(remaining)
+            alarm_rules["after"].update(f.rule for f in remaining)
         rules = list(lowered.fixed) if lowered else []
+        for rule in it.get("needs", []):
+            fixed_by[rule].append(it["name"])
         if a is not None and a.identical and not b.identical:
-            for rule in rules:
+            for rule in set(rules) & set(ALWAYS_ON):
                 fixed_by[rule].append(it["name"])
-        row = {"template": it["name"], "compared": len(b.same) + len(b.differ),
+        row = {"template": it["name"], "compared": len(b.same) + len(b.differ), "needs": it.get("needs", []),
                "before": _state(b), "after": _state(a) if a else "refused",
                "rules": rules, "remaining": sorted({f.rule for f in remaining}),
                "after_differ": a.differ if a else []}
         rows.append(row)
         print(f"{row['template']}: before {row['before']}, after {row['after']}"
-              f"{' [' + ', '.join(rules) + ']' if rules else ''}")
+              f"{' [' + ', '.join(rules) + ']' if rules else ''}"
+              f"{' needs: ' + ', '.join(row['needs']) if row['needs'] else ''}")
         if args.verbose and a is not None and a.first_diff:
             cid, want, got = a.first_diff
             at = next((k for k, (x, y) in enumerate(zip(want, got)) if x != y), min(len(want), len(got)))
@@ -147,12 +166,14 @@ def main(argv: list[str] | None = None) -> int:
           f"(of the {len(comparable)} comparable templates: before {ident_b}/{len(comparable)}, "
           f"after {ident_a}/{len(comparable)})")
     print(f"hang or crash in the runtime: before {hang_b}, after {hang_a}; lowering refused: {refused}")
-    print("templates fixed (differing -> identical), per rule applied:")
+    print("templates each rule fixed (identical only with it; hang rewrites: differing/hanging -> identical):")
     for rule in sorted(fixed_by):
         print(f"  {rule}: {len(fixed_by[rule])}  ({', '.join(t.split('/')[-1] for t in fixed_by[rule])})")
     print(f"lint false alarms (findings on identically rendering templates): before "
           f"{alarms['before'][0]} templates / {alarms['before'][1]} findings, after "
           f"{alarms['after'][0]} templates / {alarms['after'][1]} findings")
+    for when in ("before", "after"):
+        print(f"  {when}: " + ", ".join(f"{r}={n}" for r, n in alarm_rules[when].most_common()))
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "fixed_by": fixed_by, "alarms": alarms},
                                         indent=1, ensure_ascii=False), encoding="utf-8")

@@ -25,8 +25,9 @@ from mtok_export.chat.lowering import TemplateHangError, lower_template
 from mtok_export.chat.parity import (HANG, Conversation, builtin_conversations, compare,
                                      reference_render, runtime_renders)
 
+from test_template_lint import CORPUS_TEMPLATES
+
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not importable")
 
 BOS, EOS = "<s>", "</s>"
@@ -63,11 +64,13 @@ CASES = [
     ("filter", "{{ messages|selectattr('role', 'equalto', 'user')|list|length }}"
      "{{ (messages|rejectattr('role', 'equalto', 'user')|first).content }}", CHAT, "1S"),
     ("filter", "{{ messages[0].content|replace('h', 'H') }}", USER, "Hi"),
-    ("filter", "[{{ 'n:' + messages[0].name|trim }}]", USER, "[n:]"),
+    ("filter", "[{{ 'n:' + messages[0].description|trim }}]", USER, "[n:]"),
     ("literal-method", "[{{ '  x '.strip() }}]{{ (messages[0].content if true else '').replace('h', 'H') }}",
      USER, "[x]Hi"),
     ("subscript-defined", "{% if messages[0]['tool_calls'] is defined %}calls{% else %}none{% endif %}",
      USER, "none"),
+    ("subscript-defined", "{% set d = {'a': 1} %}{% set k = 'b' %}{% if d[k] is defined %}y{% else %}n{% endif %}",
+     USER, "n"),
     ("tuple-literal", "{% if 'system' in ('user', 'system') %}yes{% else %}no{% endif %}", USER, "yes"),
     ("runtime-hang", "{% for a, b in [('x', 1), ('y', 2)] %}{{ a }}{{ b }}{% endfor %}", USER, "x1y2"),
     ("runtime-hang", "{{ {'a': {'b': 1}}|tojson }}", USER, '{"a": {"b": 1}}'),
@@ -142,19 +145,6 @@ def test_printer_round_trip(expr):
     printed = emit(node)
     assert "}}" not in printed
     assert env.parse("{{ " + printed + " }}").body[0].nodes[0] == node
-
-
-def _corpus_templates():
-    from mtok_export.chat.sources import iter_templates
-
-    out = []
-    for sub in ("chat_templates", "tokenizers"):
-        if (CORPUS / sub).is_dir():
-            out += [(f"{sub}/{name}", text) for name, text in iter_templates(CORPUS / sub)]
-    return out
-
-
-CORPUS_TEMPLATES = _corpus_templates()
 
 
 @pytest.mark.skipif(not CORPUS_TEMPLATES, reason="shared corpus not present")

@@ -98,9 +98,10 @@ class LoweredTemplate:
     rewrites: dict = field(default_factory=dict)  # rule -> number of rewrites
 
 
-def lower_template(text: str, target: str = "mnn-3.6") -> LoweredTemplate:
+def lower_template(text: str, target: str = "mnn-3.6", *, disable=()) -> LoweredTemplate:
     """Rewrite ``text`` for ``target``'s Jinja engine.  Raises :class:`TemplateHangError` when a
-    construct that hangs the engine has no rewrite."""
+    construct that hangs the engine has no rewrite.  ``disable``: rule ids not to apply (the
+    parity script measures each rule's effect this way; the hang rewrites cannot be disabled)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
     source = "\n".join(newline_re.split(text)[::2])
@@ -109,7 +110,7 @@ def lower_template(text: str, target: str = "mnn-3.6") -> LoweredTemplate:
         ast = parse_environment().parse(source)
     except jinja2.TemplateSyntaxError:
         return LoweredTemplate(source, (), tuple(before), text)  # nothing to lower safely
-    lowered, applied = _Lowerer(source, ast).run()
+    lowered, applied = _Lowerer(source, ast, frozenset(disable) - {"runtime-hang", "tuple-literal"}).run()
     after = lint_template(lowered)
     remaining, fixed_findings = _match(before, after)
     hang = [f for f in remaining if f.rule == "runtime-hang"]
@@ -156,8 +157,9 @@ class _Macro:
 
 
 class _Lowerer:
-    def __init__(self, source: str, ast: nodes.Template) -> None:
+    def __init__(self, source: str, ast: nodes.Template, disabled: frozenset = frozenset()) -> None:
         self.source = source
+        self.disabled = disabled  # rules not to apply (to measure what each one fixes)
         self.src = _Source(source)
         self.env = parse_environment()
         self.applied: Counter = Counter()
@@ -182,7 +184,8 @@ class _Lowerer:
         i = 0
         while i < len(tags):
             tag = tags[i]
-            if tag.kind == "block" and tag.keyword == "set" and not tag.assigns and gaps:
+            if tag.kind == "block" and tag.keyword == "set" and not tag.assigns and gaps \
+                    and self.on("set-block"):
                 end = self._endset(tags, i)
                 edit = self._set_block(tags, gaps, i, end) if end is not None else None
                 if edit is not None:
@@ -196,7 +199,8 @@ class _Lowerer:
                     if self.prefix:
                         edits.append((tag.begin.pos, tag.begin.pos, self.prefix))
             i += 1
-        edits += self._comment_edits()
+        if self.on("comment-whitespace"):
+            edits += self._comment_edits()
         out = self.source
         for start, end, new in sorted(edits, reverse=True):
             out = out[:start] + new + out[end:]
@@ -293,7 +297,8 @@ class _Lowerer:
         kw = "" if tag.variable else tag.keyword
         self.hoists = [] if (kw in ("", "if", "for") or (kw == "set" and tag.assigns)) \
             and not self.in_set_block else None
-        self.force = any(t.type == "name" and t.value in ("True", "False", "None") for t in tag.toks)
+        self.force = self.on("python-literal") and any(
+            t.type == "name" and t.value in ("True", "False", "None") for t in tag.toks)
         if self.force:
             self.applied["python-literal"] += 1
         if tag.variable:
@@ -364,7 +369,7 @@ class _Lowerer:
             self.rewrote = False
             it = node.iter
             loop = _Loop(None)
-            if isinstance(it, nodes.Filter) and it.name == "dictsort" and not it.args \
+            if isinstance(it, nodes.Filter) and it.name == "dictsort" and not it.args and self.on("filter") \
                     and not it.kwargs and isinstance(node.target, nodes.Tuple) \
                     and len(node.target.items) == 2 and _pure(it.node):
                 key, value = node.target.items
@@ -405,7 +410,7 @@ class _Lowerer:
                 defaults[arg.name] = node.defaults[i - first_default]
         self.blocks.append("macro")
         self.macros.append(_Macro({}))
-        if not defaults:
+        if not defaults or not self.on("macro-default"):
             return None
 
         def build():
@@ -472,6 +477,9 @@ class _Lowerer:
 
     # expressions
 
+    def on(self, rule: str) -> bool:
+        return rule not in self.disabled
+
     def _mark(self, rule: str) -> None:
         self.applied[rule] += 1
         self.rewrote = True
@@ -526,7 +534,7 @@ class _Lowerer:
 
     def _x_Getattr(self, node, boolean, receiver):
         if isinstance(node.node, nodes.Name) and node.node.name == "loop" \
-                and node.attr in _LOOP_REWRITES and self.loops:
+                and node.attr in _LOOP_REWRITES and self.loops and self.on("loop-attr"):
             new = self._loop_attr(node.attr, self.loops[-1])
             if new is not None:
                 self._mark("loop-attr")
@@ -563,7 +571,8 @@ class _Lowerer:
         kwargs = [nodes.Keyword(k.key, self.expr(k.value)) for k in node.kwargs]
         dyn = [None if d is None else self.expr(d) for d in (node.dyn_args, node.dyn_kwargs)]
         callee = node.node
-        if isinstance(callee, nodes.Name) and callee.name == "dict" and not args and not any(dyn):
+        if isinstance(callee, nodes.Name) and callee.name == "dict" and not args and not any(dyn) \
+                and self.on("unknown-function"):
             self._mark("unknown-function")
             return nodes.Dict([nodes.Pair(nodes.Const(k.key), k.value) for k in kwargs])
         if not isinstance(callee, nodes.Getattr):
@@ -571,23 +580,24 @@ class _Lowerer:
         method = callee.attr
         plain = not kwargs and not any(dyn)
         obj = self.expr(callee.node, receiver=True)
-        if method == "get" and plain and 1 <= len(args) <= 2:
+        if method == "get" and plain and 1 <= len(args) <= 2 and self.on("dict-method"):
             self._mark("dict-method")
             default = args[1] if len(args) == 2 else nodes.Const(None)
             return _branches(obj, lambda r: nodes.CondExpr(
                 nodes.Compare(args[0], [nodes.Operand("in", r)]),
                 nodes.Getitem(r, args[0], "load"), default))
-        if method == "items" and plain and not args and not receiver:
+        if method == "items" and plain and not args and not receiver and self.on("dict-method"):
             self._mark("dict-method")
             return nodes.Filter(obj, "items", [], [], None, None)
         if method in ("upper", "lower") and plain and not args and not receiver \
-                and not isinstance(obj, nodes.Const):
+                and not isinstance(obj, nodes.Const) and self.on("string-method"):
             self._mark("string-method")
             return nodes.Filter(obj, method, [], [], None, None)
 
         def call(r):
             if isinstance(r, nodes.Const) and isinstance(r.value, str) and method in _FOLDABLE \
-                    and plain and all(isinstance(a, nodes.Const) for a in args):
+                    and plain and all(isinstance(a, nodes.Const) for a in args) \
+                    and self.on("literal-method"):
                 try:
                     value = getattr(r.value, method)(*(a.value for a in args))
                 except (TypeError, ValueError):
@@ -606,6 +616,8 @@ class _Lowerer:
         args = [self.expr(a) for a in node.args]
         kwargs = [nodes.Keyword(k.key, self.expr(k.value)) for k in node.kwargs]
         name = node.name
+        if not self.on("filter") and name != "length":
+            return nodes.Filter(obj, name, args, kwargs, node.dyn_args, node.dyn_kwargs)
         if name in ("default", "d") and not kwargs and len(args) <= 2:
             self._mark("filter")
             default = args[0] if args else nodes.Const("")
@@ -627,11 +639,10 @@ class _Lowerer:
                 return ref
         if name == "safe" and not args:
             return obj  # the runtime has no Markup; `_x_Add` writes out what Markup + str escapes
-        if name == "length" and not args and _maybe_missing(obj):
+        if name == "length" and not args and _maybe_missing(obj) and self.on("length-undefined"):
             self._mark("length-undefined")  # the runtime's undefined has length 1
             return nodes.CondExpr(_defined(obj), nodes.Filter(obj, "length", [], [], None, None), nodes.Const(0))
-        if name in ("trim", "string") and not args and isinstance(obj, (nodes.Getattr, nodes.Getitem)) \
-                and getattr(obj, "attr", None) not in ("role", "content"):
+        if name in ("trim", "string") and not args and (_maybe_missing(obj) or _const_key(obj)):
             # jinja2 gives "" for an undefined value; the runtime passes undefined on
             self._mark("filter")
             return nodes.CondExpr(_defined(obj), nodes.Filter(obj, name, [], [], None, None), nodes.Const(""))
@@ -680,7 +691,7 @@ class _Lowerer:
         receiver that is not a name, attribute, item or call) applied to the receiver's value
         stored in a namespace by a ``set`` hoisted before the tag."""
         def apply(r: nodes.Node) -> nodes.Node:
-            if _chainable(r) or self.hoists is None or (
+            if _chainable(r) or self.hoists is None or not self.on("literal-method") or (
                     isinstance(r, nodes.Const) and isinstance(r.value, str)):
                 return build(r)  # string literals: folded by build where possible
             ns, _item = self._names()
@@ -688,7 +699,7 @@ class _Lowerer:
             self._mark("literal-method")
             return build(nodes.Getattr(nodes.Name(ns, "load"), "v", "load"))
 
-        return _branches(receiver, apply)
+        return _branches(receiver, apply) if self.on("literal-method") else build(receiver)
 
     def _names(self) -> tuple[str, str]:
         self.fresh += 1
@@ -698,15 +709,20 @@ class _Lowerer:
         obj = self.expr(node.node)
         args = [self.expr(a) for a in node.args]
         if node.name in ("defined", "undefined") and isinstance(obj, nodes.Getitem) \
-                and isinstance(obj.arg, nodes.Const) and isinstance(obj.arg.value, str):
+                and not isinstance(obj.arg, (nodes.Slice, nodes.Const)) and self.on("subscript-defined"):
+            # a computed key: `d[k] is defined` is `k in d` for a mapping (lists are not tested so)
+            self._mark("subscript-defined")
+            test = nodes.Compare(obj.arg, [nodes.Operand("in", obj.node)])
+            return test if node.name == "defined" else nodes.Not(test)
+        if node.name in ("defined", "undefined") and _const_key(obj) and self.on("subscript-defined"):
             self._mark("subscript-defined")
             test = _defined(obj)
             return test if node.name == "defined" else nodes.Not(test)
-        if node.name in ("equalto", "eq") and len(args) == 1:
+        if node.name in ("equalto", "eq") and len(args) == 1 and self.on("test"):
             self._mark("test")
             return nodes.Compare(obj, [nodes.Operand("eq", args[0])])
         test = nodes.Test(obj, node.name, args, node.kwargs, node.dyn_args, node.dyn_kwargs)
-        if node.name == "mapping" and _maybe_missing(obj):
+        if node.name == "mapping" and _maybe_missing(obj) and self.on("test"):
             # the runtime's undefined is a mapping (an object with one marker key)
             self._mark("test")
             return nodes.And(_defined(obj), test)
@@ -717,7 +733,8 @@ class _Lowerer:
         left, right = self.expr(node.left), self.expr(node.right)
         if isinstance(right, nodes.Const) and isinstance(right.value, str):
             left, right = right, left
-        if self.hoists is None or not (isinstance(left, nodes.Const) and isinstance(left.value, str)):
+        if self.hoists is None or not self.on("arith-op") \
+                or not (isinstance(left, nodes.Const) and isinstance(left.value, str)):
             return nodes.Mul(left, right)
         ns, _item = self._names()
         self.hoists.append(f"{{% set {ns} = namespace(v='') %}}{{% for {_item} in range({emit(right)}) %}}"
@@ -729,7 +746,7 @@ class _Lowerer:
         """jinja2's ``'a'|safe + x`` is markupsafe's Markup + str: ``x`` is HTML-escaped (and so
         is every later ``+`` operand that is not ``|safe``); the runtime has no Markup, so the
         escaping is written out with ``.replace()``."""
-        if not _markup(node.left):
+        if not _markup(node.left) or not self.on("filter"):
             return nodes.Add(self.expr(node.left), self.expr(node.right))
         left = self.expr(node.left)
         right = node.right
@@ -745,28 +762,31 @@ class _Lowerer:
     def _x_CondExpr(self, node, boolean, receiver):
         test = self.expr(node.test, True)
         expr1 = self.expr(node.expr1, boolean)
-        if node.expr2 is None:
+        if node.expr2 is None and self.on("if-no-else"):
             self._mark("if-no-else")
             expr2 = nodes.Name(UNDEFINED, "load")
         else:
-            expr2 = self.expr(node.expr2, boolean)
+            expr2 = None if node.expr2 is None else self.expr(node.expr2, boolean)
         return nodes.CondExpr(test, expr1, expr2)
 
     def _x_Not(self, node, boolean, receiver):
         return nodes.Not(self.expr(node.node, True))
 
     def _x_Or(self, node, boolean, receiver):
-        left, right = self.expr(node.left, boolean), self.expr(node.right, boolean)
-        if boolean:
-            return nodes.Or(left, right)
-        self._mark("bool-value")
-        return nodes.CondExpr(left, left, right)
+        return self._boolop(node, boolean)
 
     def _x_And(self, node, boolean, receiver):
+        return self._boolop(node, boolean)
+
+    def _boolop(self, node: nodes.BinExpr, boolean: bool) -> nodes.Node:
+        """Where only the truth value counts the runtime's true/false is right; else the operand
+        jinja2 returns: ``a or b`` -> ``a if a else b``, ``a and b`` -> ``b if a else a``."""
         left, right = self.expr(node.left, boolean), self.expr(node.right, boolean)
-        if boolean:
-            return nodes.And(left, right)
+        if boolean or not self.on("bool-value"):
+            return type(node)(left, right)
         self._mark("bool-value")
+        if isinstance(node, nodes.Or):
+            return nodes.CondExpr(left, left, right)
         return nodes.CondExpr(left, right, left)
 
 
@@ -895,6 +915,12 @@ def _markup(node: nodes.Node) -> bool:
 # Attributes messages and tool schemas carry (or that the runtime sets): never undefined in practice.
 _PRESENT = frozenset({"role", "content", "type", "function", "name", "arguments", "parameters",
                       "index", "index0", "first", "last", "length", "v"})
+
+
+def _const_key(node: nodes.Node) -> bool:
+    """``x['k']``: a subscript with a string key (missing: "" in the runtime, undefined in jinja2)."""
+    return isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const) \
+        and isinstance(node.arg.value, str)
 
 
 def _maybe_missing(node: nodes.Node) -> bool:

@@ -108,11 +108,12 @@ def _tiny_mtok(bos: str, eos: str) -> bytes:
 
 
 def runtime_renders(templates: Sequence[str], convs: Sequence[Conversation], *, bos: str, eos: str,
-                    python=None, timeout: float = 10.0) -> list[list[str | None] | str]:
+                    python=None, timeout: float = 10.0, isolate=()) -> list[list[str | None] | str]:
     """Per template: the runtime's rendering of each conversation (None: the runtime raised), or
     :data:`HANG` when it did not finish (or crashed).  Templates run in batches in one process;
     a batch that fails is split until the failing template is alone.  ``timeout`` is what one
-    template may take (a render takes milliseconds)."""
+    template may take (a render takes milliseconds).  The templates at ``isolate`` (e.g. those
+    the linter expects to hang) run alone, which saves the splitting."""
     from ..verify.runtime import run_runtime
 
     results: list = [None] * len(templates)
@@ -136,8 +137,12 @@ def runtime_renders(templates: Sequence[str], convs: Sequence[Conversation], *, 
             for k, i in enumerate(indices):
                 results[i] = list(res.renders[k * len(convs):(k + 1) * len(convs)])
 
-        if templates:
-            run(list(range(len(templates))))
+        alone = sorted(set(isolate))
+        for i in alone:
+            run([i])
+        rest = [i for i in range(len(templates)) if i not in alone]
+        if rest:
+            run(rest)
     return results
 
 
