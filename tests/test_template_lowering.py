@@ -118,6 +118,12 @@ def test_remaining_hang_is_refused():
         lower_template("{{ [1 * 2] }}")
 
 
+def test_a_template_jinja2_cannot_parse_is_returned_as_written():
+    lowered = lower_template("{% if True %}never closed")
+    assert lowered.text == "{% if True %}never closed" and lowered.fixed == ()
+    assert [f.rule for f in lowered.remaining] == ["syntax"]
+
+
 def test_unfixable_constructs_stay_findings_with_positions():
     lowered = lower_template("ok\n{% if loop.index0 % 2 == 0 %}x{% endif %}{{ s[1:] }}")
     assert [(f.rule, f.line, f.col) for f in lowered.remaining] == [("arith-op", 2, 19), ("string-slice", 2, 46)]
