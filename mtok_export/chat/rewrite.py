@@ -211,7 +211,8 @@ class ExprRewriter:
         if name == "length" and not args and _maybe_missing(obj) and self.on("length-undefined"):
             self._mark("length-undefined")  # the runtime's undefined has length 1
             return nodes.CondExpr(_defined(obj), nodes.Filter(obj, "length", [], [], None, None), nodes.Const(0))
-        if name in ("trim", "string") and not args and (_maybe_missing(obj) or _const_key(obj)):
+        if name in ("trim", "string") and not args and (
+                _maybe_missing(obj) or (_const_key(obj) and obj.arg.value not in _PRESENT)):
             # jinja2 gives "" for an undefined value; the runtime passes undefined on
             self._mark("filter")
             return nodes.CondExpr(_defined(obj), nodes.Filter(obj, name, [], [], None, None), nodes.Const(""))
