@@ -19,7 +19,8 @@ test: setup
 demo: setup
 	@for s in qwen-bpe llama-spm t5-unigram bert-wordpiece; do \
 	  echo "== samples/$$s"; \
-	  $(BIN)/mtok-export --path samples/$$s --output out/$$s --allow-lossy || exit $$?; \
+	  $(BIN)/mtok-export --path samples/$$s --output out/$$s --accept-file samples/accept/$$s.txt \
+	    --report out/$$s.report.json --junit out/$$s.junit.xml || exit $$?; \
 	done
 
 bench: setup

@@ -41,14 +41,37 @@ class UnsupportedError(MtokError):
 
 
 class LossError(MtokError):
-    """The export would lose information and `--allow-lossy` was not given."""
+    """The acceptance policy refuses a loss the export would ship with (`policy.decide`)."""
 
     exit_code = 3
 
-    def __init__(self, losses, applied=None):
-        self.losses = list(losses)
-        self.applied = dict(applied or {})
-        super().__init__(f"export would lose {len(self.losses)} thing(s); rerun with --allow-lossy to write anyway")
+    def __init__(self, decisions, result=None):
+        """`decisions`: `policy.Decision`s, or plain losses (a writer asked for no loss at all)."""
+        from .policy import Policy, decide, refusal_hint
+
+        decisions = list(decisions)
+        if decisions and not hasattr(decisions[0], "accepted"):
+            decisions = decide(decisions, Policy(strict=True))
+        self.decisions = decisions
+        self.result = result  # export.ExportResult, when the export got that far
+        refused = [d for d in self.decisions if not d.accepted]
+        self.losses = [x for d in refused for x in d.losses]
+        self.hint = refusal_hint(self.decisions)
+        super().__init__(f"the policy refuses {len(refused)} loss code(s) that reach beyond edge inputs: "
+                         + ", ".join(f"{d.code} ({d.severity.value})" for d in refused))
+
+
+class VerificationError(MtokError):
+    """A mismatch on the runtime that no recorded loss reproduces."""
+
+    exit_code = 1
+
+    def __init__(self, result):
+        self.result = result
+        report = result.verify
+        super().__init__(f"verification failed: {report.unexplained} mismatch(es) on MNN {report.runtime} not "
+                         "reproduced by any recorded loss" + (f"; the file was kept as {result.rejected}"
+                                                              if result.rejected else ""))
 
 
 class RuntimeEngineError(MtokError):

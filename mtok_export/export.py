@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import InputError, LossError, UnsupportedError
+from . import model_folder
+from .errors import InputError, LossError, RuntimeEngineError, UnsupportedError
+from .formats import read_source  # noqa: F401  (moved there; callers import it from here too)
 from .mtok.constants import FileType
 
 
@@ -22,6 +25,9 @@ class ExportResult:
     size: int
     seconds: float
     verify: object = None  # verify.Report when verification ran
+    decisions: list = field(default_factory=list)  # policy.Decision per loss code
+    manifest: dict | None = None  # what was written beside the output
+    rejected: Path | None = None  # where a file that failed was kept
 
 
 def atomic_write(path: Path, data: bytes):
@@ -40,110 +46,21 @@ def atomic_write(path: Path, data: bytes):
         raise
 
 
-def llm_config_notes(out_dir: Path, chat) -> list[str]:
-    """MNN's llm_config.json `jinja` block overrides the embedded template and EOS (spec 2.8)."""
-    import json
-
-    p = out_dir / "llm_config.json"
-    if not p.is_file():
-        return []
-    try:
-        jinja = json.loads(p.read_text(encoding="utf-8")).get("jinja")
-    except (OSError, ValueError, AttributeError):
-        return [f"{p}: not valid JSON; MNN will fail to read it"]
-    if not isinstance(jinja, dict) or not isinstance(jinja.get("chat_template"), str):
-        return []
-    same = jinja["chat_template"] == chat.text
-    eos_same = jinja.get("eos", "") == chat.eos_token
-    return [f"{p.name} has a jinja block: MNN uses its chat_template and eos instead of the embedded ones "
-            f"(template {'identical' if same else 'DIFFERENT'}, eos {'identical' if eos_same else 'DIFFERENT'})"]
-
-
-LEGACY_READERS = {b"430 0": ("sentencepiece_txt", "read_sentencepiece_txt"),
-                  b"430 1": ("tiktoken_txt", "read_tiktoken_txt"), b"430 2": ("bert_txt", "read_bert_txt"),
-                  b"430 3": ("hf_txt", "read_hf_txt")}
-
-
-def read_source(path: Path, chat_template: str | None = None, *, pattern: str | None = None, special=None,
-                family: str | None = None):
-    """Any supported input -> IR, recognized by content: a directory with tokenizer.json; a `.mtok`;
-    a legacy tokenizer.txt (types 0-3); a SentencePiece model (or a directory holding one); a
-    tiktoken rank file (or a directory holding one); vocab.json + merges.txt; a BERT vocab.txt.
-    `pattern`/`special` are for rank files, `family` for vocab.json."""
-    import importlib
-
-    from .readers import tiktoken as tk
-    from .readers.model_dir import read_model_dir
-
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file or directory")
-    if path.is_dir() and (path / "tokenizer.json").is_file():
-        return read_model_dir(path, chat_template)
-    if path.is_dir() and not (path / "tokenizer.txt").is_file() and (path / "tokenizer.mtok").is_file():
-        path = path / "tokenizer.mtok"
-    elif path.is_dir() and (path / "tokenizer.txt").is_file() and not _has_model_files(path):
-        path = path / "tokenizer.txt"
-    if path.is_file():
-        with open(path, "rb") as f:
-            head = f.read(6)
-        if head[5:6] in (b"\n", b"\r") and head[:5] == b"430 4":
-            from .mtok import read_mtok
-            return read_mtok(path.read_bytes(), str(path))[0]
-        legacy = LEGACY_READERS.get(head[:5]) if head[5:6] in (b"\n", b"\r") else None
-        if legacy is not None:
-            mod = importlib.import_module(f".legacy.{legacy[0]}", __package__)
-            return getattr(mod, legacy[1])(path.read_bytes(), str(path))
-    from .readers import sentencepiece as sp
-    models = [path] if path.is_file() else _sentencepiece_files(path)
-    models = [m for m in models if sp.is_sentencepiece(m)]
-    if len(models) > 1:
-        raise InputError(f"{path}: several SentencePiece models ({', '.join(m.name for m in models)}); "
-                         "pass the one to export")
-    if models:
-        return sp.read_sentencepiece(models[0], chat_template=chat_template)
-    rank_file = path if path.is_file() and tk.looks_like_tiktoken(path) else \
-        tk.find_rank_file(path) if path.is_dir() else None
-    if rank_file is not None:
-        return tk.read_tiktoken(rank_file, pattern=pattern, special=special, chat_template=chat_template)
-    folder = path if path.is_dir() else path.parent
-    if (folder / "vocab.json").is_file() and (folder / "merges.txt").is_file():
-        from .readers.gpt2_files import read_gpt2_files
-        return read_gpt2_files(folder, family=family, chat_template=chat_template)
-    if (folder / "vocab.txt").is_file():
-        from .readers.bert_vocab import read_bert_vocab
-        return read_bert_vocab(folder, chat_template=chat_template)
-    raise InputError(f"{path}: no tokenizer.json, tiktoken rank file, vocab.json + merges.txt, vocab.txt "
-                     "or legacy tokenizer.txt found")
-
-
-def _sentencepiece_files(d: Path) -> list[Path]:
-    from .readers.sentencepiece import MODEL_FILES
-
-    named = [d / n for n in MODEL_FILES if (d / n).is_file()]
-    return named or sorted(p for p in d.glob("*.model*") if p.is_file())
-
-
-def _has_model_files(d: Path) -> bool:
-    return any((d / n).is_file() for n in ("tokenizer.json", "vocab.json", "vocab.txt", "tokenizer.model",
-                                          "spiece.model", "tiktoken.model"))
 
 
 FORMATS = {"mtok": "tokenizer.mtok", "txt": "tokenizer.txt"}
 
 
-def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto", allow_lossy: bool = False,
-          progress=None):
-    """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).
-    Refuses with `LossError` when something would be lost and `allow_lossy` is off."""
+def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto", progress=None,
+          header_specials: str = "needed"):
+    """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).  Whether
+    the losses are acceptable is the policy's decision (`policy.decide`)."""
     from .lower import Lowering, lower
 
     if fmt == "mtok":
         from .mtok import write_mtok
 
-        low, lw = lower(tok, target, bos, progress)
-        if lw.losses and not allow_lossy:
-            raise LossError(lw.losses, lw.applied)
+        low, lw = lower(tok, target, bos, progress, header_specials)
         return write_mtok(low), low, lw
     if fmt != "txt":
         raise InputError(f"unknown format {fmt!r}: choose mtok or txt")
@@ -158,21 +75,133 @@ def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto",
         # Type 1 holds any byte-level vocabulary (greedy matching, always lossy).
         kind, why = FileType.TIKTOKEN, f"{why}, but type 3 cannot hold it ({str(e).split(';')[0]})"
         losses = legacy.legacy_losses(tok, kind)
-    lw = Lowering("mnn-legacy", bos, losses=losses, meta=tok.meta)
+    lw = Lowering("mnn-legacy", bos, losses=losses + list(tok.meta.differences), meta=tok.meta)
     lw.did("legacy-type", f"{legacy.describe(kind)}; chosen because the source is {why}")
-    if lw.losses and not allow_lossy:
-        raise LossError(lw.losses, lw.applied)
     return legacy.write_legacy(tok, kind), legacy.project_legacy(tok, kind), lw
 
 
-def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6", allow_lossy: bool = False,
+@dataclass
+class VerifyOptions:
+    corpus: Path | None = None  # extra strings (JSONL)
+    python: Path | None = None  # interpreter with the MNN runtime
+    progress: object = None  # progress(step)
+
+
+def rejected_path(out: Path) -> Path:
+    return out.with_name(out.name + ".rejected")
+
+
+def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6", policy=None,
            bos: str = "auto", chat_template: str | None = None, progress=None, pattern: str | None = None,
-           special=None, family: str | None = None, fmt: str = "mtok") -> ExportResult:
+           special=None, family: str | None = None, fmt: str = "mtok",
+           verify: VerifyOptions | None = None, keep_llm_config: bool = False,
+           header_specials: str = "needed") -> ExportResult:
+    """Read, lower, write to a temporary file, verify it on the runtime (unless `verify` is None),
+    apply the acceptance policy, and only then replace the output and write its manifest.
+
+    Raises `LossError` (exit 3) when the policy refuses a loss and `VerificationError` (exit 1) when a
+    mismatch is not reproduced by a recorded loss; both carry the `ExportResult`.  A file that fails
+    either is kept as `<output>.rejected` (when it was written) and never replaces the output.
+
+    When the output folder is an MNN model folder whose `llm_config.json` has a `jinja` block (which
+    the engine uses instead of the embedded template and EOS), that block is updated to what the file
+    embeds, unless `keep_llm_config`; verification runs with the folder's llm_config as the engine
+    will see it, so a kept block that differs from the source's template fails verification."""
+    from .errors import VerificationError
+    from .manifest import build_manifest, write_manifest
+    from .policy import Policy, decide
+
+    policy = policy or Policy()
     start = time.perf_counter()
     path = Path(path)
+    if verify is not None and verify.python is not None:
+        from .verify.runtime import check_python
+
+        check_python(verify.python)
     tok = read_source(path, chat_template, pattern=pattern, special=special, family=family)
-    data, low, lw = build(tok, fmt, target=target, bos=bos, allow_lossy=allow_lossy, progress=progress)
+    data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress, header_specials=header_specials)
     out = Path(output_dir or (path if path.is_dir() else path.parent)) / FORMATS[fmt]
-    atomic_write(out, data)
-    lw.notes.extend(llm_config_notes(out.parent, low.chat))
-    return ExportResult(tok, low, lw, out, len(data), time.perf_counter() - start)
+    result = ExportResult(tok, low, lw, out, len(data), 0.0)
+    folder = model_folder.find(out.parent)
+    new_llm_config, engine_llm_config = _llm_config_plan(folder, low, keep_llm_config, lw.notes)
+    if folder is not None:
+        lw.notes.extend(model_folder.check_tokenizer_file(folder, out))
+    result.decisions = decide(lw.losses, policy)
+    if verify is None:
+        result.seconds = time.perf_counter() - start
+        if any(not d.accepted for d in result.decisions):
+            raise LossError(result.decisions, result)
+        atomic_write(out, data)
+    else:
+        from .verify.check import verify as run_verify
+        from .verify.corpus import builtin_chats, builtin_corpus, load_corpus_file
+        from .verify.reference import reference_for
+
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.verifying")
+        atomic_write(tmp, data)
+        try:
+            samples = list(builtin_corpus()) + (list(load_corpus_file(verify.corpus)) if verify.corpus else [])
+            source_dir = path if path.is_dir() else path.parent
+            try:
+                result.verify = run_verify(tmp, tok, low, lw, samples=samples, chats=list(builtin_chats()),
+                                           source_dir=source_dir, python=verify.python, progress=verify.progress,
+                                           reference=reference_for(tok), llm_config=engine_llm_config)
+            except RuntimeEngineError:  # the runtime crashed or hung on the file: keep it for a bug report
+                result.rejected = rejected_path(out)
+                os.replace(tmp, result.rejected)
+                raise
+            result.verify.file = str(out)
+            result.decisions = decide(lw.losses, policy, result.verify.reach())
+            result.seconds = time.perf_counter() - start
+            refused = any(not d.accepted for d in result.decisions)
+            if not result.verify.ok or refused:
+                result.rejected = rejected_path(out)
+                os.replace(tmp, result.rejected)
+                if not result.verify.ok:
+                    raise VerificationError(result)
+                raise LossError(result.decisions, result)
+            os.replace(tmp, out)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+    stale = rejected_path(out)
+    if stale.exists():
+        stale.unlink()
+    if new_llm_config is not None:
+        atomic_write(folder.dir / "llm_config.json", new_llm_config[0].encode("utf-8"))
+    result.manifest = build_manifest(source_path=path, source=tok, lowered=low, lowering=lw, output=out, data=data,
+                                     fmt=fmt, policy=policy, decisions=result.decisions, report=result.verify,
+                                     runtime_python=str(verify.python) if verify and verify.python else None,
+                                     read_options={"chat_template": chat_template, "pattern": pattern,
+                                                   "special": special, "family": family,
+                                                   "header_specials": header_specials})
+    if folder is not None and folder.llm_config is not None:
+        result.manifest["llm_config"] = {
+            "path": str(folder.dir / "llm_config.json"),
+            "action": "updated" if new_llm_config is not None else "kept" if keep_llm_config else "unchanged",
+            "previous_jinja": new_llm_config[1] if new_llm_config is not None else folder.jinja}
+    write_manifest(out, result.manifest)
+    return result
+
+
+def _llm_config_plan(folder, low, keep: bool, notes: list[str]):
+    """-> (new llm_config.json text and the previous jinja block, or None when it stays as it is;
+    the llm_config the engine will read, for verification)."""
+    if folder is None or folder.llm_config is None:
+        return None, None
+    jinja = folder.jinja
+    if keep:
+        if jinja is not None:
+            notes.append(f"{folder.dir / 'llm_config.json'}: its jinja block is kept (--keep-llm-config): the "
+                         "engine renders that template and EOS, not the embedded ones; verification does too")
+        return None, folder.engine_llm_config()
+    if jinja is None:  # the engine uses the embedded template: nothing to keep consistent
+        return None, folder.engine_llm_config()
+    chat = low.chat
+    text, previous = model_folder.with_jinja(folder, chat.text, chat.bos_token, chat.eos_token)
+    if (previous or {}).get("chat_template") == chat.text and (previous or {}).get("eos") == chat.eos_token \
+            and (previous or {}).get("bos") == chat.bos_token:
+        return None, folder.engine_llm_config()
+    notes.append(f"{folder.dir / 'llm_config.json'}: jinja chat_template/bos/eos updated to what the file embeds "
+                 "(the engine uses that block instead of the embedded ones); the previous values are in the manifest")
+    return (text, previous), json.loads(text)

@@ -14,11 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CORPUS = ROOT.parent / "shared" / "corpus" / "tokenizers"
 
-from mtok_export.errors import MtokError  # noqa: E402
-from mtok_export.export import export  # noqa: E402
-from mtok_export.verify.check import verify  # noqa: E402
-from mtok_export.verify.corpus import builtin_chats, builtin_corpus  # noqa: E402
-from mtok_export.verify.reference import reference_for  # noqa: E402
+from mtok_export.errors import LossError, MtokError, VerificationError  # noqa: E402
+from mtok_export.export import VerifyOptions, export  # noqa: E402
+from mtok_export.policy import Policy  # noqa: E402
 
 
 def sources():
@@ -32,11 +30,13 @@ def sources():
 
 def row(src: Path, out: Path, fmt: str, python) -> str:
     try:
-        r = export(src, out, allow_lossy=True, fmt=fmt)
+        r = export(src, out, policy=Policy(allow_lossy=True), fmt=fmt,
+                   verify=VerifyOptions(python=Path(python) if python else None))
+    except (LossError, VerificationError) as e:
+        r = e.result
     except MtokError as e:
         return f"not written: {str(e).splitlines()[0][:90]}"
-    rep = verify(r.path, src if src.is_dir() else src.parent, r.lowered, r.lowering, samples=list(builtin_corpus()),
-                 chats=list(builtin_chats()), python=python, accepted=True, reference=reference_for(r.source))
+    rep = r.verify
     cells = {c.name: f"{c.ok}/{c.total}" for c in rep.checks if c.total}
     kind = next(iter(r.lowering.applied.get("legacy-type", [""])))[:7]
     return (f"{kind:8}raw {cells.get('raw ids', '-'):>8}  engine {cells.get('engine ids', '-'):>8}  "

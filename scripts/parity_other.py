@@ -112,11 +112,11 @@ def _stream(rt, ids) -> str:
 
 
 def parity_mtok(name: str, ir=None, ref=None, python: str | None = None) -> Row:
-    """(a): lower for mnn-3.6, write .mtok, run MNN 3.6.1 (this interpreter unless `python`)."""
+    """(a): lower for mnn-3.6, write .mtok, run MNN 3.6.1 (this interpreter unless `python`); the
+    mismatches are attributed by `verify` itself (reproduction by the recorded losses)."""
     from mtok_export.lower import lower
     from mtok_export.mtok import write_mtok
-    from mtok_export.verify import check
-    from mtok_export.verify.runtime import run_runtime
+    from mtok_export.verify.check import verify
 
     start = time.perf_counter()
     ss = samples()
@@ -124,21 +124,19 @@ def parity_mtok(name: str, ir=None, ref=None, python: str | None = None) -> Row:
     ir = ir or read_input(name)
     ref = ref or reference(name, ir, texts)
     low, lw = lower(ir, "mnn-3.6")
-    codes = {x.code for x in lw.losses}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tokenizer.mtok"
         path.write_bytes(write_mtok(low))
-        ids = sorted({i for r in ref.raw for i in r})
-        rt = run_runtime(path, texts=texts, decode_ids=ids, python=python, timeout=600)
-    row = Row(name, ".mtok", rt.version, {}, losses=sorted(codes))
-    prefix = list(low.prefix_ids)
-    for s, got, eng, raw, dec in zip(ss, rt.encodes, ref.engine, ref.raw, ref.decoded):
-        got_raw = got[len(prefix):] if got[:len(prefix)] == prefix else got
-        _compare(row, "raw ids", s.id, raw, got_raw,
-                 lambda: check._explain_ids(codes, s.text, raw, low, ref, lw.losses, got_raw))
-        _compare(row, "engine ids", s.id, eng, got,
-                 lambda: check._explain_engine(codes, s.text, eng, raw, got, got_raw, low, ref, lw.losses))
-        _compare(row, "streaming decode", s.id, dec, _stream(rt, raw), lambda: check._explain_stream(codes, dec, _stream(rt, raw)))
+        report = verify(path, ir, low, lw, samples=ss, chats=[], python=python, timeout=600,
+                        reference=lambda t, c: ref)
+    row = Row(name, ".mtok", report.runtime, {}, losses=sorted({x.code for x in lw.losses}))
+    for c in report.checks:
+        if c.name in ("raw ids", "engine ids", "streaming decode"):
+            row.checks[c.name] = [c.ok, c.total]
+            for m in c.mismatches:
+                key = f"{c.name}: {','.join(m.explanation) or 'UNEXPLAINED'}"
+                row.classes[key] = row.classes.get(key, 0) + 1
+                row.examples.setdefault(key, m.sample)
     row.seconds = round(time.perf_counter() - start, 1)
     return row
 

@@ -120,7 +120,7 @@ def test_export_lossless_writes(cli, tmp_path):
     code, out, err = cli("mtok-export", "--path", src, "-o", out_dir, "--no-verify")
     assert code == 0, err
     assert "wrote" in out and str(out_dir / "tokenizer.mtok") in out
-    assert [p.name for p in out_dir.iterdir()] == ["tokenizer.mtok"]
+    assert sorted(p.name for p in out_dir.iterdir()) == ["tokenizer.mtok", "tokenizer.mtok.json"]  # + manifest
     assert (out_dir / "tokenizer.mtok").read_bytes().startswith(b"430 4\n0 0 0\n\n")
 
 
@@ -139,10 +139,11 @@ def test_export_lossy_refused_lists_each_loss(cli, tmp_path):
     assert code == 3
     losses = lower(read_model_dir(src))[1].losses
     assert {x.json_path for x in losses} >= {"$.normalizer", "$.decoder"}
-    assert err.startswith(f"error: export would lose {len(losses)} thing(s)")
-    for x in losses:
-        assert f"  - {x.json_path} {x.component}: " in err
-    assert "hint: rerun with --allow-lossy" in err
+    refused = sorted({x.code for x in losses if x.kind.severity.value != "edge"})
+    assert err.startswith(f"error: the policy refuses {len(refused)} loss code(s)")
+    for x in losses:  # every loss is listed with its code, path and component, accepted or not
+        assert f"[{x.code}] {x.json_path} {x.component}: " in out
+    assert f"hint: accept them with --accept {','.join(c for c in dict.fromkeys(x.code for x in losses) if c in refused)}" in err
     assert not out_dir.exists() or list(out_dir.iterdir()) == []
     assert list(src.iterdir()) == [src / "tokenizer.json"]
 
@@ -152,7 +153,7 @@ def test_export_lossy_allowed_writes_and_reports(cli, tmp_path):
     code, out, err = cli("mtok-export", "--path", src, "-o", out_dir, "--no-verify", "--allow-lossy")
     assert code == 0, err
     assert (out_dir / "tokenizer.mtok").is_file()
-    assert "loss(es) accepted with --allow-lossy" in out and "$.normalizer normalizer NFKC" in out
+    assert "accepted by --allow-lossy" in out and "$.normalizer normalizer NFKC" in out
 
 
 def test_export_json_report(cli, tmp_path):
@@ -160,10 +161,11 @@ def test_export_json_report(cli, tmp_path):
     code, out, _ = cli("mtok-export", "--path", src, "-o", tmp_path / "out", "--no-verify", "--allow-lossy", "--json")
     data = json.loads(out)
     assert code == 0
-    assert {"ok", "losses", "passes"} <= set(data)
-    assert data["ok"] is True and data["output"] == str(tmp_path / "out" / "tokenizer.mtok")
-    assert {x["json_path"] for x in data["losses"]} >= {"$.normalizer", "$.decoder"}
-    assert "unicode-replaces" in data["passes"]
+    assert {"ok", "losses", "export", "exit_code"} <= set(data)
+    assert data["ok"] is True and data["export"]["output"] == str(tmp_path / "out" / "tokenizer.mtok")
+    assert {x["json_path"] for d in data["losses"] for x in d["losses"]} >= {"$.normalizer", "$.decoder"}
+    assert {d["accepted_by"] for d in data["losses"]} == {"--allow-lossy"}
+    assert "unicode-replaces" in data["export"]["passes"]
 
 
 def test_export_json_refused(cli, tmp_path):
@@ -178,7 +180,7 @@ def test_export_json_refused(cli, tmp_path):
 def test_export_json_refused_has_passes(cli, tmp_path):
     src = write_dir(tmp_path / "src", LOSSY)
     _, out, _ = cli("mtok-export", "--path", src, "-o", tmp_path / "out", "--no-verify", "--json")
-    assert "passes" in json.loads(out)
+    assert "passes" in json.loads(out)["export"]
 
 
 # ---------------------------------------------------------------- inspect

@@ -1,5 +1,6 @@
 """`mtok verify` end to end: passes on a good export, fails (exit 1, unexplained mismatches) on a
-file whose vocab was tampered with, and reports k/n per check in JSON."""
+file whose vocab was tampered with, refuses (exit 3) a loss the policy does not accept, and
+reports k/n per check in JSON."""
 
 from __future__ import annotations
 
@@ -34,25 +35,26 @@ def _written(tmp_path, tamper: bool) -> Path:
 
 def test_verify_passes_with_accepted_losses_and_reports_json(tmp_path):
     path = _written(tmp_path, tamper=False)
-    r = mtok("verify", path, "--against", SAMPLE, "--allow-lossy", "--json", tmp_path / "r.json")
-    assert r.returncode == 0, r.stdout + r.stderr
+    r = mtok("verify", path, "--against", SAMPLE, "--report", tmp_path / "r.json")
+    assert r.returncode == 0, r.stdout + r.stderr  # its losses are edge: accepted by default
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["ok"] and report["unexplained"] == 0
-    checks = {c["name"]: c for c in report["checks"]}
+    assert report["ok"] and report["verify"]["unexplained"] == 0
+    assert {x["accepted_by"] for x in report["losses"]} == {"edge"}
+    checks = {c["name"]: c for c in report["verify"]["checks"]}
     assert checks["raw ids"]["total"] >= 400 and checks["chat text"]["ok"] == checks["chat text"]["total"] > 0
 
 
-def test_verify_without_accepting_losses_fails(tmp_path):
+def test_verify_strict_refuses_edge_losses(tmp_path):
     path = _written(tmp_path, tamper=False)
-    r = mtok("verify", path, "--against", SAMPLE)
-    assert r.returncode == 1
-    assert "losses were not accepted" in r.stdout
+    r = mtok("verify", path, "--against", SAMPLE, "--strict")
+    assert r.returncode == 3
+    assert "REFUSED" in r.stdout and "--accept normalizer-approx,regex-control" in r.stderr
 
 
 def test_verify_fails_on_a_tampered_vocab(tmp_path):
     path = _written(tmp_path, tamper=True)
-    r = mtok("verify", path, "--against", SAMPLE, "--allow-lossy", "--json", "-")
+    r = mtok("verify", path, "--against", SAMPLE, "--allow-lossy", "--json")
     assert r.returncode == 1
     report = json.loads(r.stdout)
-    assert not report["ok"] and report["unexplained"] > 100
-    assert any(c["explanation"] is None and c["check"] == "raw ids" for c in report["classes"])
+    assert not report["ok"] and report["exit_code"] == 1 and report["verify"]["unexplained"] > 100
+    assert any(c["explanation"] == [] and c["check"] == "raw ids" for c in report["verify"]["classes"])

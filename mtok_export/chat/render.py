@@ -11,11 +11,13 @@ class TemplateError(Exception):
 
 
 @lru_cache(maxsize=8)
-def _compile(text: str):
+def _compile(text: str, runtime_rules: frozenset = frozenset()):
     from jinja2.ext import loopcontrols
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     def raise_exception(message):
+        if "raise-exception" in runtime_rules:  # MNN's engine: the call renders "" and rendering goes on
+            return ""
         raise TemplateError(message)
 
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
@@ -24,8 +26,9 @@ def _compile(text: str):
 
 
 def render(text: str, messages, *, bos_token: str = "", eos_token: str = "", add_generation_prompt: bool = True,
-           tools=None, **extra) -> str:
-    return _compile(text).render(messages=list(messages), bos_token=bos_token, eos_token=eos_token,
+           tools=None, runtime_rules: frozenset = frozenset(), **extra) -> str:
+    """`runtime_rules`: lint rules (`chat.lint`) to render as MNN's engine does, for verify's projections."""
+    return _compile(text, runtime_rules).render(messages=list(messages), bos_token=bos_token, eos_token=eos_token,
                                  add_generation_prompt=add_generation_prompt, tools=tools, **extra)
 
 

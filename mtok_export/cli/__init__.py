@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from . import cmd_chat, cmd_convert, cmd_export, cmd_inspect, cmd_tables, cmd_verify
+from . import cmd_chat, cmd_convert, cmd_diff, cmd_export, cmd_inspect, cmd_losses, cmd_stats, cmd_tables, cmd_verify
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   help="Convert LLM tokenizers to MNN's .mtok and prove they tokenize the same.")
@@ -17,9 +17,12 @@ app.command("export")(cmd_export.export)
 app.command("inspect")(cmd_inspect.inspect)
 app.command("verify")(cmd_verify.verify)
 app.command("convert")(cmd_convert.convert)
+app.command("losses")(cmd_losses.losses)
 app.add_typer(cmd_tables.app, name="tables")
 app.command("lint-template")(cmd_chat.lint_template)
 app.command("chat")(cmd_chat.chat)
+app.command("diff")(cmd_diff.diff)
+app.command("stats")(cmd_stats.stats)
 
 
 def _run(fn):

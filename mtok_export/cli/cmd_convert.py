@@ -44,7 +44,13 @@ def convert(
         for path in write_hf_dir(tok, out):
             console.print(f"wrote {path}", markup=False)
         return
-    data, _, lw = build(tok, to, target=target, allow_lossy=allow_lossy)
+    from ..errors import LossError
+    from ..policy import Policy, decide
+
+    data, _, lw = build(tok, to, target=target)
+    decisions = decide(lw.losses, Policy(allow_lossy=allow_lossy))  # declared severities: convert does not verify
+    if any(not d.accepted for d in decisions):
+        raise LossError(decisions)
     path = out / FORMATS[to] if out.is_dir() else out
     atomic_write(path, data)
     console.print(f"wrote {path} ({len(data):,} bytes)", markup=False)

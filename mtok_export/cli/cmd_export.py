@@ -8,112 +8,121 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..reports import outcome_json
+from .console import err, out
+from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, Strict, print_decisions, print_report,
+                   verify_progress, write_outcomes)
+
 
 def export(
-    path: Annotated[Path, typer.Option("--path", "-p", help="Model directory (tokenizer.json and its configs), "
-                                       "tiktoken rank file, vocab.json + merges.txt, vocab.txt or legacy tokenizer.txt.")],
+    path: Annotated[Path, typer.Option("--path", "-p", help="Model directory or any tokenizer file in it, "
+                                       "recognized by content: tokenizer.json, SentencePiece, tiktoken, vocab.json/"
+                                       "encoder.json + merges, vocab.txt, tekken.json, GGUF, CLIP .gz, legacy .txt.")],
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Output directory [default: --path].")] = None,
     target: Annotated[str, typer.Option(help="Runtime the .mtok is for: mnn-3.6, mnn-3.5 or mnn-head.")] = "mnn-3.6",
     fmt: Annotated[str, typer.Option("--format", help="mtok (MNN >= 3.5) or txt (legacy tokenizer.txt, types 0-3, "
                                      "for MNN <= 3.4; the type follows the model family).")] = "mtok",
-    allow_lossy: Annotated[bool, typer.Option("--allow-lossy", help="Write even if the target cannot do "
-                                              "everything the source does; every loss is listed.")] = False,
+    accept: Accept = None,
+    accept_file: AcceptFile = None,
+    allow_lossy: AllowLossy = False,
+    strict: Strict = False,
     bos: Annotated[str, typer.Option(help="BOS policy when the chat template renders BOS itself: "
                                      "auto (template only), prefix (header prefix too), none.")] = "auto",
     chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or a "
                                                          "template file to embed [default: the default one].")] = None,
-    no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip verification against the MNN runtime.")] = False,
+    header_specials: Annotated[str, typer.Option("--header-specials", help="needed: only special tokens with a "
+                                                 "role (BOS, EOS, stop, prefix, the chat template's) in the header "
+                                                 "list that the runtime scans at every byte (the others are still "
+                                                 "split out); all: every special token (slower encode).")] = "needed",
+    keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", help="In an MNN model folder, leave "
+                                                  "llm_config.json's jinja block as it is (the engine then uses that "
+                                                  "template and EOS, and verification renders through it) "
+                                                  "[default: update it to what the file embeds].")] = False,
+    no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip verification against the MNN runtime "
+                                            "(loss severities are then the declared ones).")] = False,
     corpus: Annotated[Optional[Path], typer.Option(help="Extra verification strings, JSONL.")] = None,
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
                                                            "with the MNN runtime to verify with.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON report instead of the summary.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the summary.")] = False,
+    report_file: ReportFile = None,
+    junit_file: JunitFile = None,
     pattern: Annotated[Optional[str], typer.Option("--pattern", help="Split regex of a tiktoken rank file "
                                                    "[default: from configs beside it or the known-vocabulary table].")] = None,
     special: Annotated[Optional[str], typer.Option("--special", help="Special tokens of a tiktoken rank file: JSON "
                                                    "{token: id} or [tokens] (ids follow the ranks), inline or a file; {} for none.")] = None,
     family: Annotated[Optional[str], typer.Option("--family", help="vocab.json + merges.txt post-processing when "
                                                   "tokenizer_config.json has no known tokenizer_class: gpt2, roberta, whisper.")] = None,
+    input_file: Annotated[Optional[Path], typer.Option("--input", help="The file in --path to read when it holds "
+                                                       "several (the choice made is shown as a note).")] = None,
 ):
-    """Export a model directory to MNN's .mtok, then verify it with the real MNN runtime.
+    """Export a model directory to MNN's .mtok, verify it with the real MNN runtime, and only then
+    replace the output (a file that fails is kept as OUTPUT.rejected) and write OUTPUT.json, the manifest.
 
-    Exit codes: 0 written (and verified), 1 verification mismatch (the file stays written),
-    2 bad input, 3 the target would lose information and --allow-lossy was not given."""
-    from ..errors import InputError, LossError
+    Each loss gets a severity, measured on the corpus (or declared, with --no-verify): edge losses are
+    warnings, the others need --accept CODE, --accept-file or --allow-lossy.
+
+    Exit codes: 0 written and verified, 1 a mismatch no recorded loss reproduces, 2 bad input or
+    output location, 3 a loss the policy refuses."""
+    from ..errors import InputError, LossError, MtokError, VerificationError
+    from ..export import VerifyOptions
     from ..export import export as run
-    from ..lower import BOS_POLICIES, TARGETS
-    from .console import out
-
-    if fmt not in ("mtok", "txt"):
-        raise InputError(f"--format {fmt!r}: choose mtok or txt")
-    if target not in TARGETS:
-        raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
-    if bos not in BOS_POLICIES:
-        raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
+    from ..lower import BOS_POLICIES, HEADER_SPECIALS, TARGETS
+    from ..policy import Policy
     from .progress import table_progress
 
-    if special is not None:
-        from ..readers.tiktoken import parse_special_arg
-        special = parse_special_arg(special)
+    result = decisions = error = hint = None
+    code = 0
     try:
-        with table_progress() as progress:
-            result = run(path, output, target=target, allow_lossy=allow_lossy, bos=bos,
-                         chat_template=chat_template, progress=progress, pattern=pattern, special=special,
-                         family=family, fmt=fmt)
-    except LossError as e:
-        if as_json:
-            out.print_json(json.dumps({"ok": False, "error": str(e), "passes": e.applied,
-                                       "losses": [_loss(x) for x in e.losses]}, ensure_ascii=False))
-            raise typer.Exit(e.exit_code)
-        e.hint = "rerun with --allow-lossy to write the file anyway (each loss is then reported)"
-        raise
-    if not as_json:
-        print_summary(result)
-    verified = None
-    if not no_verify:
-        from ..verify.reference import reference_for
-        from .cmd_verify import report_json, run_verify
-
-        source_dir = path if path.is_dir() else path.parent
-        verified = run_verify(result.path, source_dir, result.lowered, result.lowering, corpus=corpus,
-                              python=runtime_python, accepted=allow_lossy, quiet=as_json,
-                              reference=reference_for(result.source))
+        if fmt not in ("mtok", "txt"):
+            raise InputError(f"--format {fmt!r}: choose mtok or txt")
+        if target not in TARGETS:
+            raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
+        if bos not in BOS_POLICIES:
+            raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
+        if header_specials not in HEADER_SPECIALS:
+            raise InputError(f"--header-specials {header_specials!r}: choose one of {', '.join(HEADER_SPECIALS)}")
+        policy = Policy.from_options(accept, accept_file, allow_lossy, strict)
+        if special is not None:
+            from ..readers.tiktoken import parse_special_arg
+            special = parse_special_arg(special)
+        with table_progress() as progress, verify_progress(as_json) as step:
+            options = None if no_verify else VerifyOptions(corpus, runtime_python, step)
+            try:
+                from ..formats import resolve_input
+                result = run(resolve_input(path, input_file), output or (path if path.is_dir() else None),
+                             target=target, policy=policy, bos=bos, chat_template=chat_template,
+                             progress=progress, pattern=pattern, special=special, family=family, fmt=fmt,
+                             verify=options, keep_llm_config=keep_llm_config, header_specials=header_specials)
+            except (LossError, VerificationError) as e:
+                result = e.result
+                raise
+        decisions = result.decisions
+    except MtokError as e:
+        error, code, hint = e, e.exit_code, getattr(e, "hint", None)
+        decisions = getattr(e, "decisions", None) or (result.decisions if result else None)
+        if result is None or not isinstance(e, (LossError, VerificationError)):
+            write_outcomes("mtok-export", code, report_file, junit_file, error=e, result=result, hint=hint,
+                           decisions=decisions)
+            if as_json:
+                out.print_json(json.dumps(outcome_json("mtok-export", code, error=e, hint=hint), default=str))
+                raise typer.Exit(code)
+            raise
+    report = result.verify if result else None
+    write_outcomes("mtok-export", code, report_file, junit_file, error=error, result=result, report=report,
+                   decisions=decisions, hint=hint)
     if as_json:
-        data = report(result)
-        data["verify"] = report_json(verified) if verified else None
-        out.print_json(json.dumps(data, ensure_ascii=False))
-    if verified is not None and not verified.ok:
-        raise typer.Exit(1)
-
-
-def _loss(x) -> dict:
-    return {"component": x.component, "json_path": x.json_path, "reason": x.reason, "example": x.example}
-
-
-def report(r) -> dict:
-    from ..dump.jsonify import component, id_to_token
-
-    low = r.lowered
-    names = id_to_token(low)
-    return {
-        "ok": True,
-        "output": str(r.path),
-        "size": r.size,
-        "seconds": round(r.seconds, 3),
-        "target": r.lowering.target,
-        "model": {"type": low.model.kind, "vocab_size": len(names)},
-        "components": {k: component(getattr(low, k)) for k in
-                       ("normalizer", "pre_tokenizer", "decoder", "post_processor")},
-        "special": [{"id": i, "text": names.get(i)} for i in low.special_ids],
-        "stop": [{"id": i, "text": names.get(i), "source": src} for i, src in r.source.meta.stop_sources],
-        "prefix": [{"id": i, "text": names.get(i)} for i in low.prefix_ids],
-        "chat_template": {"source": r.source.chat.source, "name": r.source.chat.name,
-                          "chars": len(low.chat.text)},
-        "passes": r.lowering.applied,
-        "losses": [_loss(x) for x in r.lowering.losses],
-        "notes": list(r.source.meta.notes) + r.lowering.notes,
-        "inputs": [{"path": f.path, "sha256": f.sha256} for f in r.source.provenance.inputs],
-        "unicode_version": r.source.provenance.unicode_version,
-    }
+        out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, result=result, report=report,
+                                               decisions=decisions, hint=hint), ensure_ascii=False, default=str))
+        raise typer.Exit(code)
+    print_summary(result)
+    if report is not None:
+        print_report(report)
+    print_decisions(decisions)
+    if error is not None:
+        raise error
+    edge = [d.code for d in decisions if d.accepted_by == "edge"]
+    if edge:
+        err.print(f"[yellow]warning:[/] edge losses accepted by default: {', '.join(edge)} (--strict refuses them)")
 
 
 def print_summary(r):
@@ -151,9 +160,8 @@ def print_summary(r):
         row("passes", ", ".join(r.lowering.applied))
     for note in list(r.source.meta.notes) + r.lowering.notes:
         row("note", note)
-    out.print(f"[bold green]wrote[/] {escape(str(r.path))} ({size(r.size)}, {r.seconds:.2f} s, target {r.lowering.target})")
+    verb = "[bold red]rejected[/]" if r.rejected else "[bold green]wrote[/]"
+    out.print(f"{verb} {escape(str(r.path))} ({size(r.size)}, {r.seconds:.2f} s, target {r.lowering.target})")
     out.print(t)
-    if r.lowering.losses:
-        out.print(f"[bold yellow]{len(r.lowering.losses)} loss(es) accepted with --allow-lossy:[/]")
-        for x in r.lowering.losses:
-            out.print(f"  - {show(str(x))}", markup=False)
+    if r.rejected:
+        out.print(Text(f"the file failed and was kept as {r.rejected}; the output was not replaced", style="bold red"))

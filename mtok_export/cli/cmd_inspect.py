@@ -11,7 +11,9 @@ import typer
 
 
 def inspect(
-    file: Annotated[Path, typer.Argument(help="A .mtok or legacy tokenizer.txt file.")],
+    file: Annotated[Path, typer.Argument(help="A .mtok or legacy tokenizer.txt file, or an MNN model folder "
+                                         "(config.json / llm_config.json): then also which tokenizer file, "
+                                         "template and EOS the engine will use.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print everything as JSON (stable keys).")] = False,
     section: Annotated[Optional[str], typer.Option(help="Print one section in full: header, normalizer, "
                                                    "pre_tokenizer, vocab, merges, scores, decoder, "
@@ -22,8 +24,23 @@ def inspect(
     from ..dump.jsonify import SECTIONS, describe
     from ..dump.jsonify import section as one_section
     from ..errors import InputError
+    from ..formats import read_any
     from .console import out
 
+    engine = None
+    if file.is_dir():
+        from ..model_folder import describe as describe_folder
+        from ..model_folder import find
+
+        folder = find(file)
+        if folder is None:
+            raise InputError(f"{file}: a folder with no config.json (with tokenizer_file / llm_model) or "
+                             "llm_config.json: not an MNN model folder; pass the tokenizer file")
+        engine = describe_folder(folder)
+        if not engine["tokenizer_found"]:
+            raise InputError(f"{file}: the engine would load {engine['tokenizer_file']!r} "
+                             f"(from {engine['tokenizer_file_from']}), which does not exist")
+        file = folder.tokenizer_path
     try:
         data = file.read_bytes()
     except OSError as e:
@@ -47,28 +64,30 @@ def inspect(
                       markup=False)
         return
     info = describe(tok, layout, limit)
+    info["file"].update(provenance(file, data))
+    if engine is not None:
+        jinja = engine["jinja"] or {}
+        engine["template_equals_embedded"] = jinja.get("chat_template") == tok.chat.text if jinja else None
+        engine["eos_equals_embedded"] = jinja.get("eos", "") == tok.chat.eos_token if jinja else None
+        info["engine"] = engine
     if as_json:
         out.print_json(json.dumps(info, ensure_ascii=False))
         return
     _print(info, file)
 
 
-def read_any(data: bytes, path: str):
-    """`.mtok` with its layout, or a legacy `.txt` read into the same view (one body section)."""
-    from ..mtok import Layout, Section, read_mtok
-    from ..mtok.constants import FileType
-    from ..mtok.header import read_header
+def provenance(file: Path, data: bytes) -> dict:
+    """The file's sha256 and what the export manifest beside it says of it."""
+    from ..manifest import manifest_path, read_manifest, sha256_bytes
 
-    kind, _, body = read_header(data, path)
-    if kind == FileType.PIPELINE:
-        return read_mtok(data, path, strict=False)
-    from ..legacy import describe, read_legacy
-
-    tok = read_legacy(data, path)
-    layout = Layout(size=len(data), header_size=body, sections=[Section(f"legacy {describe(kind)}", body,
-                                                                        len(data) - body)])
-    layout.warnings.extend(tok.meta.notes)
-    return tok, layout
+    digest = sha256_bytes(data)
+    m = read_manifest(file)
+    if m is None:
+        return {"sha256": digest, "manifest": None}
+    verification = (m.get("verification") or {}).get("result", "not run")
+    return {"sha256": digest, "manifest": {
+        "path": str(manifest_path(file)), "matches": m.get("output", {}).get("sha256") == digest,
+        "target": m.get("target"), "tool_version": m.get("tool", {}).get("version"), "verification": verification}}
 
 
 def _print(info: dict, file: Path):
@@ -89,6 +108,24 @@ def _print(info: dict, file: Path):
 
     out.print(f"[bold]{escape(str(file))}[/]  {size(info['file']['size'])}, "
               f"header {info['file']['header_size']} bytes", markup=True, highlight=False)
+    line(f"sha256 {info['file']['sha256']}")
+    if "engine" in info:
+        e = info["engine"]
+        line(f"engine: loads {e['tokenizer_file']} (named by {e['tokenizer_file_from']}); chat template from "
+             f"{e['template_from']}, EOS from {e['eos_from']}"
+             + (f"; template context keys: {', '.join(e['context'])}" if e.get("context") else ""))
+        if e["jinja"]:
+            same = "equals" if e["template_equals_embedded"] else "DIFFERS from"
+            eos = "equals" if e["eos_equals_embedded"] else "DIFFERS from"
+            line(f"  llm_config.json jinja: chat_template {same} the embedded one, eos {eos} the embedded one "
+                 "(the engine uses the jinja block)")
+    m = info["file"]["manifest"]
+    if m is None:
+        line("manifest: none beside the file")
+    else:
+        state = "matches" if m["matches"] else "DOES NOT MATCH (the file changed after export)"
+        line(f"manifest: {m['path']} {state}; target {m['target']}, exported by mtok-export {m['tool_version']}, "
+             f"verification {m['verification']}")
     heading("header lists")
     for k, items in info["header"].items():
         shown = " ".join(f"{show(x['text'] or '?')}({x['id']})" for x in items[:20])

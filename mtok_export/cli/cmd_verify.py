@@ -1,4 +1,7 @@
-"""`mtok verify FILE --against SRC_DIR`: the real MNN runtime against the HF reference."""
+"""`mtok verify FILE`: the real MNN runtime against the source's reference, with the export's policy.
+
+The manifest beside the file (`FILE.json`, written by `mtok-export`) supplies the source, the target,
+the BOS policy, the reader options and the accepted losses; the options below override it."""
 
 from __future__ import annotations
 
@@ -8,111 +11,137 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..reports import outcome_json
+from .console import out
+from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, Strict, print_decisions, print_report,
+                   verify_progress, write_outcomes)
+
 
 def verify(
-    file: Annotated[Path, typer.Argument(help="The written .mtok file.")],
-    against: Annotated[Path, typer.Option("--against", help="Source model directory (tokenizer.json).")],
-    target: Annotated[str, typer.Option(help="Target the file was exported for.")] = "mnn-3.6",
+    file: Annotated[Path, typer.Argument(help="The written .mtok (or legacy tokenizer.txt).")],
+    against: Annotated[Optional[Path], typer.Option("--against", help="Source model directory or file "
+                                                    "[default: the manifest's source].")] = None,
+    target: Annotated[Optional[str], typer.Option(help="Target the file was exported for [default: the "
+                                                  "manifest's, else mnn-3.6].")] = None,
+    bos: Annotated[Optional[str], typer.Option(help="BOS policy the file was exported with [default: the "
+                                               "manifest's, else auto].")] = None,
     corpus: Annotated[Optional[Path], typer.Option(help="Extra strings, JSONL (a string or {text} per line).")] = None,
-    allow_lossy: Annotated[bool, typer.Option("--allow-lossy", help="Accept mismatches explained by "
-                                              "the losses the export reported.")] = False,
-    bos: Annotated[str, typer.Option(help="BOS policy the file was exported with.")] = "auto",
+    accept: Accept = None,
+    accept_file: AcceptFile = None,
+    allow_lossy: AllowLossy = False,
+    strict: Strict = False,
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
                                                            "with the MNN runtime to test.")] = None,
-    json_report: Annotated[Optional[Path], typer.Option("--json", help="Write a JSON report here ('-' = stdout).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the tables.")] = False,
+    report_file: ReportFile = None,
+    junit_file: JunitFile = None,
 ):
-    """Check that the MNN runtime tokenizes like HF on an edge-case corpus.
+    """Check that the MNN runtime tokenizes the file like the source's reference.
 
-    Exit 0 only when every check matches, or every mismatch is explained by a loss accepted with
-    --allow-lossy; 1 otherwise; 2 on bad input."""
+    The file's own structure is checked first (exit 2 with the byte offset when it is malformed).
+    Exit 0 when every mismatch is reproduced by a loss the policy accepts (the manifest's policy
+    unless options are given), 1 when a mismatch is not reproduced, 3 when a loss is refused."""
+    from ..errors import InputError, LossError, MtokError, VerificationError
+    from ..policy import Policy
+
+    decisions = report = error = None
+    code = 0
+    try:
+        manifest, source, low, lw, read_opts = _prepare(file, against, target, bos)
+        given = accept or accept_file or allow_lossy or strict
+        policy = Policy.from_options(accept, accept_file, allow_lossy, strict) if given or manifest is None \
+            else Policy.from_json(manifest.get("policy", {}))
+        with verify_progress(as_json) as step:
+            report, decisions = run_verify(file, source, low, lw, policy, corpus=corpus, python=runtime_python,
+                                           progress=step, source_path=read_opts["path"])
+        if not report.ok:
+            raise VerificationError(_Result(report))
+        if any(not d.accepted for d in decisions):
+            raise LossError(decisions)
+    except MtokError as e:
+        error, code = e, e.exit_code
+        if report is None and not as_json:
+            write_outcomes("mtok verify", code, report_file, junit_file, error=e, hint=getattr(e, "hint", None))
+            raise
+        if isinstance(e, InputError) and report is None:
+            pass
+    write_outcomes("mtok verify", code, report_file, junit_file, error=error, report=report, decisions=decisions,
+                   hint=getattr(error, "hint", None))
+    if as_json:
+        out.print_json(json.dumps(outcome_json("mtok verify", code, error=error, report=report, decisions=decisions,
+                                               hint=getattr(error, "hint", None)), ensure_ascii=False, default=str))
+        raise typer.Exit(code)
+    print_report(report)
+    print_decisions(decisions)
+    if error is not None:
+        raise error
+
+
+class _Result:  # what VerificationError needs of an export result
+    def __init__(self, report):
+        self.verify, self.rejected = report, None
+
+
+def _prepare(file: Path, against, target, bos):
+    """The manifest (or None), the source IR and its honest lowering, after the file's own checks."""
+    from ..errors import InputError
     from ..export import read_source
-    from ..lower import lower
+    from ..lower import BOS_POLICIES, TARGETS, lower
+    from ..manifest import read_manifest
 
-    tok = read_source(against)
-    low, lw = lower(tok, target, bos)
-    report = run_verify(file, against, low, lw, corpus=corpus, python=runtime_python, accepted=allow_lossy,
-                        json_report=json_report)
-    raise typer.Exit(0 if report.ok else 1)
+    file = Path(file)
+    if not file.is_file():
+        raise InputError(f"{file}: no such file")
+    _check_file(file)
+    manifest = read_manifest(file)
+    m = manifest or {}
+    opts = dict(m.get("read_options") or {})
+    source = against or (Path(m["source"]) if m.get("source") else None)
+    if source is None:
+        raise InputError(f"{file}: no manifest beside it ({file.name}.json); pass --against SOURCE")
+    target = target or m.get("target") or "mnn-3.6"
+    bos = bos or m.get("bos_policy") or "auto"
+    if target not in (*TARGETS, "mnn-legacy"):
+        raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
+    if bos not in BOS_POLICIES:
+        raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
+    tok = read_source(source, opts.get("chat_template"), pattern=opts.get("pattern"), special=opts.get("special"),
+                      family=opts.get("family"))
+    if target == "mnn-legacy" or file.suffix == ".txt":
+        from ..export import build
+
+        _, low, lw = build(tok, "txt", bos=bos)
+    else:
+        low, lw = lower(tok, target, bos, header_specials=opts.get("header_specials") or "needed")
+    return manifest, tok, low, lw, {**opts, "path": Path(source)}
 
 
-def run_verify(file, source_dir, lowered, lowering, *, corpus=None, python=None, accepted=False, json_report=None,
-               quiet=False, reference=None):
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+def _check_file(file: Path):
+    """The strict reader's checks before the runtime loads the file (exit 2 with an offset)."""
+    from ..mtok import read_mtok
+    from ..mtok.header import read_header
 
+    data = file.read_bytes()
+    kind, _, _ = read_header(data, str(file))
+    if kind == 4:
+        read_mtok(data, str(file))
+    else:
+        from ..legacy import read_legacy
+
+        read_legacy(data, str(file))
+
+
+def run_verify(file, source, lowered, lowering, policy, *, corpus=None, python=None, progress=None,
+               source_path=None):
+    """-> (verify.Report, policy decisions with measured severities)."""
+    from ..policy import decide
     from ..verify.check import verify
     from ..verify.corpus import builtin_chats, builtin_corpus, load_corpus_file
-    from .console import err, out
+    from ..verify.reference import reference_for
 
     samples = list(builtin_corpus()) + (list(load_corpus_file(corpus)) if corpus else [])
-    with Progress(SpinnerColumn(), TextColumn("verify: {task.description}"), TimeElapsedColumn(),
-                  console=err, transient=True,
-                  disable=quiet or json_report == Path("-") or not err.is_terminal) as bar:
-        task = bar.add_task("start", total=None)
-        report = verify(file, source_dir, lowered, lowering, samples=samples, chats=list(builtin_chats()),
-                        python=python, accepted=accepted, progress=lambda s: bar.update(task, description=s),
-                        reference=reference)
-    data = report_json(report)
-    if json_report is not None:
-        text = json.dumps(data, ensure_ascii=False, indent=1)
-        if str(json_report) == "-":
-            out.print(text, markup=False, highlight=False)
-        else:
-            Path(json_report).write_text(text + "\n", encoding="utf-8")
-    if not quiet and str(json_report) != "-":
-        print_report(report)
-    return report
-
-
-def report_json(report) -> dict:
-    return {
-        "file": report.file, "target": report.target, "runtime": report.runtime, "ok": report.ok,
-        "accepted_losses": report.accepted,
-        "checks": [{"name": c.name, "ok": c.ok, "total": c.total, "note": c.skipped} for c in report.checks],
-        "classes": [{"check": check, "explanation": code, "count": n,
-                     "example": {"sample": m.sample, "text": m.text, "expected": m.expected, "got": m.got}}
-                    for check, code, n, m in report.classes()],
-        "losses": [{"code": x.code, "component": x.component, "json_path": x.json_path, "reason": x.reason}
-                   for x in report.losses],
-        "unexplained": report.unexplained,
-    }
-
-
-def print_report(report):
-    from rich.table import Table
-    from rich.text import Text
-
-    from ..dump.sanitize import clip, show
-    from .console import out
-
-    t = Table("check", "match", "note", box=None, padding=(0, 2), title=f"verify on MNN {report.runtime}",
-              title_justify="left")
-    notes: list[str] = []
-    for c in report.checks:
-        mark = "" if c.total == 0 else ("[green]" if c.ok == c.total else "[red]") + f"{c.ok}/{c.total}[/]"
-        if c.skipped and c.skipped not in notes:
-            notes.append(c.skipped)
-        t.add_row(c.name, mark or "-", f"({notes.index(c.skipped) + 1})" if c.skipped else "")
-    out.print(t)
-    for i, note in enumerate(notes, 1):
-        out.print(Text(f"  ({i}) {note}"))
-    reasons = {x.code: x.reason for x in report.losses}
-    reasons.setdefault("legacy-type", "the legacy runtime did exactly what its type does (the losses listed at export)")
-    for check, code, n, m in report.classes():
-        why = Text(f"explained by loss {code}: {reasons.get(code, '')}" if code else "UNEXPLAINED",
-                   style="" if code else "bold red")
-        out.print(Text.assemble((check, "bold"), f": {n} mismatch(es), ", why))
-        out.print(Text(f"    input    {clip(show(m.text), 100)!s}"))
-        expected, got = m.expected, m.got
-        if isinstance(expected, str) and isinstance(got, str):  # rendered text: the first differing line
-            a, b = expected.splitlines(), got.splitlines()
-            k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-            out.print(Text(f"    first difference at line {k + 1}"))
-            expected, got = (a[k] if k < len(a) else "<end>"), (b[k] if k < len(b) else "<end>")
-        out.print(Text(f"    expected {clip(show(str(expected)), 100)}"))
-        out.print(Text(f"    got      {clip(show(str(got)), 100)}"))
-    if report.ok:
-        out.print("[bold green]verify passed[/]" + (" (mismatches explained by accepted losses)"
-                                                     if any(c.mismatches for c in report.checks) else ""))
-    else:
-        out.print(f"[bold red]verify failed[/]: {report.unexplained} unexplained mismatch(es)"
-                  + ("" if report.accepted else "; losses were not accepted (--allow-lossy)"))
+    src = Path(source_path) if source_path is not None else None
+    source_dir = src if src is None or src.is_dir() else src.parent
+    report = verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
+                    source_dir=source_dir, python=python, progress=progress, reference=reference_for(source))
+    return report, decide(lowering.losses, policy, report.reach())

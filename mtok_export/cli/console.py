@@ -10,12 +10,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def print_error(e: BaseException):
-    from ..errors import LossError
-
     err.print(f"[bold red]error:[/] {_esc(str(e))}")
-    if isinstance(e, LossError):
-        for loss in e.losses:
-            err.print(f"  [red]-[/] {_esc(str(loss))}")
     cause = e.__cause__
     while cause is not None:
         err.print(f"  [red]caused by:[/] {_esc(str(cause))}")

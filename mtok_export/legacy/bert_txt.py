@@ -40,6 +40,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, replace
 
+from .. import losses as L
 from ..errors import LossError, UnsupportedError
 from ..ir import Pattern, Tokenizer
 from ..ir import decoders as D
@@ -125,26 +126,26 @@ def _plan(tok) -> Plan:
     chain = Chain(tok)
     chain.losses.extend(lw.losses)
     if tok.normalizer != ASCII_LOWER:
-        chain.step("legacy-bert-normalizer", f"normalizer {getattr(tok.normalizer, 'kind', None)}", "$.normalizer",
+        chain.step(L.LEGACY_BERT_NORMALIZER, f"normalizer {getattr(tok.normalizer, 'kind', None)}", "$.normalizer",
                    f"{what} only lowercases ASCII letters; not applied: {_describe_normalizer(tok.normalizer)}",
                    replace(chain.tok, normalizer=ASCII_LOWER), "\u00c9cole \u4e2d\u6587")
     common_steps(chain, suffix, what, normalizer=False)
-    chain.step("legacy-bert-split", f"pre_tokenizer {getattr(tok.pre_tokenizer, 'kind', None)}", "$.pre_tokenizer",
+    chain.step(L.LEGACY_BERT_SPLIT, f"pre_tokenizer {getattr(tok.pre_tokenizer, 'kind', None)}", "$.pre_tokenizer",
                f"{what} makes words of ASCII letter/digit runs and of every other character alone (so a non-ASCII "
                "letter splits a word: 'café' -> 'caf', 'é')", replace(chain.tok, pre_tokenizer=WORDS), "caf\u00e9")
     vocab = _first_ids(tokens, notes)
     wp = chain.tok.model
     if (wp.max_input_chars_per_word, wp.unk_token) != (NO_LIMIT, UNK):
-        chain.step("legacy-bert-wordpiece", "model WordPiece", "$.model",
+        chain.step(L.LEGACY_BERT_WORDPIECE, "model WordPiece", "$.model",
                    f"{what} has no word-length limit (HF: words over {wp.max_input_chars_per_word} characters become "
                    f"{wp.unk_token}) and always uses {UNK!r} (else id {UNK_FALLBACK_ID}) as unk",
                    replace(chain.tok, model=replace(wp, unk_token=UNK, max_input_chars_per_word=NO_LIMIT)), "a" * 120)
-    chain.step("legacy-bert-decode", f"decoder {getattr(tok.decoder, 'kind', None)}", "$.decoder",
+    chain.step(L.LEGACY_BERT_DECODE, f"decoder {getattr(tok.decoder, 'kind', None)}", "$.decoder",
                f"{what} decodes each id to its raw token ('##' kept) and joins them without spaces or cleanup",
                replace(chain.tok, decoder=D.Fuse()), "playing")
     if UNK not in vocab:
         notes.append(f"no {UNK!r} token: the runtime emits id {UNK_FALLBACK_ID} for unknown words")
-    chain.losses.append(Loss("legacy-bert-unk", "model WordPiece", "$.model",
+    chain.losses.append(Loss(L.LEGACY_BERT_UNK, "model WordPiece", "$.model",
                              f"{what} keeps the pieces found before a position nothing matches and then emits "
                              f"{UNK} (HF emits only {UNK} for the word)", "a\u2603"))
     added = added_from_header(special, {i: tokens[i] for i in special}, notes)

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from .. import losses as L
 from ..errors import LossError, UnsupportedError
 from ..ir import Pattern, Tokenizer
 from ..ir import decoders as D
@@ -135,10 +136,10 @@ def _plan(tok) -> Plan:
     common_steps(chain, suffix, what)
     pre = chain.tok.pre_tokenizer
     if _prefix_space(pre):
-        chain.step("prefix-space", "pre_tokenizer ByteLevel", "$.pre_tokenizer",
+        chain.step(L.PREFIX_SPACE, "pre_tokenizer ByteLevel", "$.pre_tokenizer",
                    "add_prefix_space: HF adds a space before the first word, the runtime never does",
                    replace(chain.tok, pre_tokenizer=_no_prefix_space(pre)), "Hello")
-    chain.step("legacy-hf-regex", "pre_tokenizer", "$.pre_tokenizer",
+    chain.step(L.LEGACY_HF_REGEX, "pre_tokenizer", "$.pre_tokenizer",
                f"{what} pre-tokenizes with a fixed C-locale std::regex, /{CPP_REGEX}/ with icase, instead of "
                f"{_describe(chain.tok.pre_tokenizer)}: letters, digits and spaces are ASCII only (non-ASCII "
                "text is split like punctuation), digits are single, contractions match in any case",
@@ -147,14 +148,14 @@ def _plan(tok) -> Plan:
     fields = {k: getattr(model, k) for k in ("dropout", "unk_token", "continuing_subword_prefix",
                                               "end_of_word_suffix", "fuse_unk", "byte_fallback")}
     if model.ignore_merges:
-        chain.step("ignore-merges", "model BPE", "$.model.ignore_merges",
+        chain.step(L.IGNORE_MERGES, "model BPE", "$.model.ignore_merges",
                    "ignore_merges: the runtime never looks a whole word up before merging",
                    replace(chain.tok, model=replace(model, ignore_merges=False)))
     if any(v not in (None, "", 0.0, False) for v in fields.values()):
-        chain.step("bpe-field", "model BPE", "$.model", "dropout / unk / subword prefix / suffix / byte_fallback "
+        chain.step(L.BPE_FIELD, "model BPE", "$.model", "dropout / unk / subword prefix / suffix / byte_fallback "
                    "are not applied", replace(chain.tok, model=M.BPE(model.vocab, model.merges)))
     if dups:
-        chain.step("legacy-duplicate-merge", "model BPE", "$.model.merges",
+        chain.step(L.LEGACY_DUPLICATE_MERGE, "model BPE", "$.model.merges",
                    f"{dups} merge(s) appear twice: the runtime keeps the first rank, HF the last",
                    replace(chain.tok, model=replace(chain.tok.model, merges=merges)))
     added = added_from_header(special, {i: runtime_decode(lines[i]) for i in special}, notes)

@@ -71,6 +71,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import losses as L
 from ..errors import FormatError, InputError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, Metadata, Tokenizer
 from ..ir import decoders as D
@@ -173,7 +174,7 @@ def type0_rows(tok) -> tuple[Type0, list[Loss]]:
 
     if isinstance(m, M.Unigram):
         scores = [s for _, s in m.vocab] + [0.0] * (len(pieces) - len(m.vocab))
-        loss("type0-unigram", "model Unigram", "$.model", "type 0 runs SentencePiece BPE (merge the pair whose "
+        loss(L.TYPE0_UNIGRAM, "model Unigram", "$.model", "type 0 runs SentencePiece BPE (merge the pair whose "
              "result scores highest): a Unigram model's Viterbi segmentation is not reproduced", "Hello world")
     else:
         first: dict[str, int] = {}
@@ -183,38 +184,38 @@ def type0_rows(tok) -> tuple[Type0, list[Loss]]:
         regen = sp_merges(list(zip(pieces, scores, types)))
         if regen != tuple(m.merges):
             diff = len(set(regen) ^ set(m.merges))
-            loss("type0-merges", "model BPE", "$.model.merges", "type 0 derives merges from piece scores (every "
+            loss(L.TYPE0_MERGES, "model BPE", "$.model.merges", "type 0 derives merges from piece scores (every "
                  "split of a normal piece into two normal pieces, ranked by the piece's score): "
                  + (f"{diff} merge(s) differ" if diff else "the same merges in another order"))
         for field, why in (("dropout", "dropout"), ("continuing_subword_prefix", "continuing_subword_prefix"),
                            ("end_of_word_suffix", "end_of_word_suffix"), ("ignore_merges", "ignore_merges")):
             if getattr(m, field) not in (None, "", 0.0, False):
-                loss("type0-bpe-field", "model BPE", f"$.model.{field}", f"{why} is not applied by type 0")
+                loss(L.TYPE0_BPE_FIELD, "model BPE", f"$.model.{field}", f"{why} is not applied by type 0")
     if not has_bytes and unk is not None:
-        loss("type0-unk", f"model {m.kind}", "$.model", "no <0xHH> byte pieces: the runtime maps each UTF-8 byte "
+        loss(L.TYPE0_UNK, f"model {m.kind}", "$.model", "no <0xHH> byte pieces: the runtime maps each UTF-8 byte "
              "of an unknown character to the unknown piece (HF: one unk per character or run)", "\U0001fae0")
     if has_bytes and not byte_fallback:
-        loss("type0-unk", f"model {m.kind}", "$.model.byte_fallback", "the runtime always falls back to <0xHH> "
+        loss(L.TYPE0_UNK, f"model {m.kind}", "$.model.byte_fallback", "the runtime always falls back to <0xHH> "
              "byte pieces; this model maps unknown characters to unk", "\U0001fae0")
 
     canon_norm, canon_pre = sp_normalizer(b"", add_dummy_prefix=True, remove_extra_whitespaces=False,
                                           escape_whitespaces=True)
     if tok.normalizer != canon_norm or tok.pre_tokenizer != canon_pre:
-        loss("type0-normalizer", "normalizer/pre_tokenizer", "$.normalizer", "type 0 only prepends '▁' to each "
+        loss(L.TYPE0_NORMALIZER, "normalizer/pre_tokenizer", "$.normalizer", "type 0 only prepends '▁' to each "
              "chunk and turns ' ' into '▁': this normalizer and pre-tokenizer are not applied", "a  b ")
     if tok.decoder != sp_decoder(byte_fallback=has_bytes):
-        loss("type0-decoder", f"decoder {getattr(tok.decoder, 'kind', None)}", "$.decoder",
+        loss(L.TYPE0_DECODER, f"decoder {getattr(tok.decoder, 'kind', None)}", "$.decoder",
              "type 0 decodes pieces as SentencePiece does ('▁' -> ' ', byte pieces, dummy prefix): this decoder "
              "is not applied")
-    loss("type0-decode", "decoder (runtime)", "$.decoder", "decode(id) turns only the first '▁' into ' ' (and "
+    loss(L.TYPE0_DECODE, "decoder (runtime)", "$.decoder", "decode(id) turns only the first '▁' into ' ' (and "
          "drops the bytes after it when it is not at the start), keeping the dummy-prefix space", "Hello")
 
     for t in tok.added_tokens:
         if t.lstrip or t.rstrip or t.single_word or (t.normalized and tok.normalizer is not None):
-            loss("type0-added-flags", f"added token {t.content!r}", "$.added_tokens", "lstrip/rstrip/single_word/"
+            loss(L.TYPE0_ADDED_FLAGS, f"added token {t.content!r}", "$.added_tokens", "lstrip/rstrip/single_word/"
                  "normalized are not carried: the runtime splits the token out of the raw text", trigger=t.content)
         if not t.content or SPACE in t.content:
-            loss("type0-special-text", f"added token {t.content!r}", "$.added_tokens", "the runtime matches added "
+            loss(L.TYPE0_SPECIAL_TEXT, f"added token {t.content!r}", "$.added_tokens", "the runtime matches added "
                  "tokens by decode(id), which mangles '▁' (or is empty): this token is never matched",
                  trigger=t.content)
 
@@ -231,7 +232,7 @@ def type0_rows(tok) -> tuple[Type0, list[Loss]]:
             losses.append(replace(x, code="type0-post"))
         prefix, suffix = parts if parts is not None else ((), ())
     if suffix:
-        loss("type0-suffix", "post_processor", "$.post_processor", f"type 0 has only a prefix list: encode() does "
+        loss(L.TYPE0_SUFFIX, "post_processor", "$.post_processor", f"type 0 has only a prefix list: encode() does "
              f"not append {list(suffix)}", "Hi")
     return Type0(tuple(zip(pieces, map(float, scores), types)), tuple(special), tuple(tok.stop_ids), prefix), losses
 

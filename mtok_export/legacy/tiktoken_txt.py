@@ -46,6 +46,7 @@ import binascii
 import unicodedata
 from dataclasses import dataclass, field, replace
 
+from .. import losses as L
 from .. import __version__
 from ..errors import FormatError, LossError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
@@ -237,14 +238,15 @@ class Chain:
     losses: list[Loss] = field(default_factory=list)
     steps: list[tuple[str, object]] = field(default_factory=list)
 
-    def step(self, code: str, component: str, json_path: str, reason: str, new, example: str = "",
+    def step(self, kind, component: str, json_path: str, reason: str, new, example: str = "",
              loss: bool = True):
+        """`kind`: the `LossKind` of a lossy step, or a plain name for one that loses nothing."""
         if new == self.tok:
             return
         self.tok = new
-        self.steps.append((code, new))
+        self.steps.append((getattr(kind, "code", kind), new))
         if loss:
-            self.losses.append(Loss(code, component, json_path, reason, example))
+            self.losses.append(Loss(kind, component, json_path, reason, example))
 
 
 def common_steps(chain: Chain, suffix: tuple[int, ...], what: str, normalizer: bool = True):
@@ -252,18 +254,18 @@ def common_steps(chain: Chain, suffix: tuple[int, ...], what: str, normalizer: b
     it), no suffix, added tokens without lstrip/rstrip/single_word."""
     tok = chain.tok
     if normalizer and tok.normalizer is not None:
-        chain.step("legacy-normalizer", f"normalizer {tok.normalizer.kind}", "$.normalizer",
+        chain.step(L.LEGACY_NORMALIZER, f"normalizer {tok.normalizer.kind}", "$.normalizer",
                    f"{what} has no normalizer: this one is not applied", replace(tok, normalizer=None), "\u00c5")
     if suffix:
         prefix_only = _prefix_only(chain.tok)
-        chain.step("suffix-not-appended", "post_processor", "$.post_processor",
+        chain.step(L.SUFFIX_NOT_APPENDED, "post_processor", "$.post_processor",
                    f"{what} only prepends the header prefix: encode() does not append {list(suffix)}",
                    replace(chain.tok, post_processor=prefix_only), "Hi")
     flagged = [t for t in chain.tok.added_tokens if t.lstrip or t.rstrip or t.single_word]
     if flagged:
         t = flagged[0]
         plain = tuple(replace(a, lstrip=False, rstrip=False, single_word=False) for a in chain.tok.added_tokens)
-        chain.step("legacy-added-flags", f"added token {t.content!r}", "$.added_tokens",
+        chain.step(L.LEGACY_ADDED_FLAGS, f"added token {t.content!r}", "$.added_tokens",
                    f"{len(flagged)} added token(s) have lstrip/rstrip/single_word, which {what} ignores",
                    replace(chain.tok, added_tokens=plain), f"{t.content} x")
 
@@ -280,7 +282,7 @@ def _prefix_only(tok):
 
 def template_loss(tok, what: str) -> list[Loss]:
     if tok.chat.text:
-        return [Loss("legacy-no-template", "chat template", "$.chat_template",
+        return [Loss(L.LEGACY_NO_TEMPLATE, "chat template", "$.chat_template",
                      f"{what} stores no chat template: MNN reads it from llm_config.json jinja.chat_template")]
     return []
 
@@ -341,7 +343,7 @@ def _plan(tok) -> Plan:
                                GREEDY_UNK, "", NO_LIMIT)
     greedy_pre = P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)
     if not greedy or t.pre_tokenizer != greedy_pre:
-        chain.step("legacy-greedy", f"model {m.kind}", "$.model",
+        chain.step(L.LEGACY_GREEDY, f"model {m.kind}", "$.model",
                    f"{what} encodes by greedy longest-prefix matching over each chunk between special tokens: "
                    "no split regex and no BPE merges, so ids differ wherever the longest vocabulary match is "
                    "not what the source's pre-tokenizer and merges produce",
@@ -349,7 +351,7 @@ def _plan(tok) -> Plan:
     present = set(tokens)
     missing = [b for b in range(256) if bytes([b]) not in present]
     if missing:
-        chain.losses.append(Loss("legacy-unknown-bytes", "model", "$.model.vocab",
+        chain.losses.append(Loss(L.LEGACY_UNKNOWN_BYTES, "model", "$.model.vocab",
                                  f"{len(missing)} byte(s) have no token (e.g. 0x{missing[0]:02x}): the runtime "
                                  "prints an error and skips them", bytes([missing[0]]).decode("latin-1")))
     added = added_from_header(special, {i: tokens[i] for i in special}, notes)

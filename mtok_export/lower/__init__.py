@@ -4,27 +4,14 @@ without a record.  `lower()` returns the lowered IR, the losses and the passes t
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
+
+from .. import losses as L
+from ..losses import Loss, LossKind
 
 TARGETS = ("mnn-3.6", "mnn-3.5", "mnn-head")
 BOS_POLICIES = ("auto", "prefix", "none")
-
-
-@dataclass(frozen=True)
-class Loss:
-    """Something the target cannot do as the source does."""
-
-    code: str  # what kind of difference, e.g. "normalizer-table"; verify explains mismatches by it
-    component: str  # e.g. "pre_tokenizer Punctuation"
-    json_path: str  # where it is in the source, e.g. "$.pre_tokenizer.pretokenizers[0]"
-    reason: str
-    example: str = ""  # a short input that shows the difference, when one is known
-    trigger: str | tuple[str, ...] = ""  # text(s) whose presence in an input means this loss applies
-
-    def __str__(self) -> str:
-        ex = f" (e.g. {json.dumps(self.example)})" if self.example else ""  # ASCII: marks stay visible
-        return f"{self.json_path} {self.component}: {self.reason}{ex}"
+HEADER_SPECIALS = ("needed", "all")
 
 
 @dataclass
@@ -42,8 +29,10 @@ class Lowering:
     cleared_bos: str = ""  # BOS text taken out of the embedded template (the header prefix adds it)
     chat_original: str = ""  # the chat template as read, when lowering rewrote it (for the manifest)
 
-    def loss(self, code: str, component: str, json_path: str, reason: str, example: str = "", trigger: str = ""):
-        self.losses.append(Loss(code, component, json_path, reason, example, trigger))
+    def loss(self, kind: LossKind, component: str, json_path: str, reason: str, example: str = "",
+             trigger: str | tuple[str, ...] = (), patch: tuple[str, object] | None = None, pattern: str = ""):
+        trigger = (trigger,) if isinstance(trigger, str) and trigger else tuple(trigger or ())
+        self.losses.append(Loss(kind, component, json_path, reason, example, trigger, patch, pattern))
 
     def did(self, pass_name: str, detail: str):
         self.applied.setdefault(pass_name, []).append(detail)
@@ -67,12 +56,14 @@ def lint_chat_template(lw: Lowering, text: str) -> str:
     for rule, found in by_rule.items():
         where = ", ".join(f"{f.line}:{f.col}" for f in found[:3]) + (" ..." if len(found) > 3 else "")
         summary = RULES[rule].summary if rule in RULES else found[0].message
-        lw.loss("chat-template", "chat template", f"$.chat_template@{where}", f"{rule} x{len(found)}: {summary}")
+        lw.loss(L.CHAT_TEMPLATE, "chat template", f"$.chat_template@{where}", f"{rule} x{len(found)}: {summary}",
+                trigger=(rule,))
     return lowered.text
 
 
-def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None):
-    """-> (lowered Tokenizer, Lowering).  Raises nothing for lossy input: read `.losses`."""
+def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header_specials: str = "needed"):
+    """-> (lowered Tokenizer, Lowering).  Raises nothing for lossy input: read `.losses`.
+    `header_specials`: "all" lists every special token in the header (see `models.header_specials`)."""
     from . import decoders, models, normalizers, pre_tokenizers, processors
 
     if target not in TARGETS:
@@ -86,11 +77,12 @@ def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None):
         decoder=decoders.lower_decoder(lw, tok.decoder, "$.decoder"),
     )
     pre_tokenizers.regex_gaps(lw, tok.pre_tokenizer, "$.pre_tokenizer")
-    for code, reason, triggers in tok.meta.differences:  # the reader's own, e.g. vs the sentencepiece library
-        lw.loss(code, "reader", "$", reason, trigger=triggers)
+    lw.losses.extend(tok.meta.differences)  # the reader's own, e.g. vs the sentencepiece library
     tok = models.lower_model(lw, tok)
     tok = processors.lower_post_processor(lw, tok)
     tok = models.lower_added_tokens(lw, tok)
+    if header_specials != "all":
+        tok = models.header_specials(lw, tok)
     if tok.chat.text:
         tok = replace(tok, chat=replace(tok.chat, text=lint_chat_template(lw, tok.chat.text)))
     if tok.chat.others:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import losses as L
 from ..ir import Pattern
 from ..ir import decoders as D
 from .regex import literal_of
@@ -9,12 +10,12 @@ from .regex import literal_of
 
 def lower_decoder(lw, d, jp: str):
     if d is None:
-        lw.loss("no-decoder", "decoder (none)", jp, "HF joins tokens with spaces when there is no decoder; "
+        lw.loss(L.NO_DECODER, "decoder (none)", jp, "HF joins tokens with spaces when there is no decoder; "
                 "the runtime concatenates them (written as an empty Sequence, not ByteLevel)", "a b")
         return D.Sequence(())
     out = _lower(lw, d, jp)
     if _stream_differs(d):
-        lw.loss("stream-decode", f"decoder {d.kind}", jp, "decode(int), which the engine streams, ignores the "
+        lw.loss(L.STREAM_DECODE, f"decoder {d.kind}", jp, "decode(int), which the engine streams, ignores the "
                 "decoder chain (Strip, Metaspace prefix, WordPiece spacing and cleanup): e.g. the first token "
                 "keeps the leading space HF removes", "Hello")
     return D.Sequence(()) if out is None else out
@@ -46,18 +47,18 @@ def _lower(lw, d, jp: str, prev=None):
         return D.Metaspace(d.replacement, "never" if d.prepend_scheme == "never" else "always", True)
     if isinstance(d, D.WordPiece):
         if not d.cleanup:
-            lw.loss("wordpiece-cleanup", name, jp, "the runtime always applies WordPiece cleanup", "a .")
+            lw.loss(L.WORDPIECE_CLEANUP, name, jp, "the runtime always applies WordPiece cleanup", "a .")
         return d
     if isinstance(d, D.Replace):
         value = d.pattern.value if not d.pattern.regex else literal_of(d.pattern.value)
         if not value:
-            lw.loss("dropped", name, jp, f"Replace {d.pattern} has no runtime form (an empty pattern hangs decode); dropped")
+            lw.loss(L.DECODER_DROPPED, name, jp, f"Replace {d.pattern} has no runtime form (an empty pattern hangs decode); dropped")
             return None
         return D.Replace(Pattern(value), d.content)
     if isinstance(d, D.Strip):
         if d.start > 1 or d.stop > 1 or not isinstance(prev, D.Fuse):
-            lw.loss("decoder-strip", name, jp, "the runtime strips one occurrence from the first/last token only "
+            lw.loss(L.DECODER_STRIP, name, jp, "the runtime strips one occurrence from the first/last token only "
                     "(exact only after Fuse with start, stop <= 1)")
         return d
-    lw.loss("dropped", name, jp, "no runtime decoder does this; dropped")
+    lw.loss(L.DECODER_DROPPED, name, jp, "no runtime decoder does this; dropped")
     return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from .. import losses as L
 from ..ir import models as M
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
@@ -16,16 +17,17 @@ def lower_model(lw, tok):
     name = f"model {m.kind}"
     if isinstance(m, M.BPE):
         for field, code, why, example in (
-            ("dropout", "bpe-field", "BPE dropout is not applied", ""),
-            ("continuing_subword_prefix", "bpe-field", "continuing_subword_prefix is not applied", ""),
-            ("end_of_word_suffix", "bpe-field", "end_of_word_suffix (e.g. CLIP's </w>) is not applied", "hello"),
-            ("ignore_merges", "ignore-merges", "ignore_merges: the runtime never looks up a whole word first", ""),
+            ("dropout", L.BPE_FIELD, "BPE dropout is not applied", ""),
+            ("continuing_subword_prefix", L.BPE_FIELD, "continuing_subword_prefix is not applied", ""),
+            ("end_of_word_suffix", L.BPE_FIELD, "end_of_word_suffix (e.g. CLIP's </w>) is not applied", "hello"),
+            ("ignore_merges", L.IGNORE_MERGES, "ignore_merges: the runtime never looks up a whole word first", ""),
         ):
             if getattr(m, field) not in (None, "", 0.0, False):
-                lw.loss(code, name, f"{jp}.{field}", why, example)
+                lw.loss(code, name, f"{jp}.{field}", why, example,
+                        patch=(f"{jp}.{field}", False if field == "ignore_merges" else None))
         if m.unk_token is not None and not m.byte_fallback:
-            lw.loss("unk-drop", name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped to unk",
-                    "\U0001fae0")
+            lw.loss(L.UNK_DROP, name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped to unk",
+                    "\U0001fae0", patch=(f"{jp}.unk_token", None))
         m = replace(m, dropout=None, unk_token=None, continuing_subword_prefix=None,
                     end_of_word_suffix=None, fuse_unk=False, ignore_merges=False)
     elif isinstance(m, M.WordPiece):
@@ -34,13 +36,13 @@ def lower_model(lw, tok):
                    "2147483647 (the runtime reads it into an int)")
             m = replace(m, max_input_chars_per_word=0x7FFFFFFF)
         if m.max_input_chars_per_word < 1 << 30 and any(ord(c) > 127 for t in m.vocab for c in t[:1]):
-            lw.loss("wordpiece-bytes", name, f"{jp}.max_input_chars_per_word",
+            lw.loss(L.WORDPIECE_BYTES, name, f"{jp}.max_input_chars_per_word",
                     "the runtime counts the word limit in bytes, HF in characters", "\u4e00" * 40)
     elif isinstance(m, M.Unigram):
-        lw.loss("unigram-ties", name, f"{jp}.vocab", "segmentations with equal total score are broken "
+        lw.loss(L.UNIGRAM_TIES, name, f"{jp}.vocab", "segmentations with equal total score are broken "
                 "differently by the runtime's Viterbi", "77777")
         if m.unk_id is None:
-            lw.loss("unigram-unk", name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
+            lw.loss(L.UNIGRAM_UNK, name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
             m = replace(m, unk_id=0)
         if m.byte_fallback:
             m = _byte_piece_scores(lw, m, jp)
@@ -76,19 +78,20 @@ def lower_added_tokens(lw, tok):
     for i, t in enumerate(tok.added_tokens):
         jp = f"$.added_tokens[{i}]"
         if t.single_word:
-            lw.loss("single-word", f"added token {t.content!r}", f"{jp}.single_word",
-                    "single_word is not checked by the runtime", f"x{t.content}")
+            lw.loss(L.SINGLE_WORD, f"added token {t.content!r}", f"{jp}.single_word",
+                    "single_word is not checked by the runtime", f"x{t.content}", trigger=t.content,
+                    patch=(f"{jp}.single_word", False))
         if t.normalized and tok.normalizer is not None:
-            lw.loss("added-normalized", f"added token {t.content!r}", f"{jp}.normalized",
+            lw.loss(L.ADDED_NORMALIZED, f"added token {t.content!r}", f"{jp}.normalized",
                     "HF matches this token in normalized text; the runtime matches it before normalization",
-                    f"a{t.content}b", trigger=t.content)
+                    f"a{t.content}b", trigger=t.content, patch=(f"{jp}.normalized", False))
         if t.lstrip or t.rstrip:
             if t.id in special:
                 # The header split ignores lstrip/rstrip; the added-token split applies them.
                 special.remove(t.id)
                 lw.did("strip-tokens-not-header-special", f"{jp}: {t.content!r} split by the added-token "
                        "pass, which applies lstrip/rstrip (not listed as a header special)")
-            lw.loss("added-strip-ascii", f"added token {t.content!r}", f"{jp}.lstrip/rstrip",
+            lw.loss(L.ADDED_STRIP_ASCII, f"added token {t.content!r}", f"{jp}.lstrip/rstrip",
                     "the runtime strips only ASCII whitespace next to the token (HF: all Unicode whitespace)",
                     f"{t.content}\u3000x", trigger=t.content)
         added.append(replace(t, single_word=False, normalized=False))
@@ -98,13 +101,66 @@ def lower_added_tokens(lw, tok):
     return replace(tok, model=m, added_tokens=tuple(added), special_ids=tuple(special))
 
 
+HEADER_SPECIALS_KEPT = 32  # up to this many, every special stays in the header: its scan costs little
+
+
+def header_specials(lw, tok):
+    """Only the special tokens something needs in the header list (spec section 1).
+
+    The runtime compares every header special at every byte of the input, so hundreds of reserved
+    tokens (Llama-3: 256, DeepSeek-V3: ~800, Whisper: 1,600) make encode several times slower.  The
+    header gives three things: the split before the model (the body's added-token split does that as
+    well, leftmost-longest like HF), `is_special()`, and dropping in `decode(vector)`.  Single-id
+    decode, which the engine streams, ignores it.  Kept: the tokens with a role (BOS, EOS, stop,
+    prefix, suffix, the chat template's own) and every special when there are few; the others are
+    split by the body only, recorded as an edge loss (`--header-specials all` keeps them)."""
+    if len(tok.special_ids) <= HEADER_SPECIALS_KEPT:
+        return tok
+    content = {t.id: t.content for t in tok.added_tokens}
+    roles = {tok.chat.bos_token, tok.chat.eos_token} - {""}
+    ops = set(getattr(tok.post_processor, "ops", ()) or ())
+    rendered = _rendered_specials(tok, {content[i] for i in tok.special_ids if i in content})
+    keep = tuple(i for i in tok.special_ids if i in tok.stop_ids or i in tok.prefix_ids or i in ops
+                 or content.get(i) in roles or content.get(i) in rendered)
+    dropped = len(tok.special_ids) - len(keep)
+    if not dropped:
+        return tok
+    lw.did("header-specials", f"$.added_tokens: {len(keep)} of {len(tok.special_ids)} special tokens in the header "
+           "list (those with a role); the rest are split out by the added-token pass")
+    example = next(content[i] for i in tok.special_ids if i not in keep)
+    lw.loss(L.SPECIAL_NOT_IN_HEADER, "added tokens", "$.added_tokens",
+            f"{dropped} special token(s) without a role (e.g. {example!r}) are not header specials: encode splits "
+            "them the same, but is_special() is false for them and decode(vector) keeps them; "
+            "--header-specials all keeps them (slower encode)", example)
+    return replace(tok, special_ids=keep)
+
+
+def _rendered_specials(tok, specials: set[str]) -> set[str]:
+    """The special tokens the chat template itself renders over the built-in conversations."""
+    if not tok.chat.text:
+        return set()
+    from ..chat.render import render
+    from ..verify.corpus import builtin_chats
+
+    out = set()
+    for chat in builtin_chats():
+        try:
+            text = render(tok.chat.text, chat.messages, bos_token=tok.chat.bos_token, eos_token=tok.chat.eos_token,
+                          add_generation_prompt=chat.add_generation_prompt, tools=chat.tools)
+        except Exception:  # noqa: BLE001  a template may reject shapes
+            continue
+        contents = "".join(str(m.get("content", "")) for m in chat.messages)
+        out |= {s for s in specials if s in text and s not in contents}
+    return out
+
+
 def _extend_vocab(lw, m, vocab: dict, missing: list):
     """Add (id, content) pairs to the model vocab when the ids extend it densely."""
     n = len(vocab)
     new = [(i, c) for i, c in missing if i >= n and c not in vocab]
     ids = [i for i, _ in new]
     if not new or ids != list(range(n, n + len(new))):
-        lw.loss("added-not-decodable", "added tokens", "$.added_tokens",
+        lw.loss(L.ADDED_NOT_DECODABLE, "added tokens", "$.added_tokens",
                 f"{len(missing)} added token(s) are not in the model vocab and cannot be appended densely; "
                 "the runtime decodes them to ''", missing[0][1])
         return m

@@ -9,6 +9,7 @@ the table: their replacement lists would be 13-17k entries long."""
 
 from __future__ import annotations
 
+from .. import losses as L
 from ..ir import Pattern
 from ..ir import normalizers as N
 from .regex import literal_of
@@ -29,7 +30,7 @@ def lower_normalizer(lw, n, jp: str):
     if isinstance(n, N.Prepend):
         meta = lw.meta
         if meta is not None and meta.legacy is False and (meta.tokenizer_class or "").startswith(("Llama", "Gemma")):
-            lw.loss("metaspace-first", name, jp, "tokenizer_config.json sets legacy=false, so transformers adds "
+            lw.loss(L.METASPACE_FIRST, name, jp, "tokenizer_config.json sets legacy=false, so transformers adds "
                     f"no {n.prepend!r} after special tokens; the runtime prepends to every piece", "<s>Hi",
                     trigger=lw.specials)
         return n
@@ -37,9 +38,9 @@ def lower_normalizer(lw, n, jp: str):
         return n
     if isinstance(n, N.Strip):
         if lw.target == "mnn-3.5":
-            lw.loss("strip-3.5", name, jp, "MNN 3.5 has no Strip normalizer (code 8); dropped", " a ")
+            lw.loss(L.STRIP_35, name, jp, "MNN 3.5 has no Strip normalizer (code 8); dropped", " a ")
             return None
-        lw.loss("strip-whitespace", name, jp, "the runtime strips ASCII whitespace and Zs only (HF: all White_Space)", "\u2028a")
+        lw.loss(L.STRIP_WHITESPACE, name, jp, "the runtime strips ASCII whitespace and Zs only (HF: all White_Space)", "\u2028a")
         return n
     if isinstance(n, N.Replace):
         if not n.pattern.regex:
@@ -48,31 +49,31 @@ def lower_normalizer(lw, n, jp: str):
         if lit is not None and lit:
             lw.did("replace-regex-literal", f"{jp}: /{n.pattern.value}/ is the literal {lit!r}")
             return N.Replace(Pattern(lit), n.content)
-        lw.loss("dropped", name, jp, f"regex Replace /{n.pattern.value}/ has no runtime form; dropped")
+        lw.loss(L.NORMALIZER_DROPPED, name, jp, f"regex Replace /{n.pattern.value}/ has no runtime form; dropped")
         return None
     if isinstance(n, (N.NFC, N.NFKC)):
         from ..unicode.tables import table
         out = as_replaces(table(n.kind, progress=lw.progress))
         lw.did("unicode-replaces", f"{jp}: {n.kind} as {len(out.normalizers)} literal Replace normalizers "
                "(code points, then canonical pairs)")
-        lw.loss("normalizer-approx", name, jp, _COMPOSE_LOSS, "\u1100\u1161")
+        lw.loss(L.NORMALIZER_APPROX, name, jp, _COMPOSE_LOSS, "\u1100\u1161")
         return out
     if isinstance(n, (N.NFD, N.NFKD)):
         from ..unicode.tables import table
         lw.did("unicode-table", f"{jp}: {n.kind} as a code-point table")
-        lw.loss("normalizer-table", name, jp, _TABLE_LOSS, "\u0301\u0327")
+        lw.loss(L.NORMALIZER_TABLE, name, jp, _TABLE_LOSS, "\u0301\u0327")
         return N.CodepointMap(table(n.kind, progress=lw.progress))
     if isinstance(n, N.Precompiled):
         from ..unicode.tables import charsmap_table
         out = as_replaces(charsmap_table(n.precompiled_charsmap))
         lw.did("charsmap-replaces", f"{jp}: precompiled charsmap as {len(out.normalizers)} literal Replace "
                "normalizers (its single-code-point rules, then canonical pairs)")
-        lw.loss("normalizer-approx", name, jp, _COMPOSE_LOSS + "; the charsmap's other multi-code-point "
+        lw.loss(L.NORMALIZER_APPROX, name, jp, _COMPOSE_LOSS + "; the charsmap's other multi-code-point "
                 "rules are not carried", "\u1100\u1161")
         return out
     if isinstance(n, (N.BertNormalizer, N.Lowercase, N.StripAccents)):
         return _bert(lw, n, jp, name)
-    lw.loss("dropped", name, jp, "no runtime normalizer does this; dropped")
+    lw.loss(L.NORMALIZER_DROPPED, name, jp, "no runtime normalizer does this; dropped")
     return None
 
 
@@ -85,11 +86,11 @@ def _bert(lw, n, jp: str, name: str):
         clean, chinese, lower = n.clean_text, n.handle_chinese_chars, n.lowercase
         strip = lower if n.strip_accents is None else n.strip_accents
     if clean:
-        lw.loss("bert-clean", name, jp, "clean_text keeps format (Cf) and private-use (Co) characters that HF removes, and line/paragraph "
+        lw.loss(L.BERT_CLEAN, name, jp, "clean_text keeps format (Cf) and private-use (Co) characters that HF removes, and line/paragraph "
                 "separators that HF turns into spaces",
                 "a\u200bb")
     if lower:
-        lw.loss("lowercase", name, jp, "the runtime lowercases one code point to one (HF uses full lowercasing)", "\u0130")
+        lw.loss(L.LOWERCASE, name, jp, "the runtime lowercases one code point to one (HF uses full lowercasing)", "\u0130")
     table = None
     if strip and isinstance(n, N.StripAccents):
         # HF StripAccents drops marks (Mn, Mc, Me, as the runtime does) and decomposes nothing; the
@@ -98,7 +99,7 @@ def _bert(lw, n, jp: str, name: str):
     elif strip:
         from ..unicode.tables import table as build
         table = build("NFD", progress=lw.progress)
-        lw.loss("strip-accents", name, jp, "accent stripping removes Mc and Me marks too (HF: Mn only)", "\u0915\u093e")
+        lw.loss(L.STRIP_ACCENTS, name, jp, "accent stripping removes Mc and Me marks too (HF: Mn only)", "\u0915\u093e")
     lw.did("bert-normalizer", f"{jp}: {n.kind} as MNN BertNormalizer" + (" + NFD table" if strip else ""))
     return N.MnnBertNormalizer(clean, chinese, strip, lower, table)
 

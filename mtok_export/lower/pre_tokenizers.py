@@ -3,9 +3,13 @@ runtime's regex engine runs, or a recorded loss."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from functools import lru_cache
 
+from .. import losses as L
 from ..ir import Pattern
+from ..ir.paths import REMOVE
 from ..ir import pre_tokenizers as P
 from .regex import escape, problems
 
@@ -37,25 +41,27 @@ def lower_pre_tokenizer(lw, p, jp: str):
         kids = [lower_pre_tokenizer(lw, c, f"{jp}.pretokenizers[{i}]") for i, c in enumerate(p.pretokenizers)]
         return P.Sequence(tuple(k for k in kids if k is not None))
     if isinstance(p, P.BertPreTokenizer):
+        lw.loss(L.WHITESPACE_CLASS, name, jp, "the runtime's BERT splitting does not treat U+0085, U+2028 or U+2029 "
+                "as whitespace, which HF does", "a\u2028b", trigger=("\x85", "\u2028", "\u2029"))
         return p
     if isinstance(p, P.ByteLevel):
         if p.add_prefix_space:
-            lw.loss("prefix-space", name, jp, "add_prefix_space: HF adds a space before the first word, the runtime never does",
-                    "Hello")
+            lw.loss(L.PREFIX_SPACE, name, jp, "add_prefix_space: HF adds a space before the first word, the runtime never does",
+                    "Hello", patch=(jp, replace(p, add_prefix_space=False)))
         return P.ByteLevel(False, True, p.use_regex)
     if isinstance(p, P.Metaspace):
         return _metaspace(lw, p, jp, name)
     if isinstance(p, P.Split):
         return _split(lw, p, jp, name)
     if isinstance(p, (P.WhitespaceSplit, P.Whitespace)):
-        lw.loss("whitespace-class", name, jp, "the runtime's \\s does not match U+0085, U+2028 or U+2029, "
+        lw.loss(L.WHITESPACE_CLASS, name, jp, "the runtime's \\s does not match U+0085, U+2028 or U+2029, "
                 "which HF treats as whitespace", "a\x85b", trigger=("\x85", "\u2028", "\u2029"))
     if isinstance(p, P.WhitespaceSplit):
         lw.did("whitespace-split", f"{jp}: WhitespaceSplit as Split(/\\s+/, Removed)")
         return P.Split(Pattern(r"\s+", True), "Removed")
     if isinstance(p, P.Whitespace):
         lw.did("whitespace", f"{jp}: Whitespace as Split(/{WORD}/, Removed, invert)")
-        lw.loss("whitespace-word", name, jp, "the runtime's \\w matches every number (HF: not No, e.g. \u00b2) and no "
+        lw.loss(L.WHITESPACE_WORD, name, jp, "the runtime's \\w matches every number (HF: not No, e.g. \u00b2) and no "
                 "non-ASCII Pc, ZWNJ/ZWJ or circled letters (HF: it does)", "x\u00b2", trigger=word_class_diff())
         return P.Split(Pattern(WORD, True), "Removed", invert=True)
     if isinstance(p, P.Digits):
@@ -67,14 +73,15 @@ def lower_pre_tokenizer(lw, p, jp: str):
     if isinstance(p, P.CharDelimiterSplit):
         lw.did("char-delimiter", f"{jp}: CharDelimiterSplit({p.delimiter!r}) as Split(Removed)")
         return P.Split(Pattern(escape(p.delimiter), True), "Removed")
-    lw.loss("dropped", name, jp, "no runtime pre-tokenizer does this; dropped")
+    lw.loss(L.PRE_TOKENIZER_DROPPED, name, jp, "no runtime pre-tokenizer does this; dropped", patch=(jp, REMOVE))
     return None
 
 
 def _metaspace(lw, p, jp: str, name: str):
     scheme = p.prepend_scheme
     if scheme == "first":
-        lw.loss("metaspace-first", name, jp, "prepend_scheme 'first': the runtime also prepends after special tokens", "<s>Hi")
+        lw.loss(L.METASPACE_FIRST_PRE, name, jp, "prepend_scheme 'first': the runtime also prepends after special tokens",
+                "<s>Hi", patch=(jp, replace(p, prepend_scheme="always")))
         scheme = "always"
     out = P.Metaspace(p.replacement, scheme, split=False)
     if not p.split:
@@ -96,12 +103,17 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     elif pass_name == "punctuation":
         lw.did(pass_name, f"{jp}: Punctuation as Split(/{pattern}/, {behavior})")
     if behavior in ("MergedWithNext", "Contiguous"):
-        lw.loss("split-behavior", name, jp, f"behavior {behavior} has no runtime form (it would delete the matches)", "a-b")
+        lw.loss(L.SPLIT_BEHAVIOR, name, jp, f"behavior {behavior} has no runtime form (it would delete the matches)",
+                "a-b", patch=(jp, REMOVE))
         return None
     if behavior == "MergedWithPrevious":
-        lw.loss("merged-with-previous", name, jp, "MergedWithPrevious merges consecutive matches differently in the runtime", "a-b--c-")
+        lw.loss(L.MERGED_WITH_PREVIOUS, name, jp, "MergedWithPrevious merges consecutive matches differently in the runtime",
+                "a-b--c-", pattern=pattern)
     for why in problems(pattern):
-        lw.loss("regex-unsupported", name, jp, f"pattern /{pattern}/: {why}")
+        lw.loss(L.REGEX_UNSUPPORTED, name, jp, f"pattern /{pattern}/: {why}", pattern=pattern)
+    if re.search(r"(?<!\\)(?:\\\\)*\\[sS]", pattern):
+        lw.loss(L.WHITESPACE_CLASS, name, jp, "the runtime's \\s does not match U+0085, U+2028 or U+2029, which "
+                "Oniguruma's does", "a\u2028b", trigger=("\x85", "\u2028", "\u2029"))
     return P.Split(Pattern(pattern, True), behavior, p.invert)
 
 
@@ -115,6 +127,6 @@ def regex_gaps(lw, p, jp: str):
     """The runtime's regex engine folds every non-ASCII code point to a byte in \\x01-\\x07, so those
     input bytes collide with the fold markers (spec 3.3)."""
     if uses_regex(p):
-        lw.loss("regex-control", "pre_tokenizer (regex)", jp,
+        lw.loss(L.REGEX_CONTROL, "pre_tokenizer (regex)", jp,
                 "input characters \\x01-\\x07 collide with the runtime regex engine's category markers",
                 "\x01ctrl")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .. import losses as L
 from ..ir import processors as R
 
 
@@ -18,7 +19,7 @@ def split_single(lw, p, jp: str):
     if isinstance(p, R.TemplateProcessing):
         seq = [i for i, piece in enumerate(p.single) if not piece.special]
         if len(seq) != 1 or p.single[seq[0]].id != "A":
-            lw.loss("post-dropped", f"post_processor {p.kind}", f"{jp}.single", "single template must hold $A exactly once")
+            lw.loss(L.POST_DROPPED, f"post_processor {p.kind}", f"{jp}.single", "single template must hold $A exactly once")
             return None
         k = seq[0]
 
@@ -32,12 +33,12 @@ def split_single(lw, p, jp: str):
             return None
         adding = [(i, s) for i, s in found if s != ((), ())]
         if len(adding) > 1:
-            lw.loss("post-dropped", "post_processor Sequence", jp, "more than one child adds tokens")
+            lw.loss(L.POST_DROPPED, "post_processor Sequence", jp, "more than one child adds tokens")
             return None
         return adding[0][1] if adding else ((), ())
     if isinstance(p, R.PostProgram):
         return None
-    lw.loss("post-dropped", f"post_processor {p.kind}", jp, "unknown post-processor; dropped")
+    lw.loss(L.POST_DROPPED, f"post_processor {p.kind}", jp, "unknown post-processor; dropped")
     return None
 
 
@@ -55,7 +56,7 @@ def lower_post_processor(lw, tok):
         from ..verify.corpus import builtin_chats
         where = bos_placement(chat.text, chat.bos_token, builtin_chats())
     if prefix and lw.bos == "none":
-        lw.loss("bos-none", "post_processor", jp, f"--bos none: encode() no longer adds {list(prefix)}", "Hi")
+        lw.loss(L.BOS_NONE, "post_processor", jp, f"--bos none: encode() no longer adds {list(prefix)}", "Hi")
         prefix = ()
     elif where == "start" or (where == "elsewhere" and lw.bos == "prefix"):
         # Keep BOS as the header prefix (so plain encode() adds it, as HF does) and stop the
@@ -63,14 +64,14 @@ def lower_post_processor(lw, tok):
         lw.did("bos-field-cleared", f"{jp}: BOS {chat.bos_token!r} comes from the header prefix; the "
                "embedded bos_token is left empty so chat prompts do not get it twice")
         if where == "elsewhere":
-            lw.loss("bos-inner", "chat template", "$.chat_template", "the template renders BOS inside the "
+            lw.loss(L.BOS_INNER, "chat template", "$.chat_template", "the template renders BOS inside the "
                     "conversation too; with --bos prefix those inner BOS are not rendered")
         lw.cleared_bos = chat.bos_token
         chat = replace(chat, bos_token="")
     elif where == "elsewhere":
         lw.did("bos-from-template", f"{jp}: the chat template renders BOS itself, so the header "
                f"prefix {list(prefix)} is left out (the chat path would otherwise get it twice)")
-        lw.loss("bos-template", "post_processor", jp, f"encode() of plain text no longer adds {list(prefix)}; "
+        lw.loss(L.BOS_TEMPLATE, "post_processor", jp, f"encode() of plain text no longer adds {list(prefix)}; "
                 "the chat template adds it (use --bos prefix to keep it)", "Hi")
         prefix = ()
     if prefix:
@@ -80,7 +81,7 @@ def lower_post_processor(lw, tok):
         program = R.PostProgram((None, *suffix))
         lw.did("post-processor-program", f"{jp}: suffix {list(suffix)} as the post program")
         if lw.target != "mnn-head":
-            lw.loss("suffix-not-appended", "post_processor", jp, f"{lw.target} does not run the post program: encode() does not "
+            lw.loss(L.SUFFIX_NOT_APPENDED, "post_processor", jp, f"{lw.target} does not run the post program: encode() does not "
                     f"append {list(suffix)}", "Hi")
     return replace(tok, post_processor=program, prefix_ids=tuple(prefix), chat=chat)
 

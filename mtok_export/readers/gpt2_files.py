@@ -311,12 +311,15 @@ def _family(side: SideFiles, vocab: dict[str, int], family: str | None, notes: l
     return "gpt2"
 
 
-def read_gpt2_files(path: Path, *, family: str | None = None, chat_template: str | None = None) -> Tokenizer:
-    """`path` is a directory holding vocab.json and merges.txt, or the vocab.json itself."""
+def read_gpt2_files(path: Path, *, family: str | None = None, chat_template: str | None = None,
+                    merges_path: Path | None = None) -> Tokenizer:
+    """`path` is a directory holding vocab.json and merges.txt, or the vocab JSON itself (OpenAI's
+    `encoder.json` too); `merges_path` names the merges file when it is not `merges.txt` beside it
+    (OpenAI's `vocab.bpe`)."""
     path = Path(path)
     vocab_path = path / "vocab.json" if path.is_dir() else path
     directory = vocab_path.parent
-    merges_path = directory / "merges.txt"
+    merges_path = Path(merges_path) if merges_path is not None else directory / "merges.txt"
     for p in (vocab_path, merges_path):
         if not p.is_file():
             raise InputError(f"{p}: no such file (a GPT-2 style tokenizer needs vocab.json and merges.txt)")

@@ -33,10 +33,12 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def read_model_dir(directory: Path, chat_template: str | None = None) -> Tokenizer:
-    """Read `tokenizer.json` and its companions.  `chat_template` picks a named template or a file."""
+def read_model_dir(directory: Path, chat_template: str | None = None, *,
+                   tokenizer_file: Path | None = None) -> Tokenizer:
+    """Read `tokenizer.json` and its companions.  `chat_template` picks a named template or a file;
+    `tokenizer_file` is the tokenizer.json under another name (GPT-NeoX's `20B_tokenizer.json`)."""
     directory = Path(directory)
-    tj = directory / "tokenizer.json"
+    tj = Path(tokenizer_file) if tokenizer_file is not None else directory / "tokenizer.json"
     if not tj.is_file():
         raise InputError(f"{directory}: no tokenizer.json here")
     try:

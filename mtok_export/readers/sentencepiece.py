@@ -58,6 +58,8 @@ import unicodedata
 from enum import IntEnum
 from pathlib import Path
 
+from .. import losses as L
+from ..losses import Loss
 from .. import __version__
 from ..errors import InputError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Pattern, Provenance, Tokenizer
@@ -282,15 +284,16 @@ def read_sentencepiece(path: Path, config_dir: Path | None = None, *, add_bos: b
 class _Configs:
     """The optional JSON files beside the model."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, *, read: bool = True):
         self.dir = directory
         self.used: list[Path] = []
+        self.read = read  # False: a self-contained source (GGUF) whose folder's configs are not its own
         self.tok = self._obj("tokenizer_config.json")
         self.map = self._obj("special_tokens_map.json")
         self.gen = self._obj("generation_config.json")
         p = directory / "added_tokens.json"
         self.added: dict = {}
-        if p.is_file():
+        if read and p.is_file():
             self.used.append(p)
             data = load_json(p)
             if not isinstance(data, dict) or not all(isinstance(v, int) for v in data.values()):
@@ -300,7 +303,7 @@ class _Configs:
 
     def _obj(self, name: str) -> dict:
         p = self.dir / name
-        if p.is_file():
+        if self.read and p.is_file():
             self.used.append(p)
             return load_json_object(p)
         return {}
@@ -428,19 +431,25 @@ def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=Non
 
     diffs = []
     if added:
-        diffs.append(("sp-added-token-text", "control and user-defined pieces are split out of the text as "
-                      "transformers does; the sentencepiece library encodes their text as ordinary text",
-                      tuple(t.content for t in added if t.content)))
+        diffs.append(Loss(L.SP_ADDED_TOKEN_TEXT, "reader", "$.added_tokens", "control and user-defined pieces are "
+                          "split out of the text as transformers does; the sentencepiece library encodes their text "
+                          "as ordinary text", trigger=tuple(t.content for t in added if t.content)))
     if isinstance(model, M.Unigram):
         reserved = tuple(p for i, (p, _) in enumerate(model.vocab)
                          if i == model.unk_id or (model.byte_fallback and len(p) == 6 and p.startswith("<0x")))
-        diffs.append(("sp-reserved-piece-text", "literal unk or <0xHH> text can match those pieces in the lattice; "
-                      "the sentencepiece library never produces them from text", reserved))
+        diffs.append(Loss(L.SP_RESERVED_PIECE_TEXT, "reader", "$.model.vocab", "literal unk or <0xHH> text can "
+                          "match those pieces in the lattice; the sentencepiece library never produces them from text",
+                          trigger=reserved))
     if ns.remove_extra_whitespaces:
-        diffs.append(("sp-trailing-u2581", "sentencepiece also strips a trailing literal U+2581; the runtime "
-                      "would need a non-ASCII regex for that", (SPACE,)))
-    diffs.append(("sp-unk-surface", f"sentencepiece decodes an unknown piece as {ts.unk_surface!r}; the runtime "
-                  "as the piece itself", ()))
+        diffs.append(Loss(L.SP_TRAILING_U2581, "reader", "$.normalizer", "sentencepiece also strips a trailing "
+                          "literal U+2581; the runtime would need a non-ASCII regex for that", trigger=(SPACE,)))
+    if ns.precompiled_charsmap:
+        diffs.append(Loss(L.SP_CHARSMAP, "reader", "$.normalizer", "HF's Precompiled normalizer (what the runtime "
+                          "is lowered from) and sentencepiece's own normalize the charsmap's multi-character rules "
+                          "differently, e.g. conjoining jamo"))
+    diffs.append(Loss(L.SP_UNK_SURFACE, "reader", "$.decoder", f"sentencepiece decodes an unknown piece as "
+                      f"{ts.unk_surface!r}; the runtime as the piece itself",
+                      trigger=(ts.unk_surface.strip() or ts.unk_surface,)))
 
     return Tokenizer(
         model=model, normalizer=normalizer, pre_tokenizer=pre, decoder=decoder, post_processor=post,

@@ -28,9 +28,13 @@ Known vocabularies (`KNOWN`, keyed by file sha256; nothing is keyed by size or c
 | llama3 (Meta-Llama-3 `tiktoken.model`) | computed from the corpus file | pattern of the corpus Llama-3 `tokenizer.json`; 256 specials from 128000 as in its `tokenizer_config.json` (Llama 3.1+ ship the same ranks with renamed reserved tokens: give their config) |
 | cl100k_base, o200k_base, r50k_base, p50k_base | `expected_hash` in `tiktoken_ext/openai_public.py` (tiktoken 0.14) | same file (`p50k_base`: the `p50k_edit` FIM tokens are not included) |
 
-Kimi (`tiktoken.model` of Kimi-K2) and Whisper (`multilingual.tiktoken`, `gpt2.tiktoken`) are not
-in the table: their files are not available here, so no hash could be computed or checked, and
-keying them by vocabulary size or first tokens would be a guess.  Give `pattern=` / `special=`."""
+| whisper-multilingual (`multilingual.tiktoken`) | computed from the file in the openai-whisper 20250625 sdist on PyPI | its `whisper/tokenizer.py` `get_encoding()`: pattern, specials from 50257 (99 languages, its default) |
+
+Whisper's `gpt2.tiktoken` is byte-identical to `r50k_base` (same sha256, 306cd27f...), so it reads
+as r50k_base; Whisper's own special tokens for it need `special=` (or its configs).  Kimi-K2's
+`tiktoken.model` is not in the table: no public copy or published hash was found, and keying it by
+size or first tokens would be a guess; Kimi repositories ship `tokenizer_config.json` (special
+tokens) and `tokenization_kimi.py`, whose split regex `remote_code.py` reads statically."""
 
 from __future__ import annotations
 
@@ -91,6 +95,18 @@ _LLAMA3_SPECIALS = _numbered(128000, [
     "<|start_header_id|>", "<|end_header_id|>", "<|reserved_special_token_4|>", "<|eot_id|>",
     *(f"<|reserved_special_token_{i}|>" for i in range(5, 251))])
 
+# Whisper's language tokens in its order (openai-whisper `whisper/tokenizer.py` LANGUAGES); its
+# get_encoding() uses the first 99 by default (large-v3 models use 100, adding "yue").
+_WHISPER_LANGUAGES = (
+    "en zh de es ru ko fr ja pt tr pl ca nl ar sv it id hi fi vi he uk el ms cs ro da hu ta no th ur hr bg lt la "
+    "mi ml cy sk te fa lv bn sr az sl kn et mk br eu is hy ne mn bs kk sq sw gl mr pa si km sn yo so af oc ka be "
+    "tg sd gu am yi lo uz fo ht ps tk nn mt sa lb my bo tl mg as tt haw ln ha ba jw su").split()
+_WHISPER_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+_WHISPER_SPECIALS = _numbered(50257, [
+    "<|endoftext|>", "<|startoftranscript|>", *(f"<|{lang}|>" for lang in _WHISPER_LANGUAGES),
+    "<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>",
+    *(f"<|{i * 0.02:.2f}|>" for i in range(1501))])
+
 KNOWN: dict[str, KnownVocab] = {v.sha256: v for v in (
     KnownVocab("qwen", "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186", 151643, _QWEN_PATTERN,
                _numbered(151643, ["<|endoftext|>", "<|im_start|>", "<|im_end|>",
@@ -100,6 +116,10 @@ KNOWN: dict[str, KnownVocab] = {v.sha256: v for v in (
     KnownVocab("llama3", "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55", 128000, _LLAMA3_PATTERN,
                _LLAMA3_SPECIALS, stops=("<|end_of_text|>", "<|eot_id|>"),
                source="Meta-Llama-3 tokenizer.json / tokenizer_config.json (specials from 128000)"),
+    KnownVocab("whisper-multilingual", "b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126", 50257,
+               _WHISPER_PATTERN, _WHISPER_SPECIALS, stops=("<|endoftext|>",),
+               source="openai-whisper 20250625 whisper/assets/multilingual.tiktoken and get_encoding() "
+                      "(99 languages; large-v3 has 100: give its config or --special)"),
     KnownVocab("cl100k_base", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7", 100256,
                _CL100K_PATTERN, (("<|endoftext|>", 100257), ("<|fim_prefix|>", 100258), ("<|fim_middle|>", 100259),
                                  ("<|fim_suffix|>", 100260), ("<|endofprompt|>", 100276)),
@@ -143,7 +163,8 @@ def find_rank_file(directory: Path) -> Path | None:
 
 def parse_ranks(data: bytes, path) -> dict[bytes, int]:
     """Strictly parse a rank file: every non-blank line is `<base64 token> <rank>` with canonical
-    base64, a decimal rank, no token or rank twice, and ranks 0..n-1 without gaps."""
+    base64, a decimal rank, no token or rank twice, and ranks 0..n-1 without gaps.  One empty token
+    (`=`, Whisper's placeholder at 50256) is kept, as tiktoken's loader and HF's tokenizer.json do."""
     ranks: dict[bytes, int] = {}
     line_of_rank: dict[int, int] = {}
     for lineno, line in enumerate(data.split(b"\n"), 1):
@@ -156,11 +177,9 @@ def parse_ranks(data: bytes, path) -> dict[bytes, int]:
             raise InputError(f"{where}: expected '<base64 token> <rank>', got {line[:60]!r}")
         tok64, rank_text = parts
         try:
-            token = base64.b64decode(tok64, validate=True)
+            token = b"" if tok64 == b"=" else base64.b64decode(tok64, validate=True)
         except (binascii.Error, ValueError):
             raise InputError(f"{where}: token {tok64[:40].decode('latin-1')!r} is not valid base64") from None
-        if not token:
-            raise InputError(f"{where}: empty token")
         if not rank_text.isdigit():
             raise InputError(f"{where}: rank {rank_text[:20].decode('latin-1')!r} is not a non-negative integer")
         rank = int(rank_text)
@@ -192,7 +211,7 @@ def ranks_to_bpe(ranks: dict[bytes, int]) -> tuple[dict[str, int], tuple[tuple[s
     get = ranks.get
     for token, rank in by_rank:
         n = len(token)
-        if n == 1:
+        if n <= 1:  # a byte, or Whisper's empty placeholder token "=" (as HF's tokenizer.json keeps it)
             continue
         local = [(rank, a, b) for k in range(1, n)
                  if (a := get(token[:k])) is not None and (b := get(token[k:])) is not None]
@@ -256,9 +275,11 @@ def _special_map(special, n: int, where: str) -> dict[str, int]:
 
 
 def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
-                  chat_template: str | None = None) -> Tokenizer:
+                  chat_template: str | None = None, pattern_src: str | None = None,
+                  special_src: str | None = None) -> Tokenizer:
     """A rank file (or a directory holding one) -> IR.  See the module docstring for where the split
-    pattern and the special tokens come from."""
+    pattern and the special tokens come from; `pattern_src`/`special_src` say where a given
+    `pattern`/`special` was found (e.g. `remote_code.py`'s file:line), for the notes."""
     path = Path(path)
     if path.is_dir():
         found = find_rank_file(path)
@@ -282,7 +303,7 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
 
     # Split pattern.
     if pattern is not None:
-        pattern_src = "the pattern argument"
+        pattern_src = pattern_src or "the pattern argument"
     elif tj_pattern is not None:
         pattern, pattern_src = tj_pattern, f"{tj_path.name} (Split regex)"
     elif known is not None:
@@ -295,7 +316,7 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
     if special is not None:
         sp = _special_map(special, n, "special")
         added = tuple(AddedToken(i, t, normalized=False, special=True) for t, i in sorted(sp.items(), key=lambda x: x[1]))
-        special_src = "the special argument"
+        special_src = special_src or "the special argument"
     elif tj_added is not None:
         added, special_src = tuple(sorted(tj_added, key=lambda t: t.id)), f"{tj_path.name} added_tokens"
     elif side.tcfg.get("added_tokens_decoder"):

@@ -59,6 +59,26 @@ TAGS: dict[str, str] = {
     "single-char": "a single character (or a single code point)",
 }
 
+# Tags of the edge slice: inputs essentially absent from natural text.  Every other sample (and every
+# user or test-vector sample without these tags) is in the everyday slice, unless its text is not NFC
+# (decomposed forms, conjoining jamo) or holds C0/C1 controls or line/paragraph separators.  The acceptance policy measures each
+# loss's reach on the two slices (DESIGN 4.2).
+EDGE_TAGS = frozenset({"control", "zero-width", "bidi", "special", "partial-special", "byte-like", "rare",
+                       "combining", "compat", "spaces"})
+
+
+def slice_of(sample) -> str:
+    """"everyday" or "edge" (see `EDGE_TAGS`)."""
+    import unicodedata
+
+    text = sample.text
+    if set(sample.tags) & EDGE_TAGS or unicodedata.normalize("NFC", text) != text:
+        return "edge"
+    if any((ord(c) < 32 and c not in "\t\n\r") or 0x7f <= ord(c) < 0xa0 or c in "\u2028\u2029" for c in text):
+        return "edge"
+    return "everyday"
+
+
 # Tag -> what conversations carrying it contain.
 CHAT_TAGS: dict[str, str] = {
     "single-turn": "one user message (possibly after a system message)",

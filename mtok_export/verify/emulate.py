@@ -1,13 +1,18 @@
-"""Python models of what the runtime's lowered normalizers do (spec 2.3), used only to explain
-mismatches: if the runtime normalizes a text differently from HF, a normalizer loss explains it."""
+"""Python models of what the runtime does with a lowered file where that differs from HF: its
+normalizers (spec 2.3) and its single-id decode (spec 3.7).  Verify uses them as the projections
+of the normalizer and decoder losses: a mismatch is explained when the model reproduces it."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from bisect import bisect_left
+from functools import lru_cache
 
+from ..ir import decoders as D
 from ..ir import normalizers as N
 from ..mtok.constants import TABLE_CONTROL_TO_SPACE as _CONTROL
+from ..readers.gpt2_files import token_to_bytes
 
 
 def normalize(n, text: str) -> str:
@@ -40,11 +45,13 @@ def normalize(n, text: str) -> str:
             if n.clean_text and (c in "\t\n\r" or cat == "Zs"):
                 c = " "
             if n.handle_chinese_chars and _cjk(ord(c)):
-                c = f" {c} "
-            out.append(c)
+                out.append(f" {c} ")  # a CJK character is emitted as it is: not decomposed, not stripped
+            elif n.strip_accents and n.nfd_table is not None:
+                out.append("".join(d for d in _table(n.nfd_table, c, control=False)
+                                   if not unicodedata.category(d).startswith("M")))
+            else:
+                out.append(c)
         text = "".join(out)
-        if n.strip_accents and n.nfd_table is not None:
-            text = "".join(c for c in _table(n.nfd_table, text, control=False) if not unicodedata.category(c).startswith("M"))
         if n.lowercase:
             text = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
         return text
@@ -67,3 +74,68 @@ def _table(entries, text: str, control: bool = True) -> str:
 def _cjk(cp: int) -> bool:
     return any(a <= cp <= b for a, b in ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
                                           (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)))
+
+
+def normalize_around(n, text: str, added: tuple[str, ...]) -> str:
+    """The runtime's normalizer applied to `text` as the runtime applies it: to the pieces between
+    added-token occurrences (which are split out first and kept as they are), spec 3.7."""
+    if n is None or not added:
+        return normalize(n, text)
+    rx = _added_regex(tuple(sorted(set(added), key=lambda t: (-len(t), t))))
+    out, pos = [], 0
+    for m in rx.finditer(text):
+        out.append(normalize(n, text[pos:m.start()]) if m.start() > pos else "")
+        out.append(m.group())
+        pos = m.end()
+    out.append(normalize(n, text[pos:]) if pos < len(text) else "")
+    return "".join(out)
+
+
+@lru_cache(maxsize=4)
+def _added_regex(tokens: tuple[str, ...]):
+    return re.compile("|".join(re.escape(t) for t in tokens if t))
+
+
+def decoder_flags(d) -> tuple[str | None, bool]:
+    """(WordPiece prefix or None, byte_level_) of a lowered decoder: what single-id decode looks at."""
+    kids = d.decoders if isinstance(d, D.Sequence) else (d,) if d is not None else ()
+    prefix = next((k.prefix for k in kids if isinstance(k, D.WordPiece)), None)
+    return prefix, any(isinstance(k, D.ByteLevel) for k in kids)
+
+
+def decode_id(token: str | None, wordpiece_prefix: str | None, byte_level: bool) -> bytes:
+    """What the runtime's `decode(int)` returns for a vocabulary token (spec 3.7): U+2581 becomes a
+    space, `<0xHH` anywhere becomes that byte (six characters consumed), then a WordPiece prefix is
+    stripped (or a space prepended), else a byte-level token is mapped back to bytes.  An id
+    outside the model vocab (`token` None) decodes to nothing."""
+    if token is None:
+        return b""
+    if wordpiece_prefix is not None:
+        token = token[len(wordpiece_prefix):] if token.startswith(wordpiece_prefix) else " " + token
+    elif byte_level:
+        raw = token_to_bytes(token)
+        if raw is not None:
+            return raw
+    out, i = bytearray(), 0
+    while i < len(token):
+        if token.startswith("<0x", i) and _HEX.fullmatch(token[i + 3:i + 5]):
+            out.append(int(token[i + 3:i + 5], 16))
+            i += 6
+            continue
+        out += (" " if token[i] == "\u2581" else token[i]).encode("utf-8", "surrogatepass")
+        i += 1
+    return bytes(out)
+
+
+_HEX = re.compile(r"[0-9A-Fa-f]{2}")
+
+
+def decode_id_type0(token: str | None) -> bytes:
+    """The legacy type-0 runtime's `decode(int)` (MNN <= 3.4.1, `legacy.sentencepiece_txt`): the
+    piece as it is except that its first U+2581 becomes a space; a six-character `<0xHH>` piece is
+    that byte."""
+    if token is None:
+        return b""
+    if len(token) == 6 and token.startswith("<0x") and token.endswith(">") and _HEX.fullmatch(token[3:5]):
+        return bytes([int(token[3:5], 16)])
+    return token.replace("\u2581", " ", 1).encode("utf-8", "surrogatepass")

@@ -10,14 +10,15 @@ COLUMNS = ("engine ids", "raw ids", "streaming decode", "chat text", "chat ids",
 
 def parity_rows(src: Path, out_dir: Path, *, mode: str = "lowered", target: str = "mnn-3.6",
                 testvectors: Path | None = None, python=None) -> dict:
+    from ..formats import read_source
     from ..lower import Lowering, lower
     from ..lower.naive import naive
     from ..mtok import write_mtok
-    from ..readers.model_dir import read_model_dir
     from .check import verify
     from .corpus import builtin_chats, builtin_corpus, testvector_corpus
+    from .reference import reference_for
 
-    tok = read_model_dir(src)
+    tok = read_source(src)  # a directory with tokenizer.json, or any other input (GGUF, tekken, ...)
     if mode == "naive":
         from tokenizers import Tokenizer
 
@@ -33,8 +34,8 @@ def parity_rows(src: Path, out_dir: Path, *, mode: str = "lowered", target: str 
     path = out_dir / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     samples = list(builtin_corpus()) + (list(testvector_corpus(testvectors)) if testvectors else [])
-    report = verify(path, src, low, lw, samples=samples, chats=list(builtin_chats()), python=python,
-                    accepted=True)
+    report = verify(path, tok, low, lw, samples=samples, chats=list(builtin_chats()), source_dir=src, python=python,
+                    reference=reference_for(tok))
     return {
         "checks": {c.name: f"{c.ok}/{c.total}" for c in report.checks if c.total},
         "unexplained": report.unexplained if mode != "naive" else "-",

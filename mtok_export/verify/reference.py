@@ -18,12 +18,14 @@ class Reference:
     normalize: object  # str -> str, HF's normalizer (identity when none)
 
 
-def hf_reference(src_dir: Path, texts: list[str], chats: list) -> Reference:
+def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | None = None) -> Reference:
+    """`template`: the chat template the export chose (a named one, or `--chat-template FILE`)
+    [default: the source's default]."""
     from tokenizers import Tokenizer
 
     ref = run_hf(Tokenizer.from_file(str(Path(src_dir) / "tokenizer.json")), texts)
     if chats:
-        ref.chat_text, ref.chat_ids = _chats(src_dir, chats)
+        ref.chat_text, ref.chat_ids = _chats(src_dir, chats, template)
     return ref
 
 
@@ -76,7 +78,7 @@ def reference_for(tok):
     return lambda texts, chats: no_chats(run_hf(hf_from_ir(tok), texts), chats)
 
 
-def _chats(src_dir: Path, chats: list):
+def _chats(src_dir: Path, chats: list, template: str | None = None):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from transformers import AutoTokenizer
@@ -87,7 +89,7 @@ def _chats(src_dir: Path, chats: list):
         try:
             text = tok.apply_chat_template(list(chat.messages), tokenize=False,
                                            add_generation_prompt=chat.add_generation_prompt,
-                                           tools=chat.tools)
+                                           tools=chat.tools, chat_template=template or None)
             texts.append(text)
             ids.append(tok(text, add_special_tokens=False)["input_ids"])
         except Exception:  # noqa: BLE001  templates raise on shapes they reject; not our failure

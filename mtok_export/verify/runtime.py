@@ -207,3 +207,19 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def check_python(python: str | os.PathLike) -> str:
+    """The MNN version `python` runs; `InputError` (exit 2) when it is not an interpreter with MNN.
+    Called before anything is written, so a bad `--runtime-python` never costs an output."""
+    from mtok_export.errors import InputError
+
+    try:
+        done = subprocess.run([str(python), "-I", "-c", "import MNN, sys; sys.stdout.write(MNN.version())"],
+                              capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise InputError(f"--runtime-python {python}: cannot run it ({e.__class__.__name__}: {e})") from e
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise InputError(f"--runtime-python {python}: it has no usable MNN runtime ({last})")
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "?"

@@ -1,0 +1,120 @@
+"""What `mtok-export` and `mtok verify` share as a release gate: the acceptance-policy options, the
+verify report and loss-decision printers, and the `--report` / `--junit` files written on every
+outcome (exit 0, 1, 2 and 3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from ..dump.sanitize import clip, show
+from .console import err, out
+
+Accept = Annotated[Optional[list[str]], typer.Option(
+    "--accept", metavar="CODE[,CODE...]", help="Accept these loss codes (repeatable). Without it, losses that "
+    "reach beyond edge inputs refuse the export (exit 3).")]
+AcceptFile = Annotated[Optional[Path], typer.Option(
+    "--accept-file", help="A file of accepted loss codes, one per line (# comments); check it into the model "
+    "repo so a new loss after a tokenizer update fails CI.")]
+AllowLossy = Annotated[bool, typer.Option("--allow-lossy", help="Accept every loss (each is still listed).")]
+Strict = Annotated[bool, typer.Option("--strict", help="Refuse edge losses too (by default they are warnings).")]
+ReportFile = Annotated[Optional[Path], typer.Option("--report", help="Write the JSON outcome here, whatever the "
+                                                    "exit code (0, 1, 2 or 3).")]
+JunitFile = Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML file here: one test case "
+                                                   "per verification check and per loss.")]
+
+
+def write_outcomes(command: str, exit_code: int, report_file: Path | None, junit_file: Path | None, *,
+                   error=None, result=None, report=None, decisions=None, hint=None):
+    from ..reports import junit_xml, outcome_json
+
+    if report_file is not None:
+        data = outcome_json(command, exit_code, error=error, result=result, report=report, decisions=decisions,
+                            hint=hint)
+        _write(report_file, json.dumps(data, ensure_ascii=False, indent=1, default=str) + "\n")
+    if junit_file is not None:
+        _write(junit_file, junit_xml(command, exit_code, error=error, report=report, decisions=decisions))
+
+
+def _write(path: Path, text: str):
+    from ..export import atomic_write
+
+    atomic_write(Path(path), text.encode("utf-8"))
+
+
+def print_decisions(decisions, console=out):
+    """One line per loss code (severity, measured or declared, mismatches on the everyday / edge
+    slices, the verdict), then its first places in the source."""
+    if not decisions:
+        return
+    console.print("[bold]losses[/]")
+    for d in decisions:
+        sev = f"{d.severity.value}, {'measured' if d.measured else 'declared'}"
+        counts = f"; mismatches {d.everyday} everyday / {d.edge} edge" if d.measured else ""
+        verdict = (Text("warning (edge)", style="yellow") if d.accepted_by == "edge"
+                   else Text(f"accepted by {d.accepted_by}", style="green") if d.accepted
+                   else Text("REFUSED", style="bold red"))
+        console.print(Text.assemble(f"  {d.code} ({sev}{counts}): ", verdict))
+        for x in d.losses[:3]:
+            console.print(Text(f"    [{d.code}] {x.json_path} {x.component}: {show(x.reason)}"
+                               + (f" (e.g. {show(x.example)})" if x.example else "")))
+        if len(d.losses) > 3:
+            console.print(Text(f"    [{d.code}] ... {len(d.losses) - 3} more (all in --report)"))
+
+
+def print_report(report):
+    t = Table("check", "match", "note", box=None, padding=(0, 2), title=f"verify on MNN {report.runtime}",
+              title_justify="left")
+    notes: list[str] = []
+    for c in report.checks:
+        mark = "" if c.total == 0 else ("[green]" if c.ok == c.total else "[red]") + f"{c.ok}/{c.total}[/]"
+        if c.skipped and c.skipped not in notes:
+            notes.append(c.skipped)
+        t.add_row(c.name, mark or "-", f"({notes.index(c.skipped) + 1})" if c.skipped else "")
+    out.print(t)
+    for i, note in enumerate(notes, 1):
+        out.print(Text(f"  ({i}) {note}"))
+    for check, codes, n, m in report.classes():
+        why = Text(f"reproduced by loss {', '.join(codes)}" if codes else "UNEXPLAINED (no recorded loss reproduces it)",
+                   style="" if codes else "bold red")
+        out.print(Text.assemble((check, "bold"), f": {n} mismatch(es), ", why))
+        out.print(Text(f"    input    {clip(show(m.text), 100)!s}"))
+        expected, got = m.expected, m.got
+        if isinstance(expected, str) and isinstance(got, str):  # rendered text: the first differing line
+            a, b = expected.splitlines(), got.splitlines()
+            k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            out.print(Text(f"    first difference at line {k + 1}"))
+            expected, got = (a[k] if k < len(a) else "<end>"), (b[k] if k < len(b) else "<end>")
+        out.print(Text(f"    expected {clip(show(str(expected)), 100)}"))
+        out.print(Text(f"    got      {clip(show(str(got)), 100)}"))
+    if report.ok:
+        out.print("[bold green]verify passed[/]" + (" (every mismatch reproduced by a recorded loss)"
+                                                     if any(c.mismatches for c in report.checks) else ""))
+    else:
+        out.print(f"[bold red]verify failed[/]: {report.unexplained} mismatch(es) not reproduced by any recorded loss")
+
+
+def verify_progress(quiet: bool):
+    """A context manager yielding `progress(step)`: a spinner on a terminal, one line per stage otherwise."""
+    from contextlib import contextmanager
+
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    @contextmanager
+    def cm():
+        if quiet:
+            yield lambda s: None
+        elif err.is_terminal:
+            with Progress(SpinnerColumn(), TextColumn("verify: {task.description}"), TimeElapsedColumn(),
+                          console=err, transient=True) as bar:
+                task = bar.add_task("start", total=None)
+                yield lambda s: bar.update(task, description=s)
+        else:
+            yield lambda s: err.print(f"verify: {s}", markup=False)
+
+    return cm()

@@ -1,0 +1,369 @@
+"""Input formats, recognized by content: one `Format(name, sniff, read)` per format, and the choice
+of what to read in a directory.
+
+`classify(path)` names the format of one file from its bytes (JSON shape, protobuf `ModelProto`,
+gzip, base64-rank lines, GGUF magic, `430 N` headers, ...), never from its name.  `read_source`
+reads a file with its format's reader, or, for a directory, classifies every file in it and reads
+the best candidate.  The choice is deterministic: by `PRIORITY` of the format (sources before the
+`.mtok`/`.txt` this tool writes beside them), then the conventional file name of that format, then
+the file name; when several candidates exist the choice is recorded as the first note of the IR
+(the CLI prints notes) and `--input FILE` reads another one.
+
+Companion files are recognized but never read alone: `merges.txt`/`vocab.bpe` belong to a
+vocab.json/encoder.json (given either one, the pair is read), configs belong to a directory."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import importlib
+import json
+import re
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+
+HEAD = 1 << 16  # bytes of each file looked at to classify it
+
+
+@dataclass(frozen=True)
+class Options:
+    chat_template: str | None = None
+    pattern: str | None = None  # tiktoken rank files
+    special: object = None  # tiktoken rank files
+    family: str | None = None  # vocab.json + merges.txt
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    sniff: Callable[[bytes, Path], bool]  # (first HEAD bytes, path) -> is it this format?
+    read: Callable[[Path, Options], object] | None  # None: a companion, never read alone
+    names: tuple[str, ...] = ()  # conventional file names, preferred in this order among candidates
+
+
+# ------------------------------------------------------------------ sniffers (content only)
+
+_LEGACY = re.compile(rb"430 [0-3][\r\n]")
+_RANK_LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
+_TJ_KEYS = (b"version", b"truncation", b"padding", b"added_tokens", b"normalizer", b"pre_tokenizer",
+            b"post_processor", b"decoder", b"model")
+_FIRST_KEY = re.compile(rb'\A\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:\s*(\S)', re.S)
+
+
+def _lines(head: bytes) -> list[bytes]:
+    """Complete non-blank lines of the head (the last, possibly cut, line is dropped)."""
+    lines = head.split(b"\n")
+    if len(head) == HEAD:
+        lines = lines[:-1]
+    return [x.rstrip(b"\r") for x in lines if x.strip()]
+
+
+def _first_key(head: bytes) -> tuple[bytes, bytes] | None:
+    m = _FIRST_KEY.match(head)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def is_mtok(head: bytes, path: Path) -> bool:
+    return head[:6] in (b"430 4\n", b"430 4\r")
+
+
+def is_legacy_txt(head: bytes, path: Path) -> bool:
+    return bool(_LEGACY.match(head[:6]))
+
+
+def is_gguf(head: bytes, path: Path) -> bool:
+    return head[:4] == b"GGUF"
+
+
+SPM_MAX = 256 << 20  # no SentencePiece model is this big; weights files are not parsed to find out
+
+
+def is_sentencepiece(head: bytes, path: Path) -> bool:
+    from .readers.sentencepiece import is_sentencepiece as parses
+
+    # field 1 (pieces) first, then a full parse
+    return head[:1] == b"\x0a" and path.stat().st_size < SPM_MAX and parses(path)
+
+
+def is_tokenizer_json(head: bytes, path: Path) -> bool:
+    key = _first_key(head)
+    return key is not None and key[0] in _TJ_KEYS
+
+
+def is_tekken(head: bytes, path: Path) -> bool:
+    """`{"config": {...}, "vocab": [{"rank", "token_bytes", ...}` (or vocab first)."""
+    key = _first_key(head)
+    return key is not None and key[0] in (b"config", b"vocab") and b'"token_bytes"' in head
+
+
+def is_vocab_json(head: bytes, path: Path) -> bool:
+    """A flat JSON object token -> integer id (vocab.json, encoder.json; added_tokens.json too)."""
+    key = _first_key(head)
+    return key is not None and key[1][:1].isdigit() and key[0] not in _TJ_KEYS and _has_id_zero(path)
+
+
+def _has_id_zero(path: Path) -> bool:
+    """A vocabulary holds id 0; added_tokens.json (same shape) does not.  Parsed only for files whose
+    head already looks like a flat token -> id object."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and 0 in data.values()
+
+
+def is_tiktoken(head: bytes, path: Path) -> bool:
+    lines = _lines(head)
+    return bool(lines) and all(_RANK_LINE.fullmatch(x) and len(x.split(b" ")[0]) % 4 == 0 for x in lines[:100])
+
+
+def is_merges(head: bytes, path: Path) -> bool:
+    """`#version` then `left right` lines (merges.txt, OpenAI's vocab.bpe)."""
+    lines = _lines(head)
+    if lines and lines[0].startswith(b"#version"):
+        return True
+    return len(lines) > 1 and all(len(x.split(b" ")) == 2 and all(x.split(b" ")) for x in lines[:100])
+
+
+def gunzip_head(path: Path) -> bytes:
+    try:
+        with gzip.open(path, "rb") as f:
+            return f.read(HEAD)
+    except (OSError, EOFError, zlib.error):
+        return b""
+
+
+def is_clip_merges(head: bytes, path: Path) -> bool:
+    """CLIP's `bpe_simple_vocab_16e6.txt.gz`: gzip holding a merges list (first line a version)."""
+    if head[:2] != b"\x1f\x8b":
+        return False
+    inner = gunzip_head(path)
+    first = inner.split(b"\n", 1)[0]
+    return b"#version" in first and is_merges(inner.split(b"\n", 1)[-1], path)
+
+
+def is_bert_vocab(head: bytes, path: Path) -> bool:
+    """One token per line, none with a space, and BERT's [UNK]/[CLS]/[SEP] among them."""
+    lines = _lines(head)
+    try:
+        text = [x.decode("utf-8") for x in lines]
+    except UnicodeDecodeError:
+        return False
+    return bool(text) and not any(" " in x for x in text) and bool({"[UNK]", "[CLS]", "[SEP]"} & set(text))
+
+
+def is_python(head: bytes, path: Path) -> bool:
+    """Python source that imports tiktoken: a remote-code tokenizer module (read with `ast`, never run)."""
+    return re.search(rb"^\s*(import tiktoken|from tiktoken)", head, re.M) is not None and \
+        re.search(rb"^\s*(def|class) ", head, re.M) is not None
+
+
+# ------------------------------------------------------------------ readers
+
+
+def _read_tokenizer_json(path: Path, o: Options):
+    from .readers.model_dir import read_model_dir
+
+    return read_model_dir(path.parent, o.chat_template, tokenizer_file=path)
+
+
+def _read_tekken(path: Path, o: Options):
+    from .readers.tekken import read_tekken
+
+    return read_tekken(path, chat_template=o.chat_template)
+
+
+def _read_gguf(path: Path, o: Options):
+    from .readers.gguf import read_gguf
+
+    return read_gguf(path, chat_template=o.chat_template)
+
+
+def _read_sentencepiece(path: Path, o: Options):
+    from .readers.sentencepiece import read_sentencepiece
+
+    return read_sentencepiece(path, chat_template=o.chat_template)
+
+
+def _read_tiktoken(path: Path, o: Options):
+    from .readers.remote_code import read_tiktoken_with_code
+
+    return read_tiktoken_with_code(path, pattern=o.pattern, special=o.special, chat_template=o.chat_template)
+
+
+def _read_vocab_json(path: Path, o: Options):
+    merges = _partner(path, MERGES)
+    if merges is None:
+        raise InputError(f"{path}: a vocabulary JSON needs a merges file beside it (merges.txt or vocab.bpe)")
+    from .readers.gpt2_files import read_gpt2_files
+
+    return read_gpt2_files(path, family=o.family, chat_template=o.chat_template, merges_path=merges)
+
+
+def _read_merges(path: Path, o: Options):
+    vocab = _partner(path, VOCAB_JSON)
+    if vocab is None:
+        raise InputError(f"{path}: a merges file needs its vocabulary JSON beside it (vocab.json or encoder.json)")
+    return _read_vocab_json(vocab, o)
+
+
+def _read_clip(path: Path, o: Options):
+    from .readers.openai_bpe import read_clip_merges
+
+    return read_clip_merges(path, chat_template=o.chat_template)
+
+
+def _read_bert(path: Path, o: Options):
+    from .readers.bert_vocab import read_bert_vocab
+
+    return read_bert_vocab(path, chat_template=o.chat_template)
+
+
+LEGACY_READERS = {b"430 0": ("sentencepiece_txt", "read_sentencepiece_txt"),
+                  b"430 1": ("tiktoken_txt", "read_tiktoken_txt"), b"430 2": ("bert_txt", "read_bert_txt"),
+                  b"430 3": ("hf_txt", "read_hf_txt")}
+
+
+def _read_legacy(path: Path, o: Options):
+    data = path.read_bytes()
+    module, fn = LEGACY_READERS[data[:5]]
+    return getattr(importlib.import_module(f".legacy.{module}", __package__), fn)(data, str(path))
+
+
+def _read_mtok(path: Path, o: Options):
+    from .mtok import read_mtok
+
+    return read_mtok(path.read_bytes(), str(path))[0]
+
+
+# Classification order (first match wins: e.g. rank lines are also "two words per line").
+MTOK = Format("mtok", is_mtok, _read_mtok, ("tokenizer.mtok",))
+LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, ("tokenizer.txt",))
+GGUF = Format("gguf", is_gguf, _read_gguf)
+CLIP = Format("clip-bpe-gz", is_clip_merges, _read_clip, ("bpe_simple_vocab_16e6.txt.gz",))
+SENTENCEPIECE = Format("sentencepiece", is_sentencepiece, _read_sentencepiece,
+                       ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "ice_text.model"))
+TOKENIZER_JSON = Format("tokenizer.json", is_tokenizer_json, _read_tokenizer_json, ("tokenizer.json",))
+TEKKEN = Format("tekken", is_tekken, _read_tekken, ("tekken.json",))
+VOCAB_JSON = Format("vocab.json", is_vocab_json, _read_vocab_json, ("vocab.json", "encoder.json"))
+TIKTOKEN = Format("tiktoken", is_tiktoken, _read_tiktoken, ("tiktoken.model", "tokenizer.model"))
+MERGES = Format("merges", is_merges, _read_merges, ("merges.txt", "vocab.bpe"))
+BERT_VOCAB = Format("bert-vocab.txt", is_bert_vocab, _read_bert, ("vocab.txt",))
+REMOTE_CODE = Format("remote-code", is_python, None)
+FORMATS = (MTOK, LEGACY, GGUF, CLIP, SENTENCEPIECE, TOKENIZER_JSON, TEKKEN, VOCAB_JSON, TIKTOKEN, MERGES,
+           BERT_VOCAB, REMOTE_CODE)
+
+# Which candidate a directory reads first.  A merges file stands for its pair through VOCAB_JSON;
+# this tool's own outputs come last so a source beside them is always re-read.
+PRIORITY = (TOKENIZER_JSON, TEKKEN, SENTENCEPIECE, GGUF, TIKTOKEN, VOCAB_JSON, CLIP, BERT_VOCAB, LEGACY, MTOK)
+
+
+def classify(path: Path) -> Format | None:
+    """The format of one file, from its content; None for anything else (configs, READMEs...)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEAD)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from None
+    return next((fmt for fmt in FORMATS if fmt.sniff(head, path)), None)
+
+
+def _files(directory: Path) -> list[tuple[Path, Format]]:
+    out = []
+    for p in sorted(directory.iterdir()):
+        if p.is_file() and not p.name.startswith("."):
+            fmt = classify(p)
+            if fmt is not None:
+                out.append((p, fmt))
+    return out
+
+
+def _partner(path: Path, fmt: Format) -> Path | None:
+    """The file of `fmt` beside `path` (conventional names first, then the only one)."""
+    found = [p for p, f in _files(path.parent) if f is fmt]
+    return min(found, key=lambda p: _rank_in(fmt, p)) if found else None
+
+
+def _rank_in(fmt: Format, p: Path) -> tuple:
+    return (fmt.names.index(p.name) if p.name in fmt.names else len(fmt.names), p.name)
+
+
+def candidates(directory: Path) -> list[tuple[Path, Format]]:
+    """Every readable source in `directory`, best first (the order `read_source` uses)."""
+    files = _files(directory)
+    has_merges = any(f is MERGES for _, f in files)
+    # a merges file is read through its vocabulary; a vocabulary JSON only with a merges file beside it
+    readable = [(p, f) for p, f in files
+                if f.read is not None and f is not MERGES and (f is not VOCAB_JSON or has_merges)]
+    return sorted(readable, key=lambda pf: (PRIORITY.index(pf[1]), *_rank_in(pf[1], pf[0])))
+
+
+def choose(path: Path) -> tuple[Path, Format, str | None]:
+    """(file to read, its format, the note saying why when there was a choice)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory")
+    if path.is_file():
+        fmt = classify(path)
+        if fmt is not None and fmt.read is not None:
+            return path, fmt, None
+        # a config, remote code or README: the model it belongs to is the directory's
+        if not candidates(path.parent):
+            raise InputError(f"{path}: not a tokenizer file this tool recognizes, and none is beside it")
+        best, fmt, note = choose(path.parent)
+        return best, fmt, f"{path.name} is no tokenizer file: " + (note or f"read {best.name} ({fmt.name}) beside it")
+    found = candidates(path)
+    if not found:
+        raise InputError(f"{path}: no tokenizer.json, SentencePiece model, tiktoken rank file, vocab.json/encoder.json "
+                         "+ merges, vocab.txt, tekken.json, GGUF, CLIP bpe .gz, .mtok or legacy tokenizer.txt found "
+                         "(files are recognized by content)")
+    (best, fmt), rest = found[0], found[1:]
+    note = None
+    if rest:
+        others = ", ".join(f"{p.name} ({f.name})" for p, f in rest)
+        note = f"read {best.name} ({fmt.name}); also here: {others}; --input FILE reads another"
+    return best, fmt, note
+
+
+def read_source(path: Path, chat_template: str | None = None, *, pattern: str | None = None, special=None,
+                family: str | None = None):
+    """Any supported input -> IR: a file of any format in `FORMATS`, or a directory (its best
+    candidate, see `choose`).  `pattern`/`special` are for rank files, `family` for vocab.json."""
+    file, fmt, note = choose(Path(path))
+    tok = fmt.read(file, Options(chat_template, pattern, special, family))
+    if note is None:
+        return tok
+    return dataclasses.replace(tok, meta=dataclasses.replace(tok.meta, notes=(note, *tok.meta.notes)))
+
+
+def resolve_input(path: Path, input_file: Path | None) -> Path:
+    """`--input FILE`: a file inside the `--path` directory (or any path) to read instead of the choice."""
+    if input_file is None:
+        return Path(path)
+    for p in (Path(path) / input_file, Path(input_file)):
+        if p.is_file():
+            return p
+    raise InputError(f"--input {input_file}: no such file (looked in {path} and the current directory)")
+
+
+def read_any(data: bytes, path: str):
+    """`.mtok` with its layout, or a legacy `.txt` read into the same view (one body section): what
+    `mtok inspect` shows."""
+    from .mtok import Layout, Section, read_mtok
+    from .mtok.constants import FileType
+    from .mtok.header import read_header
+
+    kind, _, body = read_header(data, path)
+    if kind == FileType.PIPELINE:
+        return read_mtok(data, path, strict=False)
+    from .legacy import describe, read_legacy
+
+    tok = read_legacy(data, path)
+    layout = Layout(size=len(data), header_size=body, sections=[Section(f"legacy {describe(kind)}", body,
+                                                                        len(data) - body)])
+    layout.warnings.extend(tok.meta.notes)
+    return tok, layout

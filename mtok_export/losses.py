@@ -1,0 +1,291 @@
+"""The loss registry (DESIGN 4.1): every way an exported file can behave differently from its source
+is declared here once, as a `LossKind`, and every loss the lowering (or a reader, or a legacy writer)
+records is a `Loss` of one of these kinds.  Nothing else matches loss codes by string.
+
+A kind says
+* `layer`: where in the pipeline it acts (verify attributes a mismatch only to losses of the layer
+  that can produce it);
+* `severity`: the declared reach (`edge` = only inputs essentially absent from natural text; `text`
+  = ordinary text ids or decoding; `chat` = rendered prompts; `bos-eos` = BOS/EOS/stop handling).
+  Where verification runs, the measured reach replaces it (see `verify.attribution`);
+* `projection`: how verify reproduces the runtime's output from the source with this loss applied
+  (None = no projection: the loss explains a mismatch only where its trigger fires and the difference
+  stays inside the triggering span):
+    - "normalizer": the runtime's normalizer model (`verify.emulate`) replaces the source's;
+    - "patch": the loss carries `patch = (json_path, value)`, applied to the source IR for HF to run;
+    - "engine": encode() adds the header prefix only (no suffix / no BOS);
+    - "stream": single-id decode as the runtime does it (spec 3.7, `decode(int)`);
+    - "chat-bos": the template rendered with an empty `bos_token`;
+    - "chat-render": the template rendered with the lint rule's runtime behaviour (rules in `CHAT_RULES`);
+    - "tokenizers": chat ids by HF `tokenizers` instead of transformers (Llama `legacy=false`);
+    - "ties": another segmentation with the same total Unigram score and the same text;
+    - "reader": HF on the IR instead of the source's own library (a reader difference);
+    - "legacy": what the legacy runtime type documents (`legacy.project_legacy`);
+* `trigger`: which part of an input can exercise it (None = the loss's own `trigger` strings)."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(str, Enum):
+    EDGE = "edge"
+    TEXT = "text"
+    CHAT = "chat"
+    BOS_EOS = "bos-eos"
+
+
+EDGE, TEXT, CHAT, BOS_EOS = Severity.EDGE, Severity.TEXT, Severity.CHAT, Severity.BOS_EOS
+LAYERS = ("reader", "normalizer", "pre_tokenizer", "model", "added_tokens", "post_processor", "decoder",
+          "chat_template", "legacy")
+PROJECTIONS = ("normalizer", "patch", "engine", "stream", "chat-bos", "chat-render", "tokenizers", "ties",
+               "reader", "legacy")
+
+
+@dataclass(frozen=True)
+class LossKind:
+    code: str
+    layer: str
+    summary: str
+    severity: Severity
+    projection: str | None = None
+    # text -> the (start, end) spans of `text` that can exercise this loss; None: the loss's strings
+    trigger: Callable[["Loss", str], list[tuple[int, int]]] | None = field(default=None, compare=False)
+
+    def __post_init__(self):
+        assert self.layer in LAYERS and (self.projection is None or self.projection in PROJECTIONS), self.code
+
+
+KINDS: dict[str, LossKind] = {}
+
+
+def _kind(code, layer, summary, severity, projection=None, trigger=None) -> LossKind:
+    k = LossKind(code, layer, summary, severity, projection, trigger)
+    assert code not in KINDS, code
+    KINDS[code] = k
+    return k
+
+
+def kind(code: str) -> LossKind:
+    """The kind of a code, for codes read back from a manifest or `--accept`; KeyError if unknown."""
+    return KINDS[code]
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Something the target cannot do as the source does."""
+
+    kind: LossKind
+    component: str  # e.g. "pre_tokenizer Punctuation"
+    json_path: str  # where it is in the source, e.g. "$.pre_tokenizer.pretokenizers[0]"
+    reason: str
+    example: str = ""  # a short input that shows the difference, when one is known
+    trigger: tuple[str, ...] = ()  # texts whose presence in an input means this loss can apply
+    patch: tuple[str, object] | None = field(default=None, compare=False)  # ("$.path", value) for "patch"
+    pattern: str = ""  # the regex a pre-tokenizer loss concerns (its matches are the trigger spans)
+
+    @property
+    def code(self) -> str:
+        return self.kind.code
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where in `text` this loss can act; empty: it cannot act on `text`."""
+        if self.kind.trigger is not None:
+            return self.kind.trigger(self, text)
+        if self.pattern:
+            return pattern_spans(self.pattern, text)
+        return [(m.start(), m.end()) for t in self.trigger if t for m in re.finditer(re.escape(t), text)]
+
+    def __str__(self) -> str:
+        ex = f" (e.g. {json.dumps(self.example)})" if self.example else ""  # ASCII: marks stay visible
+        return f"[{self.code}] {self.json_path} {self.component}: {self.reason}{ex}"
+
+
+# ------------------------------------------------------------------------------------ triggers
+
+def chars(name: str, pred) -> Callable[[Loss, str], list[tuple[int, int]]]:
+    """A trigger firing on each character `pred` accepts; `name` says which (for `mtok losses`)."""
+    def trigger(loss: Loss, text: str) -> list[tuple[int, int]]:
+        return [(i, i + 1) for i, c in enumerate(text) if pred(c)]
+
+    trigger.__name__ = name
+    return trigger
+
+
+def any_input(loss: Loss, text: str) -> list[tuple[int, int]]:
+    return [(0, len(text))]
+
+
+def pattern_spans(pattern: str, text: str) -> list[tuple[int, int]]:
+    """The spans an Oniguruma pattern matches in `text` (HF's own engine runs it)."""
+    from tokenizers import Regex
+    from tokenizers.pre_tokenizers import Split
+
+    kept = Split(Regex(pattern), "removed").pre_tokenize_str(text)
+    out, pos = [], 0
+    for _, (a, b) in kept:  # what is not kept was matched
+        if a > pos:
+            out.append((pos, a))
+        pos = b
+    if pos < len(text):
+        out.append((pos, len(text)))
+    return out
+
+
+def _unicode_ws_next_to(loss: Loss, text: str) -> list[tuple[int, int]]:
+    ws = r"[^\S\x00-\x7f]"
+    return [(m.start(), m.end()) for t in loss.trigger for m in
+            re.finditer(f"{ws}+{re.escape(t)}|{re.escape(t)}{ws}+", text)]
+
+
+def _long_words(loss: Loss, text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"\S{21,}", text)]
+
+
+def _decomposable_or_mark(c: str) -> bool:
+    return unicodedata.normalize("NFD", c) != c or unicodedata.category(c) in ("Mn", "Mc", "Me")
+
+
+# ------------------------------------------------------------------------------------ the kinds
+# Normalizers: the runtime runs the lowered normalizer; `verify.emulate` models it exactly.
+NORMALIZER_TABLE = _kind("normalizer-table", "normalizer", "NFD/NFKD as a code-point table (also maps controls and "
+                         "zero-width characters to spaces)", EDGE, "normalizer", any_input)
+NORMALIZER_APPROX = _kind("normalizer-approx", "normalizer", "NFC/NFKC/charsmap as a table plus canonical pairs: "
+                          "compositions beyond the pairs are not made", EDGE, "normalizer", any_input)
+BERT_CLEAN = _kind("bert-clean", "normalizer", "BERT clean_text keeps Cf/Co, Zl/Zp differ", EDGE, "normalizer",
+                   chars("Cf Co Zl Zp characters", lambda c: unicodedata.category(c) in ("Cf", "Co", "Zl", "Zp")))
+LOWERCASE = _kind("lowercase", "normalizer", "lowercasing one code point to one", EDGE, "normalizer",
+                  chars("multi-character lowercase", lambda c: len(c.lower()) > 1))
+STRIP_ACCENTS = _kind("strip-accents", "normalizer", "accent stripping removes Mc/Me marks too", TEXT, "normalizer",
+                      chars("decomposable or marks", _decomposable_or_mark))
+STRIP_WHITESPACE = _kind("strip-whitespace", "normalizer", "Strip removes ASCII whitespace and Zs only", EDGE,
+                         "normalizer", chars("NEL, Zl, Zp", lambda c: c in "\x85\u2028\u2029" or unicodedata.category(c) in ("Zl", "Zp")))
+STRIP_35 = _kind("strip-3.5", "normalizer", "MNN 3.5 has no Strip normalizer", TEXT, "normalizer", any_input)
+NORMALIZER_DROPPED = _kind("normalizer-dropped", "normalizer", "a normalizer with no runtime form is dropped", TEXT,
+                           "normalizer", any_input)
+METASPACE_FIRST = _kind("metaspace-first", "normalizer", "the runtime prepends the Metaspace replacement after "
+                        "special tokens too (transformers' legacy=false does not)", CHAT, "tokenizers")
+
+# Pre-tokenizers.
+PREFIX_SPACE = _kind("prefix-space", "pre_tokenizer", "ByteLevel add_prefix_space is not applied", TEXT, "patch",
+                     any_input)
+METASPACE_FIRST_PRE = _kind("metaspace-first-pre", "pre_tokenizer", "Metaspace prepend_scheme 'first' runs as "
+                            "'always' (prepends after special tokens too)", CHAT, "patch", any_input)
+WHITESPACE_CLASS = _kind("whitespace-class", "pre_tokenizer", "the runtime's \\s lacks U+0085, U+2028, U+2029", EDGE)
+WHITESPACE_WORD = _kind("whitespace-word", "pre_tokenizer", "the runtime's \\w differs on No, Pc, ZWNJ/ZWJ, circled "
+                        "letters", EDGE)
+SPLIT_BEHAVIOR = _kind("split-behavior", "pre_tokenizer", "a Split behavior with no runtime form is dropped", TEXT,
+                       "patch", any_input)
+MERGED_WITH_PREVIOUS = _kind("merged-with-previous", "pre_tokenizer", "MergedWithPrevious merges consecutive "
+                             "matches differently", TEXT)
+REGEX_UNSUPPORTED = _kind("regex-unsupported", "pre_tokenizer", "a split regex the runtime's engine runs "
+                          "differently", TEXT)
+REGEX_CONTROL = _kind("regex-control", "pre_tokenizer", "input bytes \\x01-\\x07 collide with the regex engine's "
+                      "fold markers", EDGE, None, chars("\\x01-\\x07", lambda c: "\x01" <= c <= "\x07"))
+PRE_TOKENIZER_DROPPED = _kind("pre-tokenizer-dropped", "pre_tokenizer", "a pre-tokenizer with no runtime form is "
+                              "dropped", TEXT, "patch", any_input)
+
+# Models.
+BPE_FIELD = _kind("bpe-field", "model", "a BPE option the runtime does not apply (dropout, continuing_subword_prefix, "
+                  "end_of_word_suffix)", TEXT, "patch", any_input)
+IGNORE_MERGES = _kind("ignore-merges", "model", "ignore_merges: whole words in the vocab are still merged "
+                      "pair by pair", TEXT, "patch", any_input)
+UNK_DROP = _kind("unk-drop", "model", "characters outside the vocab are dropped, not mapped to unk", TEXT, "patch",
+                 any_input)
+UNIGRAM_TIES = _kind("unigram-ties", "model", "equal-score Unigram segmentations are broken differently", TEXT, "ties",
+                     any_input)
+UNIGRAM_UNK = _kind("unigram-unk", "model", "a Unigram model without unk_id gets unk 0", EDGE)
+WORDPIECE_BYTES = _kind("wordpiece-bytes", "model", "the WordPiece word limit counts bytes, not characters", EDGE,
+                        None, _long_words)
+
+# Added tokens.
+SINGLE_WORD = _kind("single-word", "added_tokens", "single_word is not checked", EDGE, "patch")
+ADDED_NORMALIZED = _kind("added-normalized", "added_tokens", "the token is matched before normalization, not in "
+                         "normalized text", EDGE, "patch")
+ADDED_STRIP_ASCII = _kind("added-strip-ascii", "added_tokens", "lstrip/rstrip eat ASCII whitespace only", EDGE, None,
+                          _unicode_ws_next_to)
+SPECIAL_NOT_IN_HEADER = _kind("special-not-in-header", "added_tokens", "special tokens without a role are split by "
+                              "the added-token pass only: is_special() false, decode(vector) keeps them", EDGE)
+ADDED_NOT_DECODABLE = _kind("added-not-decodable", "added_tokens", "added tokens outside the vocab decode to ''",
+                            TEXT, "stream")
+
+# Post-processing (what encode() adds).
+POST_DROPPED = _kind("post-dropped", "post_processor", "a post-processor with no runtime form is dropped", BOS_EOS,
+                     "engine")
+BOS_NONE = _kind("bos-none", "post_processor", "--bos none: encode() adds no BOS", BOS_EOS, "engine")
+BOS_TEMPLATE = _kind("bos-template", "post_processor", "encode() of plain text adds no BOS; the chat template does",
+                     BOS_EOS, "engine")
+SUFFIX_NOT_APPENDED = _kind("suffix-not-appended", "post_processor", "the target does not run the post program: "
+                            "encode() appends no suffix", BOS_EOS, "engine")
+BOS_INNER = _kind("bos-inner", "chat_template", "--bos prefix with a template that renders BOS inside the "
+                  "conversation: those BOS are not rendered", CHAT, "chat-bos")
+CHAT_TEMPLATE = _kind("chat-template", "chat_template", "a construct MNN's Jinja engine renders differently", CHAT,
+                      "chat-render")
+
+# Decoding (what the runtime's single-id decode, the path the engine streams, returns).
+STREAM_DECODE = _kind("stream-decode", "decoder", "decode(int) ignores the decoder chain", TEXT, "stream")
+NO_DECODER = _kind("no-decoder", "decoder", "no decoder: the runtime concatenates tokens, HF joins them with spaces",
+                   TEXT, "stream")
+DECODER_STRIP = _kind("decoder-strip", "decoder", "Strip removes one occurrence from the first/last token only",
+                      TEXT, "stream")
+WORDPIECE_CLEANUP = _kind("wordpiece-cleanup", "decoder", "WordPiece cleanup is always applied", TEXT, "stream")
+DECODER_DROPPED = _kind("decoder-dropped", "decoder", "a decoder with no runtime form is dropped", TEXT, "stream")
+
+# Reader differences: the IR (HF semantics) against the source's own library.
+SP_ADDED_TOKEN_TEXT = _kind("sp-added-token-text", "reader", "control/user-defined piece text is split out (as "
+                            "transformers does); sentencepiece encodes it as text", EDGE, "reader")
+SP_RESERVED_PIECE_TEXT = _kind("sp-reserved-piece-text", "reader", "literal reserved-piece text (<unk>, <0xHH>) can "
+                               "match those pieces", EDGE, "reader")
+SP_TRAILING_U2581 = _kind("sp-trailing-u2581", "reader", "sentencepiece also strips a trailing literal U+2581",
+                          EDGE, "reader")
+SP_UNK_SURFACE = _kind("sp-unk-surface", "reader", "sentencepiece decodes an unknown piece as ' \u2047 '", EDGE,
+                       "reader")  # its trigger is the surface in the reference's decode
+
+SP_CHARSMAP = _kind("sp-charsmap", "reader", "HF's Precompiled normalizer runs the charsmap differently from "
+                    "sentencepiece on some inputs (e.g. it composes no conjoining jamo)", EDGE, "reader")
+# (its trigger needs the reference: `verify.attribution` fires it where the two normalizations differ)
+TEKKEN_SPECIAL_TEXT = _kind("tekken-special-text", "reader", "special-token text is split out (as HF does); "
+                            "mistral_common encodes it as text", EDGE, "reader")
+CLIP_SPECIAL_TEXT = _kind("clip-special-text", "reader", "<|startoftext|>/<|endoftext|> text is split out (as HF "
+                          "does); open_clip's SimpleTokenizer encodes it as text", EDGE, "reader")
+CLIP_FTFY = _kind("clip-ftfy", "reader", "CLIP's SimpleTokenizer runs ftfy.fix_text and html.unescape before "
+                  "tokenizing; the IR starts at NFC", TEXT, "reader")
+
+# Legacy tokenizer.txt types: each is explained by the type's documented projection.
+_LEGACY = {
+    "type0-unigram": "type 0 runs a Unigram model as SentencePiece BPE by piece score",
+    "type0-merges": "type 0 derives merges from piece scores",
+    "type0-bpe-field": "a BPE option type 0 does not apply",
+    "type0-unk": "type 0 byte fallback / unk handling differs",
+    "type0-normalizer": "type 0 only prepends U+2581 and replaces spaces",
+    "type0-decoder": "type 0 has a fixed decoder",
+    "type0-decode": "type 0 decode(id) turns only the first U+2581 into a space",
+    "type0-added-flags": "type 0 ignores added-token flags",
+    "type0-special-text": "type 0 matches added-token text differently",
+    "type0-suffix": "type 0 has only a prefix list",
+    "type0-post": "type 0 cannot run the post-processor",
+    "legacy-bert-normalizer": "type 2 normalizes ASCII only",
+    "legacy-bert-split": "type 2 splits ASCII punctuation only",
+    "legacy-bert-wordpiece": "type 2 WordPiece differs",
+    "legacy-bert-decode": "type 2 decode differs",
+    "legacy-bert-unk": "type 2 unk handling differs",
+    "legacy-hf-regex": "type 3 runs its regex with an ASCII-only std::regex",
+    "legacy-duplicate-merge": "type 3 keeps the first of duplicate merges",
+    "legacy-utf-8": "type 3 decodes invalid UTF-8 differently",
+    "legacy-normalizer": "type 1 has no normalizer",
+    "legacy-added-flags": "type 1 ignores added-token flags",
+    "legacy-no-template": "legacy files carry no chat template",
+    "legacy-greedy": "type 1 matches greedily (longest prefix), not by BPE merges",
+    "legacy-unknown-bytes": "type 1 cannot encode bytes outside its vocabulary",
+}
+for _code, _summary in _LEGACY.items():  # module constants too: TYPE0_UNIGRAM, LEGACY_GREEDY, ...
+    globals()[_code.upper().replace("-", "_")] = _kind(_code, "legacy", _summary, TEXT, "legacy", any_input)
+
+
+# Lint rules of `chat.lint` whose runtime behaviour verify can render (projection "chat-render").
+CHAT_RULES = ("raise-exception",)

@@ -1,0 +1,94 @@
+"""The export manifest (DESIGN 4.3): `tokenizer.mtok.json` beside `tokenizer.mtok` (and
+`tokenizer.txt.json` beside a legacy file) says what made the file and what it was checked against:
+tool version, inputs and output with sha256, target, BOS policy, original and embedded chat template,
+every loss with its severity and how it was accepted, verification per check (k/n, runtime and
+version, corpus sha256), Unicode version and normalizer forms.  `mtok verify FILE` reads it instead
+of asking again for target, BOS policy and accepted losses; `mtok inspect` checks the file's hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from . import __version__
+from .errors import InputError
+
+MANIFEST_VERSION = 1
+
+
+def manifest_path(output: Path) -> Path:
+    return Path(output).with_name(Path(output).name + ".json")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def build_manifest(*, source_path: Path, source, lowered, lowering, output: Path, data: bytes, fmt: str,
+                   policy, decisions, report=None, runtime_python: str | None = None,
+                   read_options: dict | None = None) -> dict:
+    from .dump.render import one_line
+
+    chat_src, chat_out = source.chat, lowered.chat
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "tool": {"name": "mtok-export", "version": __version__},
+        "source": str(Path(source_path).resolve()),
+        "read_options": read_options or {},  # what `mtok verify` passes to the reader again
+        "inputs": [{"path": f.path, "sha256": f.sha256} for f in source.provenance.inputs],
+        "output": {"path": Path(output).name, "format": fmt, "sha256": sha256_bytes(data), "size": len(data)},
+        "target": lowering.target,
+        "bos_policy": lowering.bos,
+        "chat_template": {
+            "name": chat_src.name or "default", "source": chat_src.source,
+            "original_sha256": sha256_bytes(chat_src.text.encode("utf-8")) if chat_src.text else None,
+            "embedded_sha256": sha256_bytes(chat_out.text.encode("utf-8")) if chat_out.text else None,
+            "original": chat_src.text, "embedded": chat_out.text if chat_out.text != chat_src.text else "(same)",
+            "bos_token": chat_out.bos_token, "eos_token": chat_out.eos_token,
+        },
+        "unicode_version": source.provenance.unicode_version,
+        "normalizer": {"source": one_line(source.normalizer, 200), "written": one_line(lowered.normalizer, 200)},
+        "passes": lowering.applied,
+        "policy": policy.to_json(),
+        "losses": [d.to_json() for d in decisions],
+        "verification": verification_json(report, runtime_python),
+    }
+
+
+def verification_json(report, runtime_python: str | None = None) -> dict | None:
+    if report is None:
+        return None
+    return {
+        "result": "passed" if report.ok else "failed",
+        "runtime": f"MNN {report.runtime}", "runtime_python": runtime_python,
+        "corpus_sha256": report.corpus_sha256,
+        "checks": {c.name: {"ok": c.ok, "total": c.total, "unexplained": sum(1 for m in c.mismatches
+                                                                             if not m.explanation),
+                            "note": c.skipped} for c in report.checks},
+    }
+
+
+def write_manifest(output: Path, manifest: dict):
+    from .export import atomic_write
+
+    atomic_write(manifest_path(output), (json.dumps(manifest, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+
+
+def read_manifest(output: Path) -> dict | None:
+    """The manifest beside `output`, or None when there is none.  A malformed one is an error."""
+    p = manifest_path(output)
+    if not p.is_file():
+        return None
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise InputError(f"{p}: not a readable manifest ({e.__class__.__name__}: {e})") from e
+    if not isinstance(data, dict) or data.get("manifest_version") != MANIFEST_VERSION:
+        raise InputError(f"{p}: not an mtok-export manifest (version {data.get('manifest_version')!r}, "
+                         f"expected {MANIFEST_VERSION})" if isinstance(data, dict) else f"{p}: not a JSON object")
+    return data
+
+
+def file_matches(output: Path, manifest: dict) -> bool:
+    return sha256_bytes(Path(output).read_bytes()) == manifest.get("output", {}).get("sha256")

@@ -1,0 +1,121 @@
+"""The acceptance policy (DESIGN 4.2): which recorded losses an export may ship with.
+
+Each loss code gets one decision.  Its severity is measured where verification ran (the checks and
+corpus slices its mismatches fall on, `verify.check.Report.reach`) and declared otherwise (the code's
+`LossKind.severity`; also for a loss the corpus never exercised).  By default `edge` losses are
+accepted with a warning and every other loss refuses the export (exit 3), naming the flag that
+accepts it.  `--accept CODE,...` and `--accept-file FILE` accept named codes, `--allow-lossy` accepts
+everything, `--strict` refuses edge losses too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import InputError
+from .losses import EDGE, KINDS, Loss, Severity
+
+
+@dataclass(frozen=True)
+class Policy:
+    accept: frozenset[str] = frozenset()  # --accept
+    accept_file: frozenset[str] = frozenset()  # --accept-file
+    accept_file_path: str = ""
+    allow_lossy: bool = False
+    strict: bool = False
+
+    @classmethod
+    def from_options(cls, accept=(), accept_file: Path | None = None, allow_lossy: bool = False,
+                     strict: bool = False) -> Policy:
+        codes = frozenset(c.strip() for a in accept or () for c in str(a).split(",") if c.strip())
+        _known(codes, "--accept")
+        in_file: frozenset[str] = frozenset()
+        if accept_file is not None:
+            in_file = read_accept_file(accept_file)
+        return cls(codes, in_file, str(accept_file or ""), allow_lossy, strict)
+
+    def to_json(self) -> dict:
+        return {"accept": sorted(self.accept), "accept_file": self.accept_file_path or None,
+                "accept_file_codes": sorted(self.accept_file), "allow_lossy": self.allow_lossy,
+                "strict": self.strict}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Policy:
+        return cls(frozenset(data.get("accept", ())), frozenset(data.get("accept_file_codes", ())),
+                   data.get("accept_file") or "", bool(data.get("allow_lossy")), bool(data.get("strict")))
+
+
+def read_accept_file(path: Path) -> frozenset[str]:
+    """One loss code per line; `#` starts a comment; blank lines are ignored."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"--accept-file {path}: cannot read it ({e.__class__.__name__}: {e})") from e
+    codes = frozenset(c for c in (line.split("#", 1)[0].strip() for line in lines) if c)
+    _known(codes, f"--accept-file {path}")
+    return codes
+
+
+def _known(codes, where: str):
+    unknown = sorted(c for c in codes if c not in KINDS)
+    if unknown:
+        raise InputError(f"{where}: unknown loss code(s) {', '.join(unknown)} (known: `mtok losses` lists them)")
+
+
+@dataclass
+class Decision:
+    """The policy's verdict on one loss code."""
+
+    code: str
+    severity: Severity
+    measured: bool  # severity measured on the corpus (else declared)
+    accepted_by: str | None  # "edge", "--accept", "--accept-file", "--allow-lossy"; None: refused
+    losses: list[Loss] = field(default_factory=list)
+    everyday: int = 0  # mismatches explained on the everyday slice
+    edge: int = 0  # ... and on the edge slice
+
+    @property
+    def accepted(self) -> bool:
+        return self.accepted_by is not None
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "severity": self.severity.value, "severity_source": "measured" if self.measured
+                else "declared", "accepted_by": self.accepted_by, "mismatches": {"everyday": self.everyday,
+                                                                                  "edge": self.edge},
+                "losses": [loss_json(x) for x in self.losses]}
+
+
+def loss_json(x: Loss) -> dict:
+    return {"code": x.code, "layer": x.kind.layer, "component": x.component, "json_path": x.json_path,
+            "reason": x.reason, "example": x.example}
+
+
+def decide(losses: list[Loss], policy: Policy, reach: dict | None = None) -> list[Decision]:
+    """One decision per loss code, in first-recorded order.  `reach`: `Report.reach()` when
+    verification ran."""
+    by_code: dict[str, list[Loss]] = {}
+    for x in losses:
+        by_code.setdefault(x.code, []).append(x)
+    out = []
+    for code, group in by_code.items():
+        r = (reach or {}).get(code) or {}
+        measured = bool(r.get("severity"))
+        severity = Severity(r["severity"]) if measured else group[0].kind.severity
+        if policy.allow_lossy:
+            by = "--allow-lossy"
+        elif code in policy.accept:
+            by = "--accept"
+        elif code in policy.accept_file:
+            by = "--accept-file"
+        elif severity == EDGE and not policy.strict:
+            by = "edge"
+        else:
+            by = None
+        out.append(Decision(code, severity, measured, by, group, r.get("everyday", 0), r.get("edge", 0)))
+    return out
+
+
+def refusal_hint(decisions: list[Decision]) -> str:
+    refused = [d.code for d in decisions if not d.accepted]
+    return (f"accept them with --accept {','.join(refused)} (or list them in an --accept-file checked into the "
+            "model repo); --allow-lossy accepts every loss")

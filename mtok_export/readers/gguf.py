@@ -1,0 +1,286 @@
+"""The tokenizer of a GGUF file (llama.cpp's container; `tokenizer.ggml.*` keys) -> IR.
+
+The `gguf` PyPI package parses the container (imported lazily); this module maps the keys:
+
+| `tokenizer.ggml.model` | IR |
+|---|---|
+| `gpt2` (byte-level BPE) | BPE over the tokens (already GPT-2 byte characters) and `merges`; pre-tokenizer from `tokenizer.ggml.pre` (table below) then ByteLevel(use_regex=False); ByteLevel decoder |
+| `llama` (SentencePiece BPE) | a SentencePiece `ModelProto` rebuilt from tokens, scores and types, read by `sentencepiece.py` (same IR as the `.model`) |
+| `bert` (WordPiece) | WordPiece: llama.cpp stores word-initial tokens as `▁x` and continuations without `##`; both are restored |
+
+Token types (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte) are SentencePiece's
+numbers: control -> special added token, user-defined -> non-special added token.  BOS/EOS/EOT/...
+ids come from `tokenizer.ggml.*_token_id`; `add_bos_token`/`add_eos_token` from their keys, else
+llama.cpp's defaults (SentencePiece and `llama-bpe`: BOS; BERT: [CLS] ... [SEP]).
+
+Pre-tokenizer names map to split regexes as llama.cpp's `llm_tokenizer_bpe` does (learnt from its
+`src/llama-vocab.cpp`): a list of regexes applied one after the other, each splitting the pieces of
+the previous (HF: Split(..., Isolated) in a Sequence).  Where llama.cpp rewrote a tokenizer.json
+regex for its own engine (case-insensitive groups spelled out), the original regex is used."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from ..errors import InputError, UnsupportedError
+from ..ir import AddedToken, ChatTemplate, Metadata, Pattern, Tokenizer
+from ..ir import decoders as D
+from ..ir import models as M
+from ..ir import normalizers as N
+from ..ir import pre_tokenizers as P
+from ..ir import processors as R
+from .gpt2_files import assemble, read_side_files
+
+_GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
+_LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+_QWEN2 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+_QWEN35 = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"""
+           r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+_CJK = "[一-龥ࠀ-一가-퟿]+"
+# Escaped code points are canonical singletons (e.g. U+2126 OHM SIGN) that NFC would turn into other letters.
+_DEEPSEEK_LLM = (
+    "[\r\n]",
+    "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\u1f7dᾀ-ᾴᾶ-ᾼ\u1fbeῂ-ῄῆ-ῌῐ-\u1fd3ῖ-\u1fdbῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\u2126ℨ\u212a-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ"
+    "\U00010400-\U0001044f𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
+    "\\s?[!-/:-~！-／：-～‘-‟　-。]+",
+    "\\s+$",
+    _CJK,
+    "\\p{N}+",
+)
+_DEEPSEEK_CODER = ("[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", _CJK, r"\p{N}")
+_FALCON = (r"[\p{P}\$\+<=>\^~\|`]+", _GPT2, "[0-9][0-9][0-9]")
+_STARCODER = (r"\p{N}", _GPT2)
+_DEFAULT = (r"[\p{P}\$\+<=>\^~\|]+", _GPT2, r"\p{N}+", "[0-9][0-9][0-9]")
+
+# tokenizer.ggml.pre -> (regexes, llama.cpp's flags for it)
+PRE: dict[str, tuple[tuple[str, ...], dict]] = {}
+for names, regexes, flags in (
+        (("default",), _DEFAULT, {}),
+        (("llama3", "llama-v3", "llama-bpe", "falcon3", "dbrx", "smaug-bpe", "chatglm-bpe"), (_LLAMA3,),
+         {"ignore_merges": True, "add_bos": True}),
+        (("deepseek-llm",), _DEEPSEEK_LLM, {}),
+        (("deepseek-coder",), _DEEPSEEK_CODER, {}),
+        (("falcon",), _FALCON, {}),
+        (("mpt", "gpt-2", "phi-2", "olmo", "jais", "roberta-bpe"), (_GPT2,), {}),
+        (("starcoder", "refact", "command-r", "smollm", "codeshell", "exaone"), _STARCODER, {}),
+        (("qwen2", "stablelm2", "qwen2.5", "deepseek-r1-qwen"), (_QWEN2,), {}),
+        (("qwen35",), (_QWEN35,), {}),
+):
+    for name in names:
+        PRE[name] = (regexes, flags)
+
+TYPE_NORMAL, TYPE_UNKNOWN, TYPE_CONTROL, TYPE_USER, TYPE_UNUSED, TYPE_BYTE = 1, 2, 3, 4, 5, 6
+_ID_KEYS = ("bos", "eos", "eot", "eom", "unknown", "seperator", "padding", "cls", "mask")
+
+
+class _Keys:
+    """Typed access to the `tokenizer.*` fields of a parsed GGUF, with errors naming the key."""
+
+    def __init__(self, reader, path: Path):
+        self.fields, self.path = reader.fields, path
+
+    def get(self, key: str, kind: type, default=None):
+        f = self.fields.get(key)
+        if f is None:
+            return default
+        try:
+            value = f.contents()
+        except Exception as e:  # noqa: BLE001  the gguf package raises many kinds on bad data
+            raise InputError(f"{self.path}: {key}: unreadable ({e})") from None
+        if kind is list:
+            ok = isinstance(value, list)
+        elif kind is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, kind)
+        if not ok:
+            raise InputError(f"{self.path}: {key} must be {kind.__name__}, got {type(value).__name__}")
+        return value
+
+
+def read_gguf(path: Path, *, chat_template: str | None = None) -> Tokenizer:
+    path = Path(path)
+    try:
+        import gguf
+    except ImportError as e:  # a dependency in pyproject; say so if it is missing
+        raise InputError(f"{path}: reading GGUF needs the 'gguf' package (pip install gguf)") from e
+    try:
+        reader = gguf.GGUFReader(str(path), "r")
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+    except Exception as e:  # noqa: BLE001  ValueError/struct errors on a truncated or corrupt container
+        raise InputError(f"{path}: not a readable GGUF file ({e})") from None
+    k = _Keys(reader, path)
+    model = k.get("tokenizer.ggml.model", str)
+    if model is None:
+        raise InputError(f"{path}: no tokenizer.ggml.model key (a GGUF without a tokenizer?)")
+    tokens = k.get("tokenizer.ggml.tokens", list)
+    if not tokens:
+        raise InputError(f"{path}: tokenizer.ggml.tokens is missing or empty")
+    if not all(isinstance(t, str) for t in tokens):
+        raise InputError(f"{path}: tokenizer.ggml.tokens must be strings")
+    n = len(tokens)
+    types = k.get("tokenizer.ggml.token_type", list) or [TYPE_NORMAL] * n
+    scores = k.get("tokenizer.ggml.scores", list)
+    for name, arr in (("token_type", types), ("scores", scores)):
+        if arr is not None and len(arr) != n:
+            raise InputError(f"{path}: tokenizer.ggml.{name} has {len(arr)} entries for {n} tokens")
+    ids = {}
+    for key in _ID_KEYS:
+        i = k.get(f"tokenizer.ggml.{key}_token_id", int)
+        if i is not None:
+            if not 0 <= i < n:
+                raise InputError(f"{path}: tokenizer.ggml.{key}_token_id = {i} is outside the {n} tokens")
+            ids[key] = i
+    flags = {"add_bos": k.get("tokenizer.ggml.add_bos_token", bool),
+             "add_eos": k.get("tokenizer.ggml.add_eos_token", bool)}
+    template = k.get("tokenizer.chat_template", str)
+    if model == "gpt2":
+        tok = _bpe(path, k, tokens, types, ids, flags)
+    elif model == "llama":
+        tok = _spm(path, k, tokens, types, scores, ids, flags)
+    elif model == "bert":
+        tok = _wordpiece(path, tokens, types, ids, flags)
+    else:
+        raise UnsupportedError(f"tokenizer model {model!r} is not supported (gpt2, llama and bert are)",
+                               json_path="tokenizer.ggml.model", path=str(path))
+    return _finish(tok, path, tokens, ids, template, chat_template)
+
+
+def _added(tokens, types) -> tuple[AddedToken, ...]:
+    return tuple(AddedToken(i, t, normalized=False, special=ty == TYPE_CONTROL)
+                 for i, (t, ty) in enumerate(zip(tokens, types)) if ty in (TYPE_CONTROL, TYPE_USER))
+
+
+def _template(prefix: tuple[tuple[str, int], ...], suffix: tuple[tuple[str, int], ...]):
+    if not prefix and not suffix:
+        return None
+    single = tuple(R.Piece(t, 0, True) for t, _ in prefix) + (R.Piece("A"),) + \
+        tuple(R.Piece(t, 0, True) for t, _ in suffix)
+    pair = single + (R.Piece("B", 1),) + tuple(R.Piece(t, 1, True) for t, _ in suffix)
+    specials = tuple(R.SpecialToken(t, (i,), (t,)) for t, i in sorted(set(prefix) | set(suffix)))
+    return R.TemplateProcessing(single=single, pair=pair, special_tokens=specials)
+
+
+def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
+    merges_raw = k.get("tokenizer.ggml.merges", list)
+    if merges_raw is None:
+        raise InputError(f"{path}: a gpt2 tokenizer needs tokenizer.ggml.merges")
+    vocab = {}
+    for i, t in enumerate(tokens):
+        vocab.setdefault(t, i)
+    merges = []
+    for r, m in enumerate(merges_raw):
+        a, sep, b = m.partition(" ") if not m.startswith(" ") else (m[:1], " ", m[2:])
+        if not sep or not a or not b or a not in vocab or b not in vocab:
+            raise InputError(f"{path}: tokenizer.ggml.merges[{r}] = {m[:60]!r} is not two tokens of the vocabulary")
+        merges.append((a, b))
+    pre_name = k.get("tokenizer.ggml.pre", str)
+    notes = []
+    if pre_name is None:
+        notes.append("no tokenizer.ggml.pre: llama.cpp's default split regexes (old conversion; the model's own "
+                     "pre-tokenizer may differ)")
+        pre_name = "default"
+    if pre_name not in PRE:
+        raise UnsupportedError(f"pre-tokenizer {pre_name!r} is not in the table of known llama.cpp pre-tokenizers "
+                               f"({', '.join(sorted(PRE))})", json_path="tokenizer.ggml.pre", path=str(path))
+    regexes, pre_flags = PRE[pre_name]
+    notes.append(f"pre-tokenizer {pre_name!r}: {len(regexes)} split regex(es) as llama.cpp applies them")
+    pre = P.Sequence(tuple(P.Split(Pattern(r, regex=True), "Isolated") for r in regexes)
+                     + (P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False),))
+    add_bos = flags["add_bos"] if flags["add_bos"] is not None else pre_flags.get("add_bos", False)
+    add_eos = bool(flags["add_eos"])
+    model = M.BPE(vocab=vocab, merges=tuple(merges), ignore_merges=pre_flags.get("ignore_merges", False))
+    bos = ((tokens[ids["bos"]], ids["bos"]),) if add_bos and "bos" in ids else ()
+    eos = ((tokens[ids["eos"]], ids["eos"]),) if add_eos and "eos" in ids else ()
+    post = _template(bos, eos) or R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True)
+    return Tokenizer(model=model, pre_tokenizer=pre, decoder=D.ByteLevel(), post_processor=post,
+                     added_tokens=_added(tokens, types),
+                     meta=Metadata(add_bos_token=bool(bos),
+                                              add_eos_token=bool(eos), notes=tuple(notes)))
+
+
+def _spm(path, k: _Keys, tokens, types, scores, ids, flags) -> Tokenizer:
+    """Rebuild the SentencePiece ModelProto and read it like a `.model` file."""
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    from .sentencepiece import _build, _Configs
+
+    if scores is None:
+        raise InputError(f"{path}: a llama (SentencePiece) tokenizer needs tokenizer.ggml.scores")
+    unk = ids.get("unknown", 0)
+    proto = pb.ModelProto()
+    for i, (t, s, ty) in enumerate(zip(tokens, scores, types)):
+        p = proto.pieces.add()
+        p.piece, p.score = t, float(s)
+        # llama.cpp marks padding rows UNKNOWN too; SentencePiece allows one unknown piece
+        p.type = ty if ty in (1, 2, 3, 4, 5, 6) and (ty != TYPE_UNKNOWN or i == unk) else \
+            (TYPE_UNUSED if ty == TYPE_UNKNOWN else TYPE_NORMAL)
+    ts, ns = proto.trainer_spec, proto.normalizer_spec
+    ts.model_type = 2  # BPE: llama.cpp's SPM tokenizer merges by piece score
+    ts.byte_fallback = any(ty == TYPE_BYTE for ty in types)
+    ts.unk_id = unk
+    ts.bos_id = ids.get("bos", -1)
+    ts.eos_id = ids.get("eos", -1)
+    ts.pad_id = ids.get("padding", -1)
+    ns.name = "identity"
+    ns.add_dummy_prefix = k.get("tokenizer.ggml.add_space_prefix", bool, True)
+    ns.remove_extra_whitespaces = k.get("tokenizer.ggml.remove_extra_whitespaces", bool, False)
+    ns.escape_whitespaces = True
+    add_bos = flags["add_bos"] if flags["add_bos"] is not None else True
+    add_eos = bool(flags["add_eos"])
+    return _build(proto, path, _Configs(path.parent, read=False), add_bos, add_eos)
+
+
+def _wordpiece(path, tokens, types, ids, flags) -> Tokenizer:
+    """llama.cpp's BERT vocab: `▁x` is the word-initial `x`, a bare `x` the continuation `##x`;
+    control tokens ([CLS], ...) are kept as they are."""
+    vocab = {}
+    for i, (t, ty) in enumerate(zip(tokens, types)):
+        if ty == TYPE_CONTROL or (t.startswith("[") and t.endswith("]")):
+            text = t
+        elif t.startswith("\u2581"):
+            text = t[1:]
+        else:
+            text = "##" + t
+        vocab.setdefault(text, i)
+    cls = ids.get("cls", ids.get("bos"))
+    sep = ids.get("seperator", ids.get("eos"))
+    unk = tokens[ids["unknown"]] if "unknown" in ids else "[UNK]"
+    add_bos = flags["add_bos"] if flags["add_bos"] is not None else True
+    add_eos = flags["add_eos"] if flags["add_eos"] is not None else True
+    prefix = ((tokens[cls], cls),) if add_bos and cls is not None else ()
+    suffix = ((tokens[sep], sep),) if add_eos and sep is not None else ()
+    return Tokenizer(model=M.WordPiece(vocab=vocab, unk_token=unk), added_tokens=_added(tokens, types),
+                     normalizer=N.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
+                                                 lowercase=True),
+                     pre_tokenizer=P.BertPreTokenizer(), decoder=D.WordPiece(prefix="##", cleanup=True),
+                     post_processor=_template(prefix, suffix),
+                     meta=Metadata(add_bos_token=bool(prefix),
+                                              add_eos_token=bool(suffix),
+                                              notes=("BERT vocabulary: llama.cpp's ▁-prefixed word starts and bare "
+                                                     "continuations restored to WordPiece ##-continuations; "
+                                                     "lowercased as llama.cpp does",)))
+
+
+def _finish(tok: Tokenizer, path: Path, tokens, ids, template, chat_template) -> Tokenizer:
+    """Header lists, stop ids, chat template and provenance, the way every reader finishes (`assemble`)."""
+    side = read_side_files(None)
+    stops = [(tokens[ids[key]], f"tokenizer.ggml.{key}_token_id") for key in ("eos", "eot", "eom") if key in ids]
+    bos = tokens[ids["bos"]] if "bos" in ids else ""
+    eos = tokens[ids["eos"]] if "eos" in ids else ""
+    out = assemble(side=side, model=tok.model, added=tok.added_tokens, inputs=[path], notes=list(tok.meta.notes),
+                   normalizer=tok.normalizer, pre_tokenizer=tok.pre_tokenizer, decoder=tok.decoder,
+                   post_processor=tok.post_processor, extra_stops=tuple(stops), bos=bos, eos=eos)
+    text = template or ""
+    if chat_template is not None:
+        try:
+            text = Path(chat_template).read_text(encoding="utf-8")
+        except OSError as e:
+            raise InputError(f"--chat-template {chat_template}: a GGUF holds one template; give a file "
+                             f"({e.strerror})") from None
+    chat = ChatTemplate(text, bos, eos, False, name="", source=f"{path.name} tokenizer.chat_template" if template else "")
+    meta = dataclasses.replace(out.meta, add_bos_token=tok.meta.add_bos_token, add_eos_token=tok.meta.add_eos_token,
+                               differences=tok.meta.differences)
+    return dataclasses.replace(out, chat=chat, meta=meta)

@@ -1,0 +1,244 @@
+"""Mismatch attribution (DESIGN 4.1): a mismatch is explained only when it is *reproduced*.
+
+The projection of a set of losses is the reference computation with each loss's documented runtime
+behaviour applied (`losses.LossKind.projection`): HF `tokenizers` on the source IR with the losses'
+patches applied, the runtime's normalizer model in place of the source's, the header prefix in
+place of the post-processor, the runtime's single-id decode, the chat template rendered as the
+runtime renders a lint rule.  A mismatch is explained when the projection of the recorded losses
+equals the runtime's output exactly; the losses named are those whose projection changes the
+reference's output on that input.  A loss without a projection explains a mismatch only where its
+trigger fires and the remaining difference lies inside the triggering spans (one token of slack on
+each side).  Everything else is unexplained.
+
+Everything here is computed from the *source* and its honest lowering, never from the file under
+test: a wrong file cannot explain itself."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from difflib import SequenceMatcher
+
+from .. import losses as L
+from ..chat.render import render
+from ..ir import models as M
+from ..ir.paths import replace_at
+from ..losses import CHAT_RULES, Loss
+from ..lower import Lowering
+from ..lower.processors import split_single
+from . import emulate
+from .reference_tiktoken import hf_from_ir
+
+Explanation = tuple[Loss, ...]  # empty: unexplained
+
+
+class Attribution:
+    def __init__(self, source, lowered, lowering, *, ref_normalize=None):
+        """`source`: the IR as read; `lowered`: its honest lowering (what a correct file holds);
+        `lowering`: the losses, target and BOS facts of that lowering; `ref_normalize`: the
+        reference's own normalizer (str -> str), for reader differences.  Every projection runs HF
+        on the IR (`hf_from_ir`), so an IR that differs from the source shows as unexplained."""
+        self.source, self.lowered, self.lowering = source, lowered, lowering
+        self.losses = list(lowering.losses)
+        self.legacy = lowering.target == "mnn-legacy"
+        self._hf: dict[tuple, object] = {}
+        vocab = M.vocab_of(lowered.model)
+        self._token = {i: t for t, i in vocab.items()}
+        self._wp, self._byte_level = emulate.decoder_flags(lowered.decoder)
+        self._added = tuple(t.content for t in lowered.added_tokens)
+        self.prefix = list(lowered.prefix_ids)
+        if self.legacy:  # a legacy type's projection keeps its prefix in the post-processor
+            self.prefix = list((split_single(Lowering(), lowered.post_processor, "$") or ((), ()))[0])
+        self.ref_normalize = ref_normalize
+
+    def of(self, *projections: str) -> list[Loss]:
+        return [x for x in self.losses if x.kind.projection in projections]
+
+    # ------------------------------------------------------------------ raw ids
+    def _hf_for(self, patches: tuple[Loss, ...], normalizer: bool, legacy: bool = False):
+        """HF on the source with these projections applied (`legacy`: on what the legacy type runs)."""
+        key = ("legacy",) if legacy else (tuple(id(x) for x in patches), normalizer)
+        if key not in self._hf:
+            tok = self.lowered if legacy else self.source
+            for x in patches:
+                tok = replace_at(tok, *x.patch)
+            if normalizer:
+                tok = replace(tok, normalizer=None)
+            self._hf[key] = hf_from_ir(tok)
+        return self._hf[key]
+
+    def project_raw(self, text: str, losses) -> list[int]:
+        """Raw ids of `text` with the projections of `losses` applied."""
+        patches = tuple(x for x in losses if x.kind.projection == "patch" and x.patch is not None)
+        normalizer = any(x.kind.projection == "normalizer" for x in losses)
+        hf = self._hf_for(patches, normalizer)
+        if normalizer:
+            text = emulate.normalize_around(self.lowered.normalizer, text, self._added)
+        return hf.encode(text, add_special_tokens=False).ids
+
+    def raw(self, text: str, want: list[int], got: list[int]) -> Explanation:
+        ties = self.of("ties")
+        if ties and self._tie(want, got):  # an equally scored segmentation of the same text
+            return tuple(ties)
+        base = self.project_raw(text, ())
+        readers = self._readers(text) if base != want else []
+        if base != want and not readers:
+            return ()
+        if self.legacy:  # the legacy type's documented projection is the lowered IR itself
+            proj = self._hf_for((), False, legacy=True).encode(text, add_special_tokens=False).ids
+            if proj != got:
+                return ()
+            active = [x for x in self.of("legacy") if proj != base]
+            return tuple(readers + active) if readers or active else ()
+        projecting = self.of("patch", "normalizer")
+        proj = self.project_raw(text, projecting) if projecting else base
+        if proj == got:
+            active = [x for x in projecting if self._acts(x, text, base)]
+            return tuple(readers + active) if (readers or active) else ()
+        if ties and self._tie(proj, got):
+            return tuple(readers + ties)
+        loose = [x for x in self.losses if x.kind.projection is None and x.spans(text)]
+        spans = [s for x in loose for s in x.spans(text)]
+        if loose and self.confined(text, proj, got, spans):
+            alone = [x for x in loose if self.confined(text, proj, got, x.spans(text))]
+            return tuple(readers + (alone or loose))
+        return ()
+
+    def _acts(self, loss: Loss, text: str, base: list[int]) -> bool:
+        """Does this loss alone change the reference's ids for `text`?"""
+        if not loss.spans(text):
+            return False
+        group = self.of("normalizer") if loss.kind.projection == "normalizer" else [loss]
+        return self.project_raw(text, group) != base
+
+    def _readers(self, text: str) -> list[Loss]:
+        return [x for x in self.of("reader") if x.spans(text) or (x.kind is L.SP_CHARSMAP and self._norm_differs(text))]
+
+    def _norm_differs(self, text: str) -> bool:
+        """The reference normalizes `text` otherwise than HF does on the IR."""
+        hf = self._hf_for((), False)
+        if self.ref_normalize is None or hf.normalizer is None:
+            return False
+        return self.ref_normalize(text) != hf.normalizer.normalize_str(text)
+
+    def _tie(self, a: list[int], b: list[int]) -> bool:
+        """Another Viterbi path: the same text and the same total score (unigram-ties)."""
+        m = self.lowered.model
+        if not isinstance(m, M.Unigram):
+            return False
+        n = len(m.vocab)
+        if any(i >= n for i in a + b):
+            return False
+        surface = lambda ids: "".join(m.vocab[i][0] for i in ids)  # noqa: E731
+        score = lambda ids: sum(m.vocab[i][1] for i in ids)  # noqa: E731
+        return surface(a) == surface(b) and abs(score(a) - score(b)) < 1e-4
+
+    def surface(self, i: int) -> bytes:
+        return emulate.decode_id(self._token.get(i), self._wp, self._byte_level)
+
+    def confined(self, text: str, a: list[int], b: list[int], spans) -> bool:
+        """Every difference between id lists `a` and `b` lies within one token of a span of `text`."""
+        if not spans:
+            return False
+        spans = [(len(text[:s].encode("utf-8", "surrogatepass")), len(text[:e].encode("utf-8", "surrogatepass")))
+                 for s, e in spans]
+
+        def offsets(ids):
+            out, pos = [0], 0
+            for i in ids:
+                pos += len(self.surface(i))
+                out.append(pos)
+            return out
+
+        pa, pb = offsets(a), offsets(b)
+        for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+            if tag == "equal":
+                continue
+            ra = (pa[max(i1 - 1, 0)], pa[min(i2 + 1, len(a))])
+            rb = (pb[max(j1 - 1, 0)], pb[min(j2 + 1, len(b))])
+            if not any(lo <= s_hi and s_lo <= hi for lo, hi in (ra, rb) for s_lo, s_hi in spans):
+                return False
+        return True
+
+    # ------------------------------------------------------------------ engine ids, decode
+    def engine(self, text: str, want: list[int], want_raw: list[int], got: list[int], raw_why: Explanation | None,
+               ) -> Explanation:
+        """`got` must be the header prefix plus the runtime's raw ids, each part explained."""
+        n = len(self.prefix)
+        if got[:n] != self.prefix:
+            return ()
+        got_raw = got[n:]
+        why = list(raw_why or ()) if got_raw != want_raw else []
+        if got_raw != want_raw and not why:
+            return ()
+        if self.prefix + want_raw != want:  # encode() adds only the header prefix
+            post = self.of("engine", "legacy")
+            if not post:
+                return ()
+            why += post
+        return tuple(why)
+
+    def stream(self, raw_ids: list[int], want: str, got: str, base: str | None = None) -> Explanation:
+        """Single-id decode of the reference ids, as the runtime's `decode(int)` does it."""
+        if self.legacy:
+            if base is not None and base == got:
+                return tuple(self.losses)
+            type0 = [x for x in self.losses if x.kind is L.TYPE0_DECODE]
+            proj = b"".join(emulate.decode_id_type0(self._token.get(i)) for i in raw_ids)
+            return tuple(type0) if type0 and proj.decode("utf-8", "replace") == got else ()
+        proj = b"".join(self.surface(i) for i in raw_ids).decode("utf-8", "replace")
+        if proj != got:
+            return ()
+        why = self.of("stream")
+        if base is not None and base != want:  # the reference's own decode differs from HF's on the IR
+            why = why + [x for x in self.of("reader") if x.spans(want)]
+        return tuple(why)
+
+    def base_decode(self, raw: list[list[int]]) -> list[str]:
+        """HF's decode of the reference ids on the IR (for the legacy target: on what the legacy
+        type runs); compared with the reference's own decode to see reader differences."""
+        return self._hf_for((), False, legacy=self.legacy).decode_batch(raw, skip_special_tokens=False)
+
+    # ------------------------------------------------------------------ chat
+    def chat_text(self, chat, want: str, got: str | None) -> Explanation:
+        """The source template rendered as the runtime renders it: with an empty `bos_token`
+        (bos-inner) and the lint rules' runtime behaviour (chat-template losses of `CHAT_RULES`)."""
+        if got is None:
+            return ()
+        rules = frozenset(r for x in self.of("chat-render") for r in x.trigger if r in CHAT_RULES)
+        used = [x for x in self.of("chat-render") if set(x.trigger) & rules] + self.of("chat-bos")
+        if not used:
+            return ()
+        src = self.source.chat
+        cleared = self.lowering.cleared_bos
+        def run(bos: str, rules: frozenset) -> str | None:
+            try:
+                return render(src.text, chat.messages, bos_token=bos, eos_token=src.eos_token,
+                              add_generation_prompt=chat.add_generation_prompt, tools=chat.tools, runtime_rules=rules)
+            except Exception:  # noqa: BLE001  the template rejects the conversation
+                return None
+
+        base = run(src.bos_token, frozenset())
+        if base is None or (base[len(cleared):] if cleared and base.startswith(cleared) else base) != want:
+            return ()  # the projection's own renderer does not reproduce the reference: it proves nothing
+        return tuple(used) if run("" if cleared else src.bos_token, rules) == got else ()
+
+    def chat_ids(self, want_text: str, got_text: str, want: list[int], got: list[int], text_why) -> Explanation:
+        """The runtime's ids of its own rendered text: the header prefix plus the raw ids of that
+        text, each difference from the reference reproduced."""
+        n = len(self.prefix)
+        if got[:n] != self.prefix:
+            return ()
+        base = self.project_raw(got_text, ())
+        why = list(text_why or ())
+        if got[n:] != base:
+            raw_why = self.raw(got_text, base, got[n:])
+            if not raw_why:
+                return ()
+            why += raw_why
+        if self.prefix + base != want and got_text == want_text:
+            # transformers' own tokenization of the prompt differs from HF tokenizers' (legacy=false)
+            tok = [x for x in self.of("tokenizers") if x.spans(got_text)]
+            if not tok:
+                return ()
+            why += tok
+        return tuple(why)

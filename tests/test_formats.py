@@ -1,0 +1,237 @@
+"""Recognition by content (`mtok_export/formats.py`): what each file is, which one a directory reads,
+the note and `--input` when there is a choice, clear errors; and the regression check that no input
+of the shared corpus or `samples/` changed reader or output bytes.
+
+`MAIN` was computed once with main's code (`PYTHONPATH=/work/main python scripts/source_hashes.py`,
+main at 10e491b): for every input main accepted, the file its reader started from and the sha256 of
+`write_mtok(lower(read_source(input)))`."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mtok_export import formats as F
+from mtok_export.errors import InputError
+from mtok_export.formats import choose, classify, read_source
+from mtok_export.lower import lower
+from mtok_export.mtok import write_mtok
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared/corpus/tokenizers"
+GGUF = REPO.parent / "shared/corpus/gguf"
+ROOTS = {"corpus": CORPUS, "samples": REPO / "samples"}
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+
+MAIN = {
+    "corpus/bert-base-uncased": ("tokenizer.json", "a0d7814b55b96023cfdf0fc888af9d61824f5ba13956e7620fc47f8effecb0c3"),
+    "corpus/bert-base-uncased/tokenizer.json": ("vocab.txt", "a0d7814b55b96023cfdf0fc888af9d61824f5ba13956e7620fc47f8effecb0c3"),
+    "corpus/bert-base-uncased/vocab.txt": ("vocab.txt", "a0d7814b55b96023cfdf0fc888af9d61824f5ba13956e7620fc47f8effecb0c3"),
+    "corpus/chatglm-6b": ("ice_text.model", "3790f9f079927287631cf8085a840ff351eee78b502aa81f702efa2742991b27"),
+    "corpus/chatglm-6b/ice_text.model": ("ice_text.model", "3790f9f079927287631cf8085a840ff351eee78b502aa81f702efa2742991b27"),
+    "corpus/falcon-7b": ("tokenizer.json", "a2fd8d0eb368a658d68db8d30a08386f7b65b2d7b157e6d859cc923ef9e0a836"),
+    "corpus/gpt2": ("tokenizer.json", "8758090b3df5e8503dd73ce04308c704df5335a4096af43e8ca1da8e0ba9c8c6"),
+    "corpus/gpt2/merges.txt": ("vocab.json", "8758090b3df5e8503dd73ce04308c704df5335a4096af43e8ca1da8e0ba9c8c6"),
+    "corpus/gpt2/tokenizer.json": ("vocab.json", "8758090b3df5e8503dd73ce04308c704df5335a4096af43e8ca1da8e0ba9c8c6"),
+    "corpus/gpt2/tokenizer_config.json": ("vocab.json", "8758090b3df5e8503dd73ce04308c704df5335a4096af43e8ca1da8e0ba9c8c6"),
+    "corpus/gpt2/vocab.json": ("vocab.json", "8758090b3df5e8503dd73ce04308c704df5335a4096af43e8ca1da8e0ba9c8c6"),
+    "corpus/llama2-7b-hf": ("tokenizer.json", "0676d61f086b6adf2be96849f4b19a6654f825b21b9ca4de6317867f71e90a47"),
+    "corpus/llama2-7b-hf/tokenizer.model": ("tokenizer.model", "d9c36dbfc0da8ed7a82dab3853580a7dba65a70a9cdcb7e52bf9a4234cad4683"),
+    "corpus/meta-llama-3-8b-instruct": ("tokenizer.json", "23df5c3a4940fd9358b96143e7bcc629ca863bd1ae64326d214f3ae8f9623452"),
+    "corpus/meta-llama-3-8b-instruct/tiktoken.model": ("tiktoken.model", "23df5c3a4940fd9358b96143e7bcc629ca863bd1ae64326d214f3ae8f9623452"),
+    "corpus/mistral-7b-v0.1_mistral-common": ("tokenizer.model.v1", "afeef4b499c382389122cfa80584de0caab9ee018ce680edf3e836faaf0bfad1"),
+    "corpus/mistral-7b-v0.1_mistral-common/tokenizer.model.v1": ("tokenizer.model.v1", "afeef4b499c382389122cfa80584de0caab9ee018ce680edf3e836faaf0bfad1"),
+    "corpus/phi-3-mini-4k-instruct": ("tokenizer.json", "cfb70ba92e039774d60c7dca2e197cc7699a8195acda698fdbd9bee8369d571f"),
+    "corpus/qwen-7b_tiktoken": ("qwen.tiktoken", "e64dc8f6c78f91fedebeb48df46d871641ac0d8646270fce8b2e8ec658d0c935"),
+    "corpus/qwen-7b_tiktoken/qwen.tiktoken": ("qwen.tiktoken", "e64dc8f6c78f91fedebeb48df46d871641ac0d8646270fce8b2e8ec658d0c935"),
+    "corpus/qwen2.5-instruct": ("tokenizer.json", "d0b2eccfd9ffe5a00796fda12545ccbcfd9d5766223f4cdc13be1386bfb74e08"),
+    "corpus/roberta-base": ("tokenizer.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
+    "corpus/roberta-base/merges.txt": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
+    "corpus/roberta-base/tokenizer.json": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
+    "corpus/roberta-base/tokenizer_config.json": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
+    "corpus/roberta-base/vocab.json": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
+    "corpus/sp-test-models/test_ja_model.model": ("test_ja_model.model", "d7b19b7e4c3265677c8b443748ce9f6814006cb1a26d397c7c9b03f7c9668d62"),
+    "corpus/sp-test-models/test_model.model": ("test_model.model", "fe7ef3a2a2b6ce835a066ee09dae7f441142cbbffb05b31cf74a9be14ca497e4"),
+    "corpus/t5-small": ("tokenizer.json", "f29c45dee1cb07adf7e7c3d1f46b64abb94593697e97296a530b4449497e7c94"),
+    "corpus/t5-small/spiece.model": ("spiece.model", "3cf26af74897a19b3b9961c69d48db2feb6ab1013fe54ba671d94347f1aa9e5c"),
+    "corpus/whisper-large-v3": ("tokenizer.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
+    "corpus/whisper-large-v3/added_tokens.json": ("vocab.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
+    "corpus/whisper-large-v3/merges.txt": ("vocab.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
+    "corpus/whisper-large-v3/normalizer.json": ("vocab.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
+    "corpus/whisper-large-v3/special_tokens_map.json": ("vocab.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
+    "corpus/whisper-large-v3/tokenizer.json": ("vocab.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
+    "corpus/whisper-large-v3/tokenizer_config.json": ("vocab.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
+    "corpus/whisper-large-v3/vocab.json": ("vocab.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
+    "samples/bert-wordpiece": ("tokenizer.json", "43fa6ba3aa0cafd275a6bd4e1c0488f1ff4e8a2f219eefcd764e826cd155b28f"),
+    "samples/bert-wordpiece/tokenizer.json": ("vocab.txt", "43fa6ba3aa0cafd275a6bd4e1c0488f1ff4e8a2f219eefcd764e826cd155b28f"),
+    "samples/bert-wordpiece/tokenizer_config.json": ("vocab.txt", "43fa6ba3aa0cafd275a6bd4e1c0488f1ff4e8a2f219eefcd764e826cd155b28f"),
+    "samples/bert-wordpiece/vocab.txt": ("vocab.txt", "43fa6ba3aa0cafd275a6bd4e1c0488f1ff4e8a2f219eefcd764e826cd155b28f"),
+    "samples/llama-spm": ("tokenizer.json", "d6441b65bb07f796d3fe9842b47976b6872d26af6e11eb92cfdad691e727d49f"),
+    "samples/llama-spm/tokenizer.model": ("tokenizer.model", "5a302f6589d015714677f7224cf91992e05fd7c6feea55ca789866838962d60c"),
+    "samples/qwen-bpe": ("tokenizer.json", "47d76a54b8bc1ebaa4a33057547074b3c4bf829a0a1b7a0008551598482b1fb5"),
+    "samples/t5-unigram": ("tokenizer.json", "50f9b7103dcdbc60559765a70ef14dd6936ec466cf0811872e6a8eb9b3405dc1"),
+    "samples/t5-unigram/spiece.model": ("spiece.model", "c1cab72700bfaacf67ac4740bdd2e3bcaac805789c338c6286e9e9b78e2cf9c4"),
+}
+
+
+def _path(name: str) -> Path:
+    prefix, rest = name.split("/", 1)
+    return ROOTS[prefix] / rest
+
+
+@pytest.fixture(scope="module")
+def digests():
+    """(chosen file) -> sha256 of the written .mtok, computed once per file read."""
+    cache: dict[Path, str] = {}
+
+    def digest(path: Path) -> tuple[str, str]:
+        file, _, _ = choose(path)
+        if file not in cache:
+            # every special in the header, as main wrote it: the pruning of issue 17 is a lowering
+            # change, not a reader one (the digests hold the reader regression only)
+            cache[file] = hashlib.sha256(write_mtok(lower(read_source(file), header_specials="all")[0])).hexdigest()
+        return file.name, cache[file]
+    return digest
+
+
+@pytest.mark.parametrize("name", sorted(MAIN))
+def test_no_reader_choice_or_output_byte_changed(name, digests):
+    main_first, main_digest = MAIN[name]
+    first, digest = digests(_path(name))
+    assert digest == main_digest
+    if _path(name).is_dir():  # a file given directly is now read itself (main fell back to the folder)
+        assert first == main_first
+
+
+# ------------------------------------------------------------------ classification by content
+
+@pytest.mark.parametrize("rel, expected", [
+    ("gpt2/tokenizer.json", "tokenizer.json"), ("gpt2/vocab.json", "vocab.json"), ("gpt2/merges.txt", "merges"),
+    ("gpt2/tokenizer_config.json", None), ("whisper-large-v3/added_tokens.json", None),
+    ("whisper-large-v3/vocab.json", "vocab.json"), ("bert-base-uncased/vocab.txt", "bert-vocab.txt"),
+    ("t5-small/spiece.model", "sentencepiece"), ("chatglm-6b/ice_text.model", "sentencepiece"),
+    ("mistral-7b-v0.1_mistral-common/tokenizer.model.v1", "sentencepiece"),
+    ("meta-llama-3-8b-instruct/tiktoken.model", "tiktoken"), ("qwen-7b_tiktoken/qwen.tiktoken", "tiktoken"),
+    ("qwen-7b_tiktoken/NOTES.md", None),
+])
+def test_classify_corpus_files(rel, expected):
+    fmt = classify(CORPUS / rel)
+    assert (fmt.name if fmt else None) == expected
+
+
+def test_classify_ignores_names(tmp_path):
+    """The same bytes under misleading names are still what they are."""
+    pairs = {"vocab.joint.spm": CORPUS / "t5-small/spiece.model", "tokenizer.model": CORPUS / "qwen-7b_tiktoken/qwen.tiktoken",
+             "20B_tokenizer.json": CORPUS / "gpt2/tokenizer.json", "notes.txt": CORPUS / "bert-base-uncased/vocab.txt",
+             "x.bin": GGUF / "ggml-vocab-gpt-2.gguf"}
+    for name, src in pairs.items():
+        shutil.copy(src, tmp_path / name)
+    assert {n: classify(tmp_path / n).name for n in pairs} == {
+        "vocab.joint.spm": "sentencepiece", "tokenizer.model": "tiktoken", "20B_tokenizer.json": "tokenizer.json",
+        "notes.txt": "bert-vocab.txt", "x.bin": "gguf"}
+
+
+def test_mtok_and_legacy_headers(tmp_path):
+    (tmp_path / "a").write_bytes(b"430 4\n\x00")
+    (tmp_path / "b").write_bytes(b"430 2\n3\n")
+    (tmp_path / "c").write_bytes(b"430 9\n")
+    assert [getattr(classify(tmp_path / n), "name", None) for n in "abc"] == ["mtok", "legacy-txt", None]
+
+
+# ------------------------------------------------------------------ choosing in a directory
+
+def test_tokenizer_json_under_another_name_is_read(tmp_path):
+    shutil.copy(CORPUS / "gpt2/tokenizer.json", tmp_path / "20B_tokenizer.json")
+    shutil.copy(CORPUS / "gpt2/tokenizer_config.json", tmp_path / "tokenizer_config.json")
+    tok = read_source(tmp_path)
+    assert Path(tok.provenance.inputs[0].path).name == "20B_tokenizer.json"
+    assert write_mtok(lower(tok)[0]) == write_mtok(lower(read_source(CORPUS / "gpt2/tokenizer.json"))[0])
+
+
+def test_sentencepiece_under_another_name(tmp_path):
+    shutil.copy(CORPUS / "t5-small/spiece.model", tmp_path / "vocab.joint.spm")
+    tok = read_source(tmp_path)
+    assert Path(tok.provenance.inputs[0].path).name == "vocab.joint.spm"
+    assert tok.model.vocab == read_source(CORPUS / "t5-small/spiece.model").model.vocab
+
+
+def test_several_candidates_choice_is_noted_and_deterministic():
+    tok = read_source(CORPUS / "sp-test-models")
+    assert Path(tok.provenance.inputs[0].path).name == "test_ja_model.model"
+    assert tok.meta.notes[0] == ("read test_ja_model.model (sentencepiece); also here: test_model.model "
+                                 "(sentencepiece); --input FILE reads another")
+
+
+def test_sources_win_over_our_own_outputs(tmp_path):
+    """A .mtok written beside a rank file must not be re-read as the source."""
+    shutil.copy(CORPUS / "qwen-7b_tiktoken/qwen.tiktoken", tmp_path / "qwen.tiktoken")
+    (tmp_path / "tokenizer.mtok").write_bytes(b"430 4\n")
+    assert choose(tmp_path)[0].name == "qwen.tiktoken"
+
+
+def test_config_file_reads_its_directory():
+    file, fmt, note = choose(CORPUS / "roberta-base/tokenizer_config.json")
+    assert (file.name, fmt.name) == ("tokenizer.json", "tokenizer.json")
+    assert note.startswith("tokenizer_config.json is no tokenizer file: read tokenizer.json (tokenizer.json); "
+                           "also here: vocab.json (vocab.json)")
+
+
+def test_merges_file_reads_its_pair(tmp_path):
+    shutil.copy(CORPUS / "gpt2/vocab.json", tmp_path / "encoder.json")
+    shutil.copy(CORPUS / "gpt2/merges.txt", tmp_path / "vocab.bpe")
+    a, b = read_source(tmp_path / "vocab.bpe"), read_source(tmp_path)
+    assert a.model == b.model == read_source(CORPUS / "gpt2/vocab.json").model
+
+
+def test_no_candidate_is_an_error(tmp_path):
+    (tmp_path / "README.md").write_text("hello", encoding="utf-8")
+    with pytest.raises(InputError, match="no tokenizer.json, SentencePiece model, .* found"):
+        read_source(tmp_path)
+    with pytest.raises(InputError, match="no such file or directory"):
+        read_source(tmp_path / "missing")
+
+
+def test_vocab_json_without_merges_is_not_a_candidate(tmp_path):
+    shutil.copy(CORPUS / "gpt2/vocab.json", tmp_path / "vocab.json")
+    with pytest.raises(InputError, match="found"):
+        read_source(tmp_path)
+    with pytest.raises(InputError, match="needs a merges file beside it"):
+        read_source(tmp_path / "vocab.json")
+
+
+def test_resolve_input(tmp_path):
+    (tmp_path / "a.model").write_bytes(b"x")
+    assert F.resolve_input(tmp_path, Path("a.model")) == tmp_path / "a.model"
+    assert F.resolve_input(tmp_path, None) == tmp_path
+    with pytest.raises(InputError, match="--input nope: no such file"):
+        F.resolve_input(tmp_path, Path("nope"))
+
+
+def test_cli_input_overrides_the_choice(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from mtok_export.cli import export_main
+
+    for n in ("test_model.model", "test_ja_model.model"):
+        shutil.copy(CORPUS / "sp-test-models" / n, tmp_path / n)
+    for args, first in (([], "test_ja_model.model"), (["--input", "test_model.model"], "test_model.model")):
+        monkeypatch.setattr(sys, "argv", ["mtok-export", "--path", str(tmp_path), "--no-verify", "--allow-lossy",
+                                          "--json", *args])
+        with pytest.raises(SystemExit) as info:
+            export_main()
+        out = capsys.readouterr().out
+        assert info.value.code in (0, None)
+        import json
+        report = json.loads(out)["export"]
+        assert Path(report["inputs"][0]["path"]).name == first
+        assert report["output"] == str(tmp_path / "tokenizer.mtok")
+        assert any(n.startswith("read test_ja_model.model") for n in report["notes"]) == (not args)
+
+
+def test_unrecognized_file_without_a_source_beside_it(tmp_path):
+    (tmp_path / "notes.md").write_text("# hello", encoding="utf-8")
+    with pytest.raises(InputError, match="notes.md: not a tokenizer file this tool recognizes, and none is beside it"):
+        read_source(tmp_path / "notes.md")

@@ -1,0 +1,98 @@
+"""MNN model folders (issue 16): llm_config.json's jinja block is what the engine renders, so the export
+keeps it consistent with the file it writes, and verification runs through it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mtok_export import model_folder
+from mtok_export.errors import InputError
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "samples" / "llama-spm"
+ACCEPT = REPO / "samples" / "accept" / "llama-spm.txt"
+
+
+def exporter_folder(d: Path, tokenizer_file: str = "tokenizer.mtok") -> str:
+    """A folder as MNN's exporter lays it out, with an older template in llm_config.json's jinja block."""
+    d.mkdir(parents=True, exist_ok=True)
+    src = json.loads((SAMPLE / "tokenizer_config.json").read_text())
+    old = src["chat_template"].replace("'[INST] '", "'[INST]  '")
+    (d / "config.json").write_text(json.dumps({"llm_model": "llm.mnn", "llm_weight": "llm.mnn.weight",
+                                               "tokenizer_file": tokenizer_file, "backend_type": "cpu"}, indent=4))
+    (d / "llm_config.json").write_text(json.dumps(
+        {"hidden_size": 64, "layer_nums": 2, "jinja": {"chat_template": old, "bos": "<s>", "eos": "</s>",
+                                                       "context": {"date_string": "1 Dec 2026"}},
+         "attention_mask": "float", "is_visual": False}, indent=4) + "\n")
+    return old
+
+
+def export(*args):
+    code = "import sys; from mtok_export.cli import export_main; sys.argv[0] = 'mtok-export'; export_main()"
+    return subprocess.run([sys.executable, "-c", code, "--path", str(SAMPLE), "--accept-file", str(ACCEPT),
+                           *map(str, args)], capture_output=True, text=True, cwd=REPO, timeout=600)
+
+
+def test_find_ignores_a_huggingface_config(tmp_path):
+    (tmp_path / "config.json").write_text('{"architectures": ["LlamaForCausalLM"]}')
+    assert model_folder.find(tmp_path) is None
+    (tmp_path / "llm_config.json").write_text("{")
+    with pytest.raises(InputError, match="llm_config.json: not valid JSON"):
+        model_folder.find(tmp_path)
+
+
+def test_with_jinja_keeps_keys_order_and_indent(tmp_path):
+    exporter_folder(tmp_path)
+    folder = model_folder.find(tmp_path)
+    text, previous = model_folder.with_jinja(folder, "T", "", "</s>")
+    data = json.loads(text)
+    assert list(data) == ["hidden_size", "layer_nums", "jinja", "attention_mask", "is_visual"]
+    assert data["jinja"] == {"chat_template": "T", "bos": "", "eos": "</s>", "context": {"date_string": "1 Dec 2026"}}
+    assert previous["bos"] == "<s>" and text.splitlines()[1].startswith('    "hidden_size"')
+
+
+def test_tokenizer_file_warnings(tmp_path):
+    exporter_folder(tmp_path, "/abs/tokenizer.mtok")
+    folder = model_folder.find(tmp_path)
+    assert "absolute" in model_folder.check_tokenizer_file(folder, tmp_path / "tokenizer.mtok")[0]
+    exporter_folder(tmp_path, "tokenizer.txt")
+    folder = model_folder.find(tmp_path)
+    assert "loads tokenizer_file 'tokenizer.txt'" in model_folder.check_tokenizer_file(folder, tmp_path / "tokenizer.mtok")[0]
+
+
+def test_export_updates_the_jinja_block_and_verifies_through_it(tmp_path):
+    old = exporter_folder(tmp_path)
+    before = json.loads((tmp_path / "llm_config.json").read_text())
+    r = export("--output", tmp_path, "--report", tmp_path / "r.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = json.loads((tmp_path / "llm_config.json").read_text())
+    assert list(after) == list(before) and {k: v for k, v in after.items() if k != "jinja"} == \
+        {k: v for k, v in before.items() if k != "jinja"}
+    template = json.loads((SAMPLE / "tokenizer_config.json").read_text())["chat_template"]
+    assert after["jinja"]["chat_template"] == template and after["jinja"]["context"] == before["jinja"]["context"]
+    manifest = json.loads((tmp_path / "tokenizer.mtok.json").read_text())
+    assert manifest["llm_config"]["action"] == "updated"
+    assert manifest["llm_config"]["previous_jinja"]["chat_template"] == old
+    checks = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["verify"]["checks"]}
+    assert checks["chat text"]["ok"] == checks["chat text"]["total"] > 0
+    inspect = subprocess.run([sys.executable, "-m", "mtok_export", "inspect", str(tmp_path)], capture_output=True,
+                             text=True, cwd=REPO)
+    assert "engine: loads tokenizer.mtok (named by config.json)" in inspect.stdout
+    assert "chat_template equals the embedded one" in inspect.stdout
+
+
+def test_keep_llm_config_verifies_what_the_engine_renders(tmp_path):
+    exporter_folder(tmp_path)
+    before = (tmp_path / "llm_config.json").read_bytes()
+    r = export("--output", tmp_path, "--keep-llm-config", "--report", tmp_path / "r.json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert (tmp_path / "llm_config.json").read_bytes() == before
+    report = json.loads((tmp_path / "r.json").read_text())
+    chat = next(c for c in report["verify"]["classes"] if c["check"] == "chat text")
+    assert chat["explanation"] == [] and "[INST]  " in chat["example"]["got"]
+    assert not (tmp_path / "tokenizer.mtok").exists()
