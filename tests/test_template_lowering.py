@@ -53,6 +53,7 @@ CASES = [
     ("comment-whitespace", "A\n  {# note #}\nB", USER, "A\nB"),
     ("set-block", "{% set x %}abc{{ messages[0].role }}\n{% if true %}!{% endif %}{% endset %}[{{ x }}]",
      USER, "[abcuser\n!]"),
+    ("set-block", "{% set x %}\n  {# c #}\nA\n{% endset %}  {# d #}\n[{{ x }}]", USER, "  [A\n]"),
     ("macro-default", "{% macro m(a, b='d') %}{{ a }}{{ b }}{% endmacro %}{{ m('x') }}{{ m('x', 'y') }}",
      USER, "xdxy"),
     ("macro-default", "{% macro m(namespace='functions') %}{{ namespace }}{% endmacro %}{{ m() }}", USER,

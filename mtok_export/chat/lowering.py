@@ -182,7 +182,10 @@ class _Lowerer(ExprRewriter):
                         edits.append((tag.begin.pos, tag.begin.pos, self.prefix))
             i += 1
         if self.on("comment-whitespace"):
-            edits += self._comment_edits()
+            # a comment inside a rewritten block set is gone already (the region is replaced)
+            regions = [(a, b) for a, b, _new in edits if b > a]
+            edits += [e for e in self._comment_edits()
+                      if not any(a <= e[0] < b for a, b in regions)]
         out = self.source
         for start, end, new in sorted(edits, reverse=True):
             out = out[:start] + new + out[end:]
