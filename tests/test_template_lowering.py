@@ -12,9 +12,9 @@ the CLI (`mtok lint-template [--fix]`) and the export integration.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 import jinja2
 import pytest
@@ -25,9 +25,9 @@ from mtok_export.chat.lowering import TemplateHangError, lower_template
 from mtok_export.chat.parity import (HANG, Conversation, builtin_conversations, compare,
                                      reference_render, runtime_renders)
 
+from test_gate import SAMPLES, export_cli
 from test_template_lint import CORPUS_TEMPLATES
 
-REPO = Path(__file__).resolve().parents[1]
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not importable")
 
 BOS, EOS = "<s>", "</s>"
@@ -216,7 +216,7 @@ def test_export_embeds_the_lowered_template_and_keeps_the_original():
     from mtok_export.lower import lower
     from mtok_export.readers.model_dir import read_model_dir
 
-    tok = read_model_dir(REPO / "samples" / "qwen-bpe")
+    tok = read_model_dir(SAMPLES / "qwen-bpe")
     template = "{% for m in messages %}{{ m.get('content') }}{{ 1 * 2 }}{% endfor %}"
     tok = replace(tok, chat=replace(tok.chat, text=template))
     low, lw = lower(tok)
@@ -231,7 +231,7 @@ def test_export_refuses_a_template_that_would_hang():
     from mtok_export.lower import lower
     from mtok_export.readers.model_dir import read_model_dir
 
-    tok = read_model_dir(REPO / "samples" / "qwen-bpe")
+    tok = read_model_dir(SAMPLES / "qwen-bpe")
     with pytest.raises(TemplateHangError):
         lower(replace(tok, chat=replace(tok.chat, text="{{ [1 * 2] }}")))
 
@@ -298,3 +298,17 @@ def test_jinja2_still_parses_everything_lowering_emits():
             parse_environment().parse(lower_template(template).text)
         except jinja2.TemplateSyntaxError as e:  # pragma: no cover
             pytest.fail(f"{template}: {e}")
+
+
+def test_export_verifies_the_repaired_glm4_guard(tmp_path):
+    """GLM-4's `item['tools'] is defined` renders the tools block into every conversation in the
+    runtime as written; exported (lowered), the runtime's chat text equals transformers' (exit 0)."""
+    template = tmp_path / "glm4.jinja"
+    template.write_text("[gMASK]<sop>{% for item in messages %}{% if item['tools'] is defined %}<|system|>\n"
+                        "You may call these tools: {{ item['tools'] }}{% endif %}<|{{ item['role'] }}|>\n"
+                        "{{ item['content'] }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}\n")
+    r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", tmp_path / "out", "--chat-template", template,
+                   "--allow-lossy", "--report", tmp_path / "r.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    chat = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["verify"]["checks"]}
+    assert chat["chat text"]["ok"] == chat["chat text"]["total"] > 0
