@@ -30,8 +30,8 @@ Facts about the `MNN.llm` Python API (checked with MNN 3.6.1 on Linux):
   `tokenizer_file` there wins, so the worker forces the file names).  Its `jinja` block is honoured when
   it has a `chat_template`: that template and `jinja.eos` (empty if absent) replace the embedded ones,
   `jinja.bos` is ignored (BOS stays the `.mtok` one), `jinja.context` keys become template variables.
-  A `jinja` block without `chat_template` changes nothing.  `set_config({"jinja": ...})` does the same
-  at run time.
+  A `jinja` block without `chat_template` changes nothing.  `set_config({"jinja": ...})` after `load()`
+  left the rendered template unchanged when checked with 3.6.1, so `renders` loads a fresh Llm per block.
 * Load failures are only printed ("magic number is wrong", "Failed to load tokenizer", "tokenizer file
   not found"); any tokenizer call after that segfaults, so the worker checks the log after `load()`.
   A truncated body loads silently and may segfault later.
