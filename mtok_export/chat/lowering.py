@@ -40,6 +40,11 @@ Rewrites (each named by the lint rule it fixes; every one was checked on MNN 3.6
 * ``unknown-function``: ``dict(k=v)`` -> ``{'k': v}``.
 * ``if-no-else``: ``a if c`` -> ``a if c else mtok_undefined`` (a name no one sets: undefined in
   both engines, as jinja2's missing else branch is).
+* ``tojson-key-order``: ``x|tojson`` (also ``ensure_ascii=False``, ``indent=N``) -> a macro that
+  writes JSON in insertion order over ``|items`` (the runtime's ``tojson`` sorts keys), defined on
+  the template's first line.
+* ``print-value``: ``x|string`` of a non-string -> a macro that writes Python's ``repr`` (the
+  runtime writes JSON-like text with sorted keys).
 * ``test``: ``x is equalto(y)`` / ``x is eq(y)`` -> ``x == y``; ``x.k is mapping`` -> ``x.k is
   defined and x.k is mapping`` (the runtime's undefined is a mapping).
 * ``length-undefined``: ``x.k|length`` -> ``0`` when ``x.k`` is undefined (the runtime says 1).
@@ -67,7 +72,7 @@ from jinja2.lexer import newline_re
 from ..errors import MtokError
 from .jinja_emit import UNEMITTABLE, emit, emit_target
 from .lint import Finding, _Source, lint_template, parse_environment
-from .rewrite import UNDEFINED, ExprRewriter, Loop, Macro, header_text, is_pure
+from .rewrite import TOJSON_DEFINITION, UNDEFINED, ExprRewriter, Loop, Macro, header_text, is_pure
 
 __all__ = ["LoweredTemplate", "TemplateHangError", "lower_template", "TARGETS", "UNDEFINED"]
 
@@ -189,6 +194,8 @@ class _Lowerer(ExprRewriter):
         out = self.source
         for start, end, new in sorted(edits, reverse=True):
             out = out[:start] + new + out[end:]
+        if self.uses_tojson:  # on the first line: the line structure stays
+            out = TOJSON_DEFINITION + out
         return out, self.applied
 
     # tags

@@ -56,7 +56,8 @@ class Conversation:
 def builtin_conversations() -> tuple[Conversation, ...]:
     """The built-in conversations (``chat/data/conversations.jsonl``): system / no system,
     multi-turn, empty content, tools, tool calls (dict and string arguments, parallel), tool
-    results, reasoning, multimodal parts, long multilingual text, special-token text."""
+    results, reasoning, multimodal parts, long multilingual text, special-token text; one tool's
+    parameters and arguments are not in alphabetical order (the runtime's tojson sorts keys)."""
     raw = resources.files("mtok_export.chat").joinpath("data", "conversations.jsonl").read_text("utf-8")
     out = []
     for line in raw.splitlines():

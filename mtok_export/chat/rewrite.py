@@ -25,6 +25,52 @@ _FOLDABLE = frozenset({"strip", "lstrip", "rstrip", "replace", "upper", "lower",
                        "endswith", "split", "title", "capitalize"})
 
 
+TOJSON_MACRO = "mtok_tojson"
+TOJSON_INDENT_MACRO = "mtok_tojson_indent"
+REPR_MACRO = "mtok_repr"
+# JSON in insertion order, like transformers' tojson (json.dumps, ", "/": " separators, no ASCII
+# escaping): `|items` keeps a mapping's order in the runtime, its `tojson` of a string escapes as
+# json.dumps does.  Keys and strings go through `(s ~ '')` so that the linter sees strings.
+TOJSON_DEFINITION = (
+    "{% macro " + TOJSON_MACRO + "(x) %}"
+    "{%- if x is mapping -%}{{ '{' }}{%- for k, v in x|items -%}{%- if not loop.first %}, {% endif -%}"
+    "{{ (k ~ '')|tojson }}: {{ " + TOJSON_MACRO + "(v) }}{%- endfor -%}{{ '}' }}"
+    "{%- elif x is string -%}{{ (x ~ '')|tojson }}"
+    "{%- elif x is sequence -%}[{%- for v in x -%}{%- if not loop.first %}, {% endif -%}"
+    "{{ " + TOJSON_MACRO + "(v) }}{%- endfor -%}]"
+    "{%- elif x is boolean -%}{{ 'true' if x else 'false' }}"
+    "{%- elif x is none -%}null"
+    "{%- else -%}{{ x ~ '' }}{%- endif -%}"
+    "{% endmacro %}"
+    # json.dumps(indent=N): "," then a newline and the indentation before each item
+    "{% macro " + TOJSON_INDENT_MACRO + "(x, pad, cur) %}"
+    "{%- if x is mapping -%}{%- if x|length == 0 -%}{{ '{}' }}{%- else -%}{{ '{' }}"
+    "{%- for k, v in x|items -%}{%- if not loop.first -%},{%- endif -%}{{ '\\n' ~ cur ~ pad }}"
+    "{{ (k ~ '')|tojson }}: {{ " + TOJSON_INDENT_MACRO + "(v, pad, cur ~ pad) }}{%- endfor -%}"
+    "{{ '\\n' ~ cur ~ '}' }}{%- endif -%}"
+    "{%- elif x is string -%}{{ (x ~ '')|tojson }}"
+    "{%- elif x is sequence -%}{%- if x|length == 0 -%}[]{%- else -%}["
+    "{%- for v in x -%}{%- if not loop.first -%},{%- endif -%}{{ '\\n' ~ cur ~ pad }}"
+    "{{ " + TOJSON_INDENT_MACRO + "(v, pad, cur ~ pad) }}{%- endfor -%}{{ '\\n' ~ cur ~ ']' }}{%- endif -%}"
+    "{%- else -%}{{ " + TOJSON_MACRO + "(x) }}{%- endif -%}"
+    "{% endmacro %}"
+    # Python's repr() of JSON values, for `|string`: dict/list/str/True/False/None
+    "{% macro " + REPR_MACRO + "(x) %}"
+    "{%- if x is mapping -%}{{ '{' }}{%- for k, v in x|items -%}{%- if not loop.first %}, {% endif -%}"
+    "{{ " + REPR_MACRO + "(k) }}: {{ " + REPR_MACRO + "(v) }}{%- endfor -%}{{ '}' }}"
+    "{%- elif x is string -%}"
+    "{%- set e = x.replace('\\\\', '\\\\\\\\').replace('\\n', '\\\\n').replace('\\r', '\\\\r')"
+    ".replace('\\t', '\\\\t') -%}"
+    "{%- if \"'\" in e and '\"' not in e -%}{{ '\"' ~ e ~ '\"' }}"
+    "{%- else -%}{{ \"'\" ~ e.replace(\"'\", \"\\\\'\") ~ \"'\" }}{%- endif -%}"
+    "{%- elif x is sequence -%}[{%- for v in x -%}{%- if not loop.first %}, {% endif -%}"
+    "{{ " + REPR_MACRO + "(v) }}{%- endfor -%}]"
+    "{%- elif x is boolean -%}{{ 'True' if x else 'False' }}"
+    "{%- elif x is none -%}None"
+    "{%- else -%}{{ x ~ '' }}{%- endif -%}"
+    "{% endmacro %}{{ '' }}")
+
+
 @dataclass
 class Loop:
     iter: nodes.Node | None  # the sequence, when loop.previtem can index it again
@@ -45,6 +91,7 @@ class ExprRewriter:
         self.hoists: list[str] | None = None  # code to insert before the current tag, or None
         self.rewrote = False  # the current tag changed
         self.fresh = 0
+        self.uses_tojson = False  # the template needs TOJSON_DEFINITION
 
     def on(self, rule: str) -> bool:
         return rule not in self.disabled
@@ -185,6 +232,27 @@ class ExprRewriter:
         args = [self.expr(a) for a in node.args]
         kwargs = [nodes.Keyword(k.key, self.expr(k.value)) for k in node.kwargs]
         name = node.name
+        options = {k.key: k.value for k in kwargs}
+        indent = options.get("indent")
+        if name == "tojson" and not args and not node.dyn_args and not node.dyn_kwargs \
+                and set(options) <= {"ensure_ascii", "indent"} and not _stringy(obj) \
+                and _const(options.get("ensure_ascii", nodes.Const(False)), bool) is False \
+                and (indent is None or isinstance(_const(indent, int), int)) and self.on("tojson-key-order"):
+            # the runtime's tojson re-sorts keys; a macro over |items keeps insertion order
+            self._mark("tojson-key-order")
+            self.uses_tojson = True
+            if indent is None:
+                return nodes.Call(nodes.Name(TOJSON_MACRO, "load"), [obj], [], None, None)
+            return nodes.Call(nodes.Name(TOJSON_INDENT_MACRO, "load"),
+                              [obj, nodes.Const(" " * indent.value), nodes.Const("")], [], None, None)
+        if name == "string" and not args and not kwargs and not _stringy(obj) and not _maybe_missing(obj) \
+                and self.on("print-value"):
+            # Python's str(): a string as it is, anything else as repr (the runtime sorts keys and
+            # quotes with ")
+            self._mark("print-value")
+            self.uses_tojson = True
+            return nodes.CondExpr(nodes.Test(obj, "string", [], [], None, None), obj,
+                                  nodes.Call(nodes.Name(REPR_MACRO, "load"), [obj], [], None, None))
         if not self.on("filter") and name != "length":
             return nodes.Filter(obj, name, args, kwargs, node.dyn_args, node.dyn_kwargs)
         if name in ("default", "d") and not kwargs and len(args) <= 2:
@@ -400,6 +468,19 @@ def _defined(node: nodes.Node) -> nodes.Node:
             return nodes.Test(nodes.Getattr(node.node, key, "load"), "defined", [], [], None, None)
         return nodes.Compare(nodes.Const(key), [nodes.Operand("in", node.node)])
     return nodes.Test(node, "defined", [], [], None, None)
+
+
+def _const(node: nodes.Node, kind: type):
+    """The value of a constant of type ``kind`` (else None; bool is not an int here)."""
+    if isinstance(node, nodes.Const) and isinstance(node.value, kind) and \
+            (kind is bool or not isinstance(node.value, bool)):
+        return node.value
+    return None
+
+
+def _stringy(node: nodes.Node) -> bool:
+    """Evidently a string (its tojson has no keys to reorder)."""
+    return (isinstance(node, nodes.Const) and isinstance(node.value, str)) or isinstance(node, nodes.Concat)
 
 
 def _markup(node: nodes.Node) -> bool:
