@@ -242,7 +242,9 @@ def test_split_regex_mismatch_names_its_own_pattern(tmp_path):
     assert set(refused) == {"regex-unsupported"} and refused["regex-unsupported"]["severity"] == "text"
 
 
-GLM4_STYLE = """[gMASK]<sop>{% for item in messages %}{% if item['tools'] is defined %}<|system|>
+# GLM-4's own guard, `item['tools'] is defined`, is repaired by template lowering; a guard that
+# uses `%` is not (the runtime cuts the tag at the operator, leaving a condition that is true).
+GLM4_STYLE = """[gMASK]<sop>{% for item in messages %}{% if (item.role|length) % 100 == 0 %}<|system|>
 You may call these tools: {{ item['tools'] }}{% endif %}{% if item['role'] == 'system' %}<|system|>
 {{ item['content'] }}{% elif item['role'] == 'user' %}<|user|>
 {{ item['content'] }}{% elif item['role'] == 'assistant' %}<|assistant|>
@@ -251,8 +253,9 @@ You may call these tools: {{ item['tools'] }}{% endif %}{% if item['role'] == 's
 
 
 def test_chat_render_difference_is_not_explained_by_a_lint_finding(tmp_path):
-    """GLM-4's `item['tools'] is defined` is always true in MNN's engine, so the tools block is
-    rendered into every conversation.  Even with --allow-lossy, no loss reproduces that: exit 1."""
+    """The tools block's guard is always true in MNN's engine (the tag is cut at `%`), so the tools
+    block is rendered into every conversation.  Even with --allow-lossy, no loss reproduces that
+    (the arith-op lint finding is no explanation): exit 1."""
     template = tmp_path / "glm4.jinja"
     template.write_text(GLM4_STYLE)
     r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", tmp_path / "out", "--chat-template", template,

@@ -1243,8 +1243,10 @@ class _Walker:
         if isinstance(node, nodes.Name):
             return node.name not in self.bound and node.name not in _ALWAYS_DEFINED
         if isinstance(node, nodes.Getattr):
+            # `loop.*` and the namespaces template lowering adds (`mtok_h1.v`) are always set
             return node.attr not in _PRESENT_ATTRS and not (
-                isinstance(node.node, nodes.Name) and node.node.name == "loop")
+                isinstance(node.node, nodes.Name)
+                and (node.node.name == "loop" or node.node.name.startswith("mtok_")))
         return False
 
 

@@ -12,24 +12,51 @@ import typer
 def lint_template(
     path: Annotated[Path, typer.Argument(help="A .jinja file, a tokenizer_config.json / chat_template.json, "
                                            "or a directory searched for them.")],
-    as_json: Annotated[bool, typer.Option("--json", help='{"findings": [{"file", "line", "col", "rule", "message"}]}')] = False,
+    as_json: Annotated[bool, typer.Option("--json", help='{"findings": [{"file", "line", "col", "rule", '
+                                                         '"message", "fixed"}]}')] = False,
+    fix: Annotated[bool, typer.Option("--fix", help="Print the lowered template (what export embeds) "
+                                                    "instead of the findings; one template only.")] = False,
+    target: Annotated[str, typer.Option("--target", help="Runtime whose Jinja engine to lower for.")] = "mnn-3.6",
 ):
-    """Report every construct MNN's Jinja engine renders differently from transformers (exit 1 if any)."""
+    """Report every construct MNN's Jinja engine renders differently from transformers, and whether
+    template lowering (what export embeds) fixes it (exit 1 if any finding remains)."""
     from rich.text import Text
 
     from ..chat.lint import lint_template as lint
+    from ..chat.lowering import TARGETS, TemplateHangError, lower_template
     from ..chat.sources import iter_templates
+    from ..errors import InputError
     from .console import out
 
-    findings = [{"file": label, "line": f.line, "col": f.col, "rule": f.rule, "message": f.message}
-                for label, text in iter_templates(path) for f in lint(text)]
+    if target not in TARGETS:
+        raise InputError(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
+    templates = list(iter_templates(path))
+    if fix:
+        if len(templates) != 1:
+            raise InputError(f"{path}: --fix needs exactly one template, found {len(templates)}")
+        out.print(lower_template(templates[0][1], target).text, markup=False, highlight=False, end="")
+        return
+    findings = []
+    for label, text in templates:
+        try:
+            lowered = lower_template(text, target)
+            fixed = {id(f) for f in lowered.fixed_findings}
+            found = list(lowered.fixed_findings) + list(lowered.remaining)
+        except TemplateHangError:  # nothing is fixed: the lowered template would still hang
+            fixed, found = set(), lint(text)
+        found.sort(key=lambda f: (f.line, f.col, f.rule, f.message))
+        findings += [{"file": label, "line": f.line, "col": f.col, "rule": f.rule, "message": f.message,
+                      "fixed": id(f) in fixed} for f in found]
+    remaining = sum(not f["fixed"] for f in findings)
     if as_json:
         out.print_json(json.dumps({"findings": findings}, ensure_ascii=False))
     else:
         for f in findings:
-            out.print(Text(f"{f['file']}:{f['line']}:{f['col']}: {f['rule']}: {f['message']}"))
-        out.print(f"{len(findings)} finding(s)", markup=False)
-    if findings:
+            state = "fixed by lowering" if f["fixed"] else "remains"
+            out.print(Text(f"{f['file']}:{f['line']}:{f['col']}: {f['rule']} [{state}]: {f['message']}"))
+        out.print(f"{len(findings)} finding(s), {len(findings) - remaining} fixed by lowering, "
+                  f"{remaining} remain", markup=False)
+    if remaining:
         raise typer.Exit(1)
 
 

@@ -27,6 +27,7 @@ class Lowering:
     specials: tuple[str, ...] = ()  # special token texts (triggers for spacing losses)
     progress: object = None  # progress(done, total) while a Unicode table is built cold
     cleared_bos: str = ""  # BOS text taken out of the embedded template (the header prefix adds it)
+    chat_original: str = ""  # the chat template as read, when lowering rewrote it (for the manifest)
 
     def loss(self, kind: LossKind, component: str, json_path: str, reason: str, example: str = "",
              trigger: str | tuple[str, ...] = (), patch: tuple[str, object] | None = None, pattern: str = ""):
@@ -37,18 +38,27 @@ class Lowering:
         self.applied.setdefault(pass_name, []).append(detail)
 
 
-def lint_chat_template(lw: Lowering, text: str):
-    """One loss per lint rule the template triggers (spec section 8), with its first places."""
-    from ..chat.lint import RULES, lint_template
+def lint_chat_template(lw: Lowering, text: str) -> str:
+    """Lower the chat template for the target's Jinja engine (`chat.lowering`) and return the text
+    to embed; one loss per lint rule the lowered template still triggers, with its first places
+    (in the original).  A template that would still hang the runtime raises `TemplateHangError`."""
+    from ..chat.lint import RULES
+    from ..chat.lowering import lower_template
 
+    lowered = lower_template(text, lw.target)
+    if lowered.text != text:
+        lw.chat_original = text
+    for rule, count in lowered.rewrites.items():
+        lw.did("chat template", f"{rule} x{count}")
     by_rule: dict[str, list] = {}
-    for f in lint_template(text):
+    for f in lowered.remaining:
         by_rule.setdefault(f.rule, []).append(f)
     for rule, found in by_rule.items():
         where = ", ".join(f"{f.line}:{f.col}" for f in found[:3]) + (" ..." if len(found) > 3 else "")
         summary = RULES[rule].summary if rule in RULES else found[0].message
         lw.loss(L.CHAT_TEMPLATE, "chat template", f"$.chat_template@{where}", f"{rule} x{len(found)}: {summary}",
                 trigger=(rule,))
+    return lowered.text
 
 
 def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header_specials: str = "needed"):
@@ -74,7 +84,7 @@ def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header
     if header_specials != "all":
         tok = models.header_specials(lw, tok)
     if tok.chat.text:
-        lint_chat_template(lw, tok.chat.text)
+        tok = replace(tok, chat=replace(tok.chat, text=lint_chat_template(lw, tok.chat.text)))
     if tok.chat.others:
         names = ", ".join(n for n, _ in tok.chat.others)
         lw.notes.append(f"the file carries one chat template ({tok.chat.name or 'default'}); "

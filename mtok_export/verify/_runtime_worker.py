@@ -5,8 +5,10 @@ Run as ``python -I _runtime_worker.py REQUEST.json RESPONSE.json LOG PROGRESS``.
 Keep it compatible with old Pythons (3.6+) and free of third-party imports besides MNN.
 
 Request:  {"config": path, "texts": [{"s": str} | {"hex": str}], "decode_ids": [int],
-           "chats": [[{"role": str, "content": str}, ...]]}
-Response: {"version": str, "encodes": [[int]], "decodes": [[int, hex]], "chats": [str | null]}
+           "chats": [[{"role": str, "content": str}, ...]],
+           "renders": [{"jinja": {"chat_template", "eos", "context"}, "messages": [...]}]}
+Response: {"version": str, "encodes": [[int]], "decodes": [[int, hex]], "chats": [str | null],
+           "renders": [str | null]}
           or {"error": {"kind": "import" | "load" | "python", "message": str}}
 Everything the process prints (including C/C++ output and Python tracebacks) goes to LOG; the
 current step is kept in PROGRESS so that the caller can say what was running when it crashed.
@@ -54,6 +56,31 @@ def write_json(path, obj):
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(obj, f, ensure_ascii=True)
     os.replace(tmp, path)
+
+
+def render_with(config_path, item, step, i):
+    """Render item["messages"] with the `jinja` block item["jinja"] (template, eos, context).
+
+    MNN 3.6.1 applies `jinja` from llm_config.json when an Llm is loaded (`set_config` after load
+    does not change the template), so each render loads a fresh Llm; with the dummy model that
+    takes well under a millisecond."""
+    import MNN.llm as llm
+
+    step("render %d" % i)
+    folder = os.path.dirname(config_path)
+    with open(config_path, encoding="utf-8") as f:
+        config = json.load(f)
+    config["jinja"] = item["jinja"]
+    with open(os.path.join(folder, "llm_config.json"), "w", encoding="utf-8") as f:
+        json.dump(config, f)
+    model = llm.create(config_path)
+    model.load()
+    try:
+        return model.apply_chat_template(item["messages"])
+    except Exception:
+        return None
+    finally:
+        del model
 
 
 def main(argv):
@@ -106,9 +133,10 @@ def main(argv):
                 chats.append(model.apply_chat_template(messages))
             except Exception:
                 chats.append(None)
+        renders = [render_with(req["config"], item, step, i) for i, item in enumerate(req.get("renders", []))]
         step("done")
         write_json(response_path, {"version": str(version), "encodes": encodes, "decodes": decodes,
-                                   "chats": chats})
+                                   "chats": chats, "renders": renders})
     except BaseException:
         write_json(response_path, {"error": {"kind": "python", "message": traceback.format_exc()}})
     return 0

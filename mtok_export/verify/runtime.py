@@ -30,8 +30,8 @@ Facts about the `MNN.llm` Python API (checked with MNN 3.6.1 on Linux):
   `tokenizer_file` there wins, so the worker forces the file names).  Its `jinja` block is honoured when
   it has a `chat_template`: that template and `jinja.eos` (empty if absent) replace the embedded ones,
   `jinja.bos` is ignored (BOS stays the `.mtok` one), `jinja.context` keys become template variables.
-  A `jinja` block without `chat_template` changes nothing.  `set_config({"jinja": ...})` does the same
-  at run time.
+  A `jinja` block without `chat_template` changes nothing.  `set_config({"jinja": ...})` after `load()`
+  left the rendered template unchanged when checked with 3.6.1, so `renders` loads a fresh Llm per block.
 * Load failures are only printed ("magic number is wrong", "Failed to load tokenizer", "tokenizer file
   not found"); any tokenizer call after that segfaults, so the worker checks the log after `load()`.
   A truncated body loads silently and may segfault later.
@@ -72,17 +72,22 @@ class RuntimeResult:
     chats: list[str | None]    # apply_chat_template(messages) per conversation, None if it raised
     log: str                   # everything MNN printed (C-level stdout and stderr)
     version: str               # MNN.version() of the interpreter that ran it
+    renders: list[str | None] = ()  # per `renders` item: its messages rendered with its jinja block
 
 
 def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | bytes] = (),
                 decode_ids: Sequence[int] = (), chats: Sequence[Sequence[Mapping[str, str]]] = (),
                 python: str | os.PathLike | None = None, timeout: float = 120.0,
-                llm_config: Mapping | None = None, check: bool = True) -> RuntimeResult:
+                llm_config: Mapping | None = None, check: bool = True,
+                renders: Sequence[Mapping] = ()) -> RuntimeResult:
     """Load `tokenizer_path` (`.mtok` or legacy `tokenizer.txt`) in MNN and run all requests in one process.
 
     `texts` are `str` (valid Unicode) or `bytes` (passed raw); `decode_ids` are int32; each entry of
     `chats` is a list of `{"role", "content"}` messages.  `python` is the interpreter that has MNN
     (default: this one).  `llm_config` is written as `llm_config.json`, e.g. ``{"jinja": {...}}``.
+    Each of `renders` is ``{"jinja": {"chat_template", "eos", "context"}, "messages": [...]}``:
+    its messages rendered by an Llm loaded with that `jinja` block (how an app sets the template,
+    tools and extra variables); role "json" messages carry whole message objects (spec 8.7).
     Raises `RuntimeEngineError` on a missing file, missing MNN, load failure, crash or timeout.
     With `check` (the default) the file is first read by our strict reader, so a malformed file is
     a `FormatError` naming the section and offset (exit 2) instead of whatever MNN makes of it
@@ -130,7 +135,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
         request, response, log, progress = (tmp_path / n for n in
                                             ("request.json", "response.json", "log.txt", "progress"))
         request.write_text(json.dumps({"config": str(model_dir / "config.json"), "texts": wire_texts,
-                                       "decode_ids": ids, "chats": wire_chats}))
+                                       "decode_ids": ids, "chats": wire_chats,
+                                       "renders": [dict(r) for r in renders]}))
         try:
             output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout)
         except subprocess.TimeoutExpired:
@@ -155,7 +161,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
             raise RuntimeEngineError(f"MNN could not load {src}:\n{_tail(log_text)}")
         raise RuntimeEngineError(f"runtime worker failed:\n{err['message']}")
     return RuntimeResult(encodes=data["encodes"], decodes={i: bytes.fromhex(h) for i, h in data["decodes"]},
-                         chats=data["chats"], log=log_text, version=data["version"])
+                         chats=data["chats"], log=log_text, version=data["version"],
+                         renders=data.get("renders", []))
 
 
 def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float) -> tuple[str, str]:
@@ -230,6 +237,8 @@ def _describe(step: str, texts: list[str | bytes]) -> str:
         return f"decode of id {num}"
     if kind == "chat":
         return f"chat template #{num}"
+    if kind == "render":
+        return f"template render #{num}"
     return step
 
 
