@@ -266,3 +266,16 @@ def test_chat_render_difference_is_not_explained_by_a_lint_finding(tmp_path):
     assert chat["chat text"]["ok"] == 0 and chat["chat text"]["unexplained"] == chat["chat text"]["total"] > 0
     first = next(c for c in report["verify"]["classes"] if c["check"] == "chat text")
     assert first["explanation"] == [] and "<|system|>\nYou may call these tools" in first["example"]["got"]
+
+
+def test_tool_paths_are_verified_on_the_runtime(tmp_path):
+    """Mistral-Small's template renders the plain conversations right on MNN but not one with tool
+    calls (MNN compares any two dicts as equal): the chat-paths check, with tools and whole messages
+    passed as the engine takes them, catches what the plain checks pass."""
+    template = CORPUS / "chat_templates/llama.cpp/Mistral-Small-3.2-24B-Instruct-2506.jinja"
+    r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", tmp_path / "out", "--chat-template", template,
+                   "--allow-lossy", "--report", tmp_path / "r.json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    checks = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["verify"]["checks"]}
+    assert checks["chat text"]["ok"] == checks["chat text"]["total"] > 0
+    assert checks["chat paths"]["unexplained"] >= 1 and checks["chat paths"]["total"] >= 5

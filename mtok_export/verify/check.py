@@ -17,8 +17,9 @@ from ..errors import InputError, MtokError
 from ..losses import EDGE, Loss, Severity
 from .attribution import Attribution
 
-CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "stop ids")
-CHAT_CHECKS = ("chat text", "chat ids")
+CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "chat paths",
+          "stop ids")
+CHAT_CHECKS = ("chat text", "chat ids", "chat paths")
 # The checks on which a loss of each layer would show (its severity is measured only when they ran).
 LAYER_CHECKS = {"chat_template": CHAT_CHECKS, "decoder": ("streaming decode",), "post_processor": ("engine ids",),
                 "added_tokens": ("raw ids", "streaming decode")}
@@ -198,9 +199,46 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
             _compare(checks["chat ids"], s, sl, want_ids, got_ids,
                      lambda: why.chat_ids(want, got, want_ids, got_ids, text_why))
 
+    if has_chat:
+        step("chat paths")
+        _chat_paths(checks["chat paths"], source, lowered, lowering, python, llm_config)
+    else:
+        checks["chat paths"].skipped = "no chat template"
     _stop_checks(checks["stop ids"], mtok_path, source, lowered, lowering)
     return Report(str(mtok_path), lowering.target, rt.version, list(checks.values()), list(lowering.losses),
                   corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes))
+
+
+def _chat_paths(check: Check, source, lowered, lowering, python, llm_config):
+    """Every path a template branches on (tools, tool calls and results, reasoning, content parts,
+    `chat.parity`'s conversations), rendered by transformers with the source's template and by the
+    runtime with the template the engine will use (the embedded one, or the model folder's jinja
+    block), with tools and whole messages passed as the engine takes them.  A difference is never
+    explained: no lint finding reproduces a render."""
+    from ..chat.parity import HANG, builtin_conversations, reference_render, runtime_renders
+
+    jinja = (llm_config or {}).get("jinja") if isinstance((llm_config or {}).get("jinja"), dict) else None
+    template = jinja["chat_template"] if jinja and isinstance(jinja.get("chat_template"), str) else lowered.chat.text
+    eos = jinja.get("eos", "") if jinja and "chat_template" in jinja else lowered.chat.eos_token
+    convs = [c for c in builtin_conversations() if "tools" in c.tags or "tool-calls" in c.tags
+             or "reasoning" in c.tags or "multimodal" in c.tags] or list(builtin_conversations())
+    src, cleared = source.chat, lowering.cleared_bos
+    got = runtime_renders([template], convs, bos=lowered.chat.bos_token, eos=eos, python=python)[0]
+    if got == HANG:
+        got = ["<the runtime did not finish>"] * len(convs)
+    left_out = 0
+    for conv, runtime in zip(convs, got):
+        want = reference_render(src.text, conv, bos=src.bos_token, eos=src.eos_token)
+        if want is None or any(not isinstance(m.get("content"), str) and str(m["content"]) in want
+                               for m in conv.messages):
+            left_out += 1  # transformers refuses it, or prints content parts as a Python list
+            continue
+        if cleared and want.startswith(cleared):
+            want = want[len(cleared):]
+        sample = _Sample(conv.id, json.dumps(list(conv.messages), ensure_ascii=False)[:300])
+        _compare(check, sample, "edge" if "special" in conv.tags else "everyday", want, runtime, lambda: ())
+    if left_out:
+        check.skipped = f"{left_out} conversation(s) transformers does not render (raises, or prints content parts)"
 
 
 def _stop_checks(check: Check, path, source, lowered, lowering):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-COLUMNS = ("engine ids", "raw ids", "streaming decode", "chat text", "chat ids", "stop ids")
+COLUMNS = ("engine ids", "raw ids", "streaming decode", "chat text", "chat ids", "chat paths", "stop ids")
 
 
 def parity_rows(src: Path, out_dir: Path, *, mode: str = "lowered", target: str = "mnn-3.6",
