@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..errors import InputError, MtokError
 from ..losses import EDGE, Loss, Severity
+from ..readers.mnn_file import read_mnn_bytes
 from .attribution import Attribution
 
 CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "chat paths",
@@ -152,12 +153,14 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
                          f"({type(e).__name__}: {e})") from e
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
+    data = Path(mtok_path).read_bytes()
+    file_tok, _ = read_mnn_bytes(data, str(mtok_path), strict=True)  # once, before MNN loads it
     rt = run_runtime(mtok_path, texts=texts, decode_ids=ids_needed,
                      chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
-                     llm_config=llm_config)
+                     llm_config=llm_config, check=False)
     chat_texts = [t for t in rt.chats if t is not None]
-    chat_encodes = (run_runtime(mtok_path, texts=chat_texts, python=python, timeout=timeout, llm_config=llm_config).encodes
-                    if chat_texts else [])
+    chat_encodes = (run_runtime(mtok_path, texts=chat_texts, python=python, timeout=timeout, llm_config=llm_config,
+                                check=False).encodes if chat_texts else [])
     chat_enc = iter(chat_encodes)
     step("compare")
     why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
@@ -204,7 +207,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
         _chat_paths(checks["chat paths"], source, lowered, lowering, python, llm_config)
     else:
         checks["chat paths"].skipped = "no chat template"
-    _stop_checks(checks["stop ids"], mtok_path, source, lowered, lowering)
+    _stop_checks(checks["stop ids"], data, file_tok, source, lowered, lowering)
     return Report(str(mtok_path), lowering.target, rt.version, list(checks.values()), list(lowering.losses),
                   corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes))
 
@@ -241,15 +244,14 @@ def _chat_paths(check: Check, source, lowered, lowering, python, llm_config):
         check.skipped = f"{left_out} conversation(s) transformers does not render (raises, or prints content parts)"
 
 
-def _stop_checks(check: Check, path, source, lowered, lowering):
+def _stop_checks(check: Check, data: bytes, file_tok, source, lowered, lowering):
     """The file's stop list equals the expected set (the source's eos / end-of-turn ids, each with
     where it came from), and the embedded eos/bos strings are the source's (BOS empty when the
-    lowering moved it to the header prefix)."""
+    lowering moved it to the header prefix).  `data`, `file_tok`: the file as read."""
     from ..dump.jsonify import id_to_token
     from ..mtok.header import read_header
 
-    data = Path(path).read_bytes()
-    _, (_, file_stops, _), _ = read_header(data, str(path))
+    _, (_, file_stops, _), _ = read_header(data)
     names = id_to_token(lowered)
     expected = {i: src for i, src in getattr(lowering.meta, "stop_sources", ())}
     for i in sorted(set(expected) | set(file_stops)):
@@ -258,12 +260,7 @@ def _stop_checks(check: Check, path, source, lowered, lowering):
                  i if i in file_stops else None, lambda: ())
     if lowering.target == "mnn-legacy":
         return
-    from ..mtok import read_mtok
-
-    try:
-        chat = read_mtok(data, str(path))[0].chat
-    except MtokError:
-        return  # the reader's own checks report it (inspect / verify run them first)
+    chat = file_tok.chat
     want_bos = "" if lowering.cleared_bos else source.chat.bos_token
     _compare(check, _Sample("eos-token", "embedded eos_token"), "everyday", source.chat.eos_token, chat.eos_token,
              lambda: ())
