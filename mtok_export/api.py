@@ -124,9 +124,8 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
     file, llm_config = engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
     manifest, source, low, lw, read_opts = prepare(file, Path(against) if against is not None else None, target,
                                                     bos)
-    given = accept or accept_file or allow_lossy or strict
-    policy = Policy.from_options(accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict) \
-        if given or manifest is None else Policy.from_json(manifest.get("policy", {}))
+    policy = Policy.for_verify(manifest, accept, Path(accept_file) if accept_file is not None else None, allow_lossy,
+                               strict)
     report = run(file, source, low, lw, source_path=read_opts["path"], corpus=corpus, python=runtime_python,
                  progress=progress, llm_config=llm_config)
     return VerifyResult(report, decide(lw.losses, policy, report.reach()))

@@ -52,9 +52,7 @@ def verify(
     try:
         file, llm_config = engine_path(file)
         manifest, source, low, lw, read_opts = prepare(file, against, target, bos)
-        given = accept or accept_file or allow_lossy or strict
-        policy = Policy.from_options(accept, accept_file, allow_lossy, strict) if given or manifest is None \
-            else Policy.from_json(manifest.get("policy", {}))
+        policy = Policy.for_verify(manifest, accept, accept_file, allow_lossy, strict)
         with verify_progress(as_json) as step:
             report = run(file, source, low, lw, source_path=read_opts["path"], corpus=corpus, python=runtime_python,
                          progress=step, llm_config=llm_config)
