@@ -42,13 +42,17 @@ class ModelFolder:
 
     @property
     def jinja(self) -> dict | None:
-        """The `jinja` block the engine honours (only when it has a `chat_template`)."""
-        block = (self.llm_config or {}).get("jinja")
-        return block if isinstance(block, dict) and isinstance(block.get("chat_template"), str) else None
+        return jinja_block(self.llm_config)
 
     def engine_llm_config(self) -> dict | None:
         """The llm_config the runtime is given in verification: the folder's own, as the engine sees it."""
         return dict(self.llm_config) if self.llm_config is not None else None
+
+
+def jinja_block(llm_config: dict | None) -> dict | None:
+    """The `jinja` block of an llm_config the engine honours (only when it has a `chat_template`)."""
+    block = (llm_config or {}).get("jinja")
+    return block if isinstance(block, dict) and isinstance(block.get("chat_template"), str) else None
 
 
 def _load(path: Path) -> tuple[dict | None, str]:

@@ -164,7 +164,7 @@ class TemplateParity:
         return not self.hang and not self.differ and bool(self.same)
 
 
-def _prints_parts(rendered: str, conv: Conversation) -> bool:
+def prints_parts(rendered: str, conv: Conversation) -> bool:
     """Whether transformers printed a list content (multimodal parts) as a Python list: the
     template does not support content parts, and what it renders is no prompt at all (the runtime
     prints JSON there), so the conversation is not compared."""
@@ -183,7 +183,7 @@ def compare(references: Sequence[str | None], runtime: list[str | None] | str,
     for conv, want, got in zip(convs, references, runtime):
         if want is None:
             p.skipped.append(conv.id)
-        elif _prints_parts(want, conv):
+        elif prints_parts(want, conv):
             p.unsupported.append(conv.id)
         elif want == got:
             p.same.append(conv.id)

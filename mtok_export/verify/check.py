@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..errors import InputError, MtokError
 from ..losses import EDGE, Loss, Severity
+from ..model_folder import jinja_block
 from ..readers.mnn_file import read_mnn_bytes
 from .attribution import Attribution
 
@@ -218,13 +219,12 @@ def _chat_paths(check: Check, source, lowered, lowering, python, llm_config):
     runtime with the template the engine will use (the embedded one, or the model folder's jinja
     block), with tools and whole messages passed as the engine takes them.  A difference is never
     explained: no lint finding reproduces a render."""
-    from ..chat.parity import HANG, builtin_conversations, reference_render, runtime_renders
+    from ..chat.parity import HANG, builtin_conversations, prints_parts, reference_render, runtime_renders
 
-    jinja = (llm_config or {}).get("jinja") if isinstance((llm_config or {}).get("jinja"), dict) else None
-    template = jinja["chat_template"] if jinja and isinstance(jinja.get("chat_template"), str) else lowered.chat.text
-    eos = jinja.get("eos", "") if jinja and "chat_template" in jinja else lowered.chat.eos_token
-    convs = [c for c in builtin_conversations() if "tools" in c.tags or "tool-calls" in c.tags
-             or "reasoning" in c.tags or "multimodal" in c.tags] or list(builtin_conversations())
+    jinja = jinja_block(llm_config)
+    template, eos = (jinja["chat_template"], jinja.get("eos", "")) if jinja else (lowered.chat.text, lowered.chat.eos_token)
+    paths = {"tools", "tool-calls", "reasoning", "multimodal"}  # the plain turns are the chat text check's
+    convs = [c for c in builtin_conversations() if paths & set(c.tags)]
     src, cleared = source.chat, lowering.cleared_bos
     got = runtime_renders([template], convs, bos=lowered.chat.bos_token, eos=eos, python=python)[0]
     if got == HANG:
@@ -232,8 +232,7 @@ def _chat_paths(check: Check, source, lowered, lowering, python, llm_config):
     left_out = 0
     for conv, runtime in zip(convs, got):
         want = reference_render(src.text, conv, bos=src.bos_token, eos=src.eos_token)
-        if want is None or any(not isinstance(m.get("content"), str) and str(m["content"]) in want
-                               for m in conv.messages):
+        if want is None or prints_parts(want, conv):
             left_out += 1  # transformers refuses it, or prints content parts as a Python list
             continue
         if cleared and want.startswith(cleared):
