@@ -96,11 +96,10 @@ class Attribution:
             return tuple(readers + active) if (readers or active) else ()
         if ties and self._tie(proj, got):
             return tuple(readers + ties)
-        loose = [x for x in self.losses if x.kind.projection is None and x.spans(text)]
-        spans = [s for x in loose for s in x.spans(text)]
-        if loose and self.confined(text, proj, got, spans):
-            alone = [x for x in loose if self.confined(text, proj, got, x.spans(text))]
-            return tuple(readers + (alone or loose))
+        loose = {x: sp for x in self.losses if x.kind.projection is None and (sp := x.spans(text))}
+        if loose and self.confined(text, proj, got, [s for sp in loose.values() for s in sp]):
+            alone = [x for x, sp in loose.items() if self.confined(text, proj, got, sp)]
+            return tuple(readers + (alone or list(loose)))
         return ()
 
     def _acts(self, loss: Loss, text: str, base: list[int]) -> bool:

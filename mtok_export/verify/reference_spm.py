@@ -3,9 +3,9 @@ parity run (MNN runtime vs that reference) shared by `scripts/parity_spm.py` and
 
 SentencePiece knows nothing of added tokens, so wherever the IR (like transformers) splits a
 control or user-defined piece out of the text, SentencePiece encodes the same text as pieces.
-Those differences belong to the *reader*, not to MNN, and are classified first
-(`READER_CLASSES`); everything else is attributed to a lowering loss through `check._explain_*`,
-exactly as `verify` does for `tokenizer.json` sources."""
+Those differences belong to the *reader*, not to MNN: the reader records them as `sp-*` losses.
+`spm_parity` (for `.mtok`) runs `verify` itself; `spm_parity_txt` (legacy type 0 on MNN 3.4.1)
+still classifies them by text (`reader_classifier`) and the type-0 losses by trigger."""
 
 from __future__ import annotations
 
@@ -13,18 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .reference import Reference
-
-# Differences between the IR (HF semantics, transformers' conversion) and SentencePiece itself.
-READER_CLASSES = {
-    "sp-added-token-text": "the text holds a control/user-defined piece or configured special token: the IR "
-                           "splits it out (as transformers does), SentencePiece encodes it as text",
-    "sp-reserved-piece-text": "the text holds a reserved piece (<unk>, <0xHH>, ...): a Unigram lattice "
-                              "(HF and MNN) can match it, SentencePiece never does",
-    "sp-trailing-u2581": "SentencePiece's remove_extra_whitespaces also drops a trailing literal U+2581; "
-                         "the IR drops trailing spaces only",
-    "sp-unk-surface": "SentencePiece decodes an unknown piece as ' ⁇ ', HF and MNN as the piece text",
-}
-
 
 def _charsmap_only(model_path) -> object:
     """SentencePiece's own normalizer reduced to the charsmap (no dummy prefix, whitespace
@@ -139,7 +127,7 @@ class Parity:
 
 
 def reader_classifier(tok, sp_norm):
-    """text -> the `READER_CLASSES` key that explains an IR-vs-SentencePiece difference, or None."""
+    """text -> the `sp-*` loss code that explains an IR-vs-SentencePiece difference, or None."""
     from ..ir import models as M
     from ..ir import pre_tokenizers as P
     from ..readers.sentencepiece import SPACE, TRAILING_SPACE
