@@ -99,7 +99,7 @@ def export(
         decisions = result.decisions
     except MtokError as e:
         error, code, hint = e, e.exit_code, getattr(e, "hint", None)
-        decisions = getattr(e, "decisions", None) or (result.decisions if result else None)
+        decisions = result.decisions if result else None
         if result is None or not isinstance(e, (LossError, VerificationError)):
             write_outcomes("mtok-export", code, report_file, junit_file, error=e, result=result, hint=hint,
                            decisions=decisions)
