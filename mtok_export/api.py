@@ -186,15 +186,13 @@ def convert(src: PathLike, out: PathLike, *, to: str = "mtok", target: str = "mn
     `out`).  `out` may be a folder for mtok/txt (gets tokenizer.mtok / tokenizer.txt).  An existing
     output is replaced only with `force`; the bytes are read back by our strict reader before the
     rename.  No verification."""
-    from . import legacy
-    from .export import FORMATS, build, read_source
+    from .formats import read_source
     from .io import atomic_write
-    from .lower import TARGETS
-    from .mtok import check_written
-    from .policy import Policy, decide
+    from .policy import Policy, decide, refusal_hint
+    from .targets import build, target_for
 
     _check_choice("--to", to, ("mtok", "txt", "hf"))
-    _check_choice("--target", target, TARGETS)
+    output = target_for("mtok" if to == "hf" else to, target).output
     out = Path(out)
     tok = read_source(Path(src), chat_template, pattern=pattern, special=special)
     if to == "hf":
@@ -207,10 +205,10 @@ def convert(src: PathLike, out: PathLike, *, to: str = "mtok", target: str = "mn
     data, _, lw = build(tok, to, target=target)
     decisions = decide(lw.losses, Policy(allow_lossy=allow_lossy))  # declared severities: convert does not verify
     if any(not d.accepted for d in decisions):
-        raise LossError(decisions)
-    path = out / FORMATS[to] if out.is_dir() else out
+        raise LossError(decisions, hint=refusal_hint(decisions))
+    path = out / output.names[0] if out.is_dir() else out
     if path.exists() and not force:
         raise OutputError(path, "exists; pass --force to replace it")
-    (check_written if to == "mtok" else legacy.check_written)(data, path)
+    output.check(data, path)
     atomic_write(path, data)
     return ConvertResult((path,), len(data), tuple(lw.losses), dict(lw.applied))

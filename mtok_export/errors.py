@@ -56,18 +56,14 @@ class LossError(MtokError):
 
     exit_code = 3
 
-    def __init__(self, decisions, result=None):
-        """`decisions`: `policy.Decision`s, or plain losses (a writer asked for no loss at all)."""
-        from .policy import Policy, decide, refusal_hint
-
-        decisions = list(decisions)
-        if decisions and not hasattr(decisions[0], "accepted"):
-            decisions = decide(decisions, Policy(strict=True))
-        self.decisions = decisions
+    def __init__(self, decisions, result=None, hint: str | None = None):
+        """`decisions`: the `policy.Decision` of every loss code; `hint`: how to accept the refused
+        ones (`policy.refusal_hint`)."""
+        self.decisions = list(decisions)
         self.result = result  # export.ExportResult, when the export got that far
         refused = [d for d in self.decisions if not d.accepted]
         self.losses = [x for d in refused for x in d.losses]
-        self.hint = refusal_hint(self.decisions)
+        self.hint = hint
         super().__init__(f"the policy refuses {len(refused)} loss code(s): "
                          + ", ".join(f"{d.code} ({d.severity.value})" for d in refused))
 

@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import model_folder
-from .errors import InputError, LossError, RuntimeEngineError, UnsupportedError
-from .formats import read_source  # noqa: F401  (moved there; callers import it from here too)
+from .errors import LossError, RuntimeEngineError, VerificationError
+from .formats import read_source
 from .io import atomic_write
-from . import legacy
-from .mtok import check_written, write_mtok
-from .mtok.constants import FileType
+from .manifest import build_manifest, write_manifest
+from .policy import Policy, decide, refusal_hint
+from .targets import build, target_for
+from .verification import run as run_verify
+from .verify.runtime import check_python
 
 
 @dataclass
@@ -31,34 +33,6 @@ class ExportResult:
     manifest: dict | None = None  # what was written beside the output
     rejected: Path | None = None  # where a file that failed was kept
     written: bool = False  # the output was replaced
-
-
-FORMATS = {"mtok": "tokenizer.mtok", "txt": "tokenizer.txt"}
-
-
-def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto", progress=None,
-          header_specials: str = "needed"):
-    """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).  Whether
-    the losses are acceptable is the policy's decision (`policy.decide`)."""
-    from .lower import Lowering, lower
-
-    if fmt == "mtok":
-        low, lw = lower(tok, target, bos, progress, header_specials)
-        return write_mtok(low), low, lw
-    if fmt != "txt":
-        raise InputError(f"unknown format {fmt!r}: choose mtok or txt")
-    kind, why = legacy.choose_type(tok)
-    try:
-        losses = legacy.legacy_losses(tok, kind)
-    except UnsupportedError as e:
-        if kind != FileType.HUGGINGFACE:
-            raise
-        # Type 1 holds any byte-level vocabulary (greedy matching, always lossy).
-        kind, why = FileType.TIKTOKEN, f"{why}, but type 3 cannot hold it ({str(e).split(';')[0]})"
-        losses = legacy.legacy_losses(tok, kind)
-    lw = Lowering("mnn-legacy", bos, losses=losses + list(tok.meta.differences), meta=tok.meta)
-    lw.did("legacy-type", f"{legacy.describe(kind)}; chosen because the source is {why}")
-    return legacy.write_legacy(tok, kind), legacy.project_legacy(tok, kind), lw
 
 
 @dataclass
@@ -88,21 +62,16 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     the engine uses instead of the embedded template and EOS), that block is updated to what the file
     embeds, unless `keep_llm_config`; verification runs with the folder's llm_config as the engine
     will see it, so a kept block that differs from the source's template fails verification."""
-    from .errors import VerificationError
-    from .manifest import build_manifest, write_manifest
-    from .policy import Policy, decide
-
     policy = policy or Policy()
     start = time.perf_counter()
     path = Path(path)
     if verify is not None and verify.python is not None:
-        from .verify.runtime import check_python
-
         check_python(verify.python)
     tok = read_source(path, chat_template, pattern=pattern, special=special, family=family)
+    output = target_for(fmt, target).output
     data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress, header_specials=header_specials)
-    out = Path(output_dir or (path if path.is_dir() else path.parent)) / FORMATS[fmt]
-    check_written(data, out) if fmt == "mtok" else legacy.check_written(data, out)  # nothing the reader rejects
+    out = Path(output_dir or (path if path.is_dir() else path.parent)) / output.names[0]
+    output.check(data, out)  # nothing the strict reader rejects
     result = ExportResult(tok, low, lw, out, len(data), 0.0)
     folder = model_folder.find(out.parent)
     new_llm_config, engine_llm_config = _llm_config_plan(folder, low, keep_llm_config, lw.notes)
@@ -112,12 +81,10 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     if verify is None:
         result.seconds = time.perf_counter() - start
         if any(not d.accepted for d in result.decisions):
-            raise LossError(result.decisions, result)
+            raise LossError(result.decisions, result, refusal_hint(result.decisions))
         atomic_write(out, data)
         result.written = True
     else:
-        from .verification import run as run_verify
-
         tmp = out.with_name(f".{out.name}.{os.getpid()}.verifying")
         atomic_write(tmp, data)
         try:
@@ -138,7 +105,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
                 os.replace(tmp, result.rejected)
                 if not result.verify.ok:
                     raise VerificationError(result)
-                raise LossError(result.decisions, result)
+                raise LossError(result.decisions, result, refusal_hint(result.decisions))
             os.replace(tmp, out)
             result.written = True
         finally:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import importlib
 import json
 import re
 import zlib
@@ -24,7 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import legacy
 from .errors import InputError
+from .mtok import check_written, read_mtok, write_mtok
+from .readers.bert_vocab import read_bert_vocab
+from .readers.gguf import read_gguf
+from .readers.gpt2_files import read_gpt2_files
+from .readers.model_dir import read_model_dir
+from .readers.openai_bpe import read_clip_merges
+from .readers.remote_code import is_tiktoken_code, read_tiktoken_with_code
+from .readers.sentencepiece import is_sentencepiece as parses
+from .readers.sentencepiece import read_sentencepiece
+from .readers.tekken import read_tekken
 from .sniff import not_a_tokenizer
 
 HEAD = 1 << 16  # bytes of each file looked at to classify it
@@ -44,6 +54,10 @@ class Format:
     sniff: Callable[[bytes, Path], bool]  # (first HEAD bytes, path) -> is it this format?
     read: Callable[[Path, Options], object] | None  # None: a companion, never read alone
     names: tuple[str, ...] = ()  # conventional file names, preferred in this order among candidates
+    # output formats: content (see `targets.Lowered`) -> file bytes; and the strict read-back of
+    # those bytes before they replace anything, (data, path) -> IR or a FormatError/UnsupportedError
+    write: Callable[[object], bytes] | None = None
+    check: Callable[[bytes, object], object] | None = None
 
 
 # ------------------------------------------------------------------ sniffers (content only)
@@ -84,8 +98,6 @@ SPM_MAX = 256 << 20  # no SentencePiece model is this big; weights files are not
 
 
 def is_sentencepiece(head: bytes, path: Path) -> bool:
-    from .readers.sentencepiece import is_sentencepiece as parses
-
     # field 1 (pieces) first, then a full parse
     return head[:1] == b"\x0a" and path.stat().st_size < SPM_MAX and parses(path)
 
@@ -159,40 +171,29 @@ def is_bert_vocab(head: bytes, path: Path) -> bool:
 
 def is_python(head: bytes, path: Path) -> bool:
     """Python source that imports tiktoken: a remote-code tokenizer module (read with `ast`, never run)."""
-    return re.search(rb"^\s*(import tiktoken|from tiktoken)", head, re.M) is not None and \
-        re.search(rb"^\s*(def|class) ", head, re.M) is not None
+    return is_tiktoken_code(head)
 
 
 # ------------------------------------------------------------------ readers
 
 
 def _read_tokenizer_json(path: Path, o: Options):
-    from .readers.model_dir import read_model_dir
-
     return read_model_dir(path.parent, o.chat_template, tokenizer_file=path)
 
 
 def _read_tekken(path: Path, o: Options):
-    from .readers.tekken import read_tekken
-
     return read_tekken(path, chat_template=o.chat_template)
 
 
 def _read_gguf(path: Path, o: Options):
-    from .readers.gguf import read_gguf
-
     return read_gguf(path, chat_template=o.chat_template)
 
 
 def _read_sentencepiece(path: Path, o: Options):
-    from .readers.sentencepiece import read_sentencepiece
-
     return read_sentencepiece(path, chat_template=o.chat_template)
 
 
 def _read_tiktoken(path: Path, o: Options):
-    from .readers.remote_code import read_tiktoken_with_code
-
     return read_tiktoken_with_code(path, pattern=o.pattern, special=o.special, chat_template=o.chat_template)
 
 
@@ -200,8 +201,6 @@ def _read_vocab_json(path: Path, o: Options):
     merges = _partner(path, MERGES)
     if merges is None:
         raise InputError(f"{path}: a vocabulary JSON needs a merges file beside it (merges.txt or vocab.bpe)")
-    from .readers.gpt2_files import read_gpt2_files
-
     return read_gpt2_files(path, family=o.family, chat_template=o.chat_template, merges_path=merges)
 
 
@@ -213,37 +212,25 @@ def _read_merges(path: Path, o: Options):
 
 
 def _read_clip(path: Path, o: Options):
-    from .readers.openai_bpe import read_clip_merges
-
     return read_clip_merges(path, chat_template=o.chat_template)
 
 
 def _read_bert(path: Path, o: Options):
-    from .readers.bert_vocab import read_bert_vocab
-
     return read_bert_vocab(path, chat_template=o.chat_template)
 
 
-LEGACY_READERS = {b"430 0": ("sentencepiece_txt", "read_sentencepiece_txt"),
-                  b"430 1": ("tiktoken_txt", "read_tiktoken_txt"), b"430 2": ("bert_txt", "read_bert_txt"),
-                  b"430 3": ("hf_txt", "read_hf_txt")}
-
-
 def _read_legacy(path: Path, o: Options):
-    data = path.read_bytes()
-    module, fn = LEGACY_READERS[data[:5]]
-    return getattr(importlib.import_module(f".legacy.{module}", __package__), fn)(data, str(path))
+    return legacy.read_legacy(path.read_bytes(), str(path))
 
 
 def _read_mtok(path: Path, o: Options):
-    from .mtok import read_mtok
-
     return read_mtok(path.read_bytes(), str(path))[0]
 
 
 # Classification order (first match wins: e.g. rank lines are also "two words per line").
-MTOK = Format("mtok", is_mtok, _read_mtok, ("tokenizer.mtok",))
-LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, ("tokenizer.txt",))
+MTOK = Format("mtok", is_mtok, _read_mtok, ("tokenizer.mtok",), write_mtok, check_written)
+LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, ("tokenizer.txt",), legacy.write_content,
+                legacy.check_written)
 GGUF = Format("gguf", is_gguf, _read_gguf)
 CLIP = Format("clip-bpe-gz", is_clip_merges, _read_clip, ("bpe_simple_vocab_16e6.txt.gz",))
 SENTENCEPIECE = Format("sentencepiece", is_sentencepiece, _read_sentencepiece,

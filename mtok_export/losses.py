@@ -20,7 +20,7 @@ A kind says
     - "tokenizers": chat ids by HF `tokenizers` instead of transformers (Llama `legacy=false`);
     - "ties": another segmentation with the same total Unigram score and the same text;
     - "reader": HF on the IR instead of the source's own library (a reader difference);
-    - "legacy": what the legacy runtime type documents (`legacy.project_legacy`);
+    - "legacy": what the legacy runtime type documents (`lower.legacy`: a plan's projection);
 * `trigger`: which part of an input can exercise it (None = the loss's own `trigger` strings)."""
 
 from __future__ import annotations

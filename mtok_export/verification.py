@@ -8,11 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import InputError
-from .export import build, read_source
-from .lower import BOS_POLICIES, TARGETS, lower
+from .formats import read_source
+from .lower import BOS_POLICIES, lower
 from .manifest import read_manifest
 from .model_folder import find
 from .readers.mnn_file import read_mnn_file
+from .targets import TARGETS, build
 from .verify.check import verify
 from .verify.corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .verify.reference import reference_for
@@ -45,7 +46,7 @@ def prepare(file: Path, against=None, target=None, bos=None):
         raise InputError(f"{file}: no manifest beside it ({file.name}.json); pass --against SOURCE")
     target = target or m.get("target") or "mnn-3.6"
     bos = bos or m.get("bos_policy") or "auto"
-    if target not in (*TARGETS, "mnn-legacy"):
+    if target not in TARGETS:
         raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
     if bos not in BOS_POLICIES:
         raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")

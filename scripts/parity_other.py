@@ -141,25 +141,22 @@ def parity_mtok(name: str, ir=None, ref=None, python: str | None = None) -> Row:
     return row
 
 
-LEGACY = {1: "tiktoken", 2: "bert", 3: "hf"}
 
 
 def parity_txt(name: str, kind: int, python: str, ir=None, ref=None) -> Row:
     """(b): write the legacy type, run MNN 3.4.1 (`python`), attribute mismatches by projection steps."""
-    import importlib
-
+    from mtok_export.legacy import write_content
+    from mtok_export.lower.legacy import PLANS
     from mtok_export.verify.reference_tiktoken import hf_from_ir
     from mtok_export.verify.runtime import run_runtime
 
     start = time.perf_counter()
-    mod = importlib.import_module(f"mtok_export.legacy.{LEGACY[kind]}_txt")
     ss = samples()
     texts = [s.text for s in ss]
     ir = ir or read_input(name)
     ref = ref or reference(name, ir, texts)
-    data = getattr(mod, f"write_{LEGACY[kind]}_txt")(ir)
-    losses = getattr(mod, f"losses_{LEGACY[kind]}_txt")(ir)
-    steps = getattr(mod, f"projection_steps_{LEGACY[kind]}")(ir)
+    plan = PLANS[kind](ir)
+    data, losses, steps = write_content(plan.content), plan.losses, plan.steps
     final = steps[-1][1] if steps else ir
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tokenizer.txt"

@@ -26,7 +26,7 @@ def inputs():
 
 def main():
     from mtok_export.errors import MtokError
-    from mtok_export.export import read_source
+    from mtok_export.formats import read_source
     from mtok_export.lower import lower
     from mtok_export.mtok import write_mtok
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtok_export.errors import MtokError
-from mtok_export.export import build, read_source
+from mtok_export.formats import read_source
+from mtok_export.targets import build
 from mtok_export.legacy import read_legacy
 from mtok_export.mtok import read_mtok, write_mtok
 from mtok_export.readers.gguf import read_gguf

@@ -32,7 +32,8 @@ def inputs() -> list[tuple[str, Path]]:
 
 def digests(path: Path) -> dict[str, str]:
     from mtok_export.errors import MtokError
-    from mtok_export.export import build, read_source
+    from mtok_export.formats import read_source
+    from mtok_export.targets import build
     from mtok_export.writers.hf_json import hf_equivalent, write_tokenizer_json
 
     tok = read_source(path)

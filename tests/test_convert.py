@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from mtok_export.export import read_source
+from mtok_export.formats import read_source
 from mtok_export.ir.models import vocab_of
 from mtok_export.mtok import read_mtok
 

@@ -187,7 +187,7 @@ def test_sequence_children_aligned_by_content():
 
 
 def test_static_diff_of_ir_pair_in_process():
-    from mtok_export.export import read_source
+    from mtok_export.formats import read_source
 
     tok = read_source(LLAMA2)
     assert all(d.equal for d in diff_layers(tok, tok))

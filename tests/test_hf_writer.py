@@ -216,12 +216,14 @@ def test_mtok_to_tokenizer_json(name, lowered_corpus):
 
 
 def _legacy_cases():
-    from mtok_export.legacy import bert_txt, hf_txt, sentencepiece_txt, tiktoken_txt
+    from mtok_export.legacy import read_legacy, write_content
+    from mtok_export.lower.legacy import PLANS
 
-    return [("samples/qwen-bpe", hf_txt.write_hf_txt, hf_txt.read_hf_txt),
-            ("samples/qwen-bpe", tiktoken_txt.write_tiktoken_txt, tiktoken_txt.read_tiktoken_txt),
-            ("samples/bert-wordpiece", bert_txt.write_bert_txt, bert_txt.read_bert_txt),
-            ("samples/llama-spm", sentencepiece_txt.write_sentencepiece_txt, sentencepiece_txt.read_sentencepiece_txt)]
+    def writer(kind):
+        return lambda tok: write_content(PLANS[kind](tok).content)
+
+    return [("samples/qwen-bpe", writer(3), read_legacy), ("samples/qwen-bpe", writer(1), read_legacy),
+            ("samples/bert-wordpiece", writer(2), read_legacy), ("samples/llama-spm", writer(0), read_legacy)]
 
 
 @pytest.mark.parametrize("case", range(4), ids=["430 3 (hf)", "430 1 (tiktoken)", "430 2 (bert)", "430 0 (spm)"])
@@ -231,7 +233,7 @@ def test_legacy_txt_to_tokenizer_json(case):
     name, write_txt, read_txt = _legacy_cases()[case]
     if name not in TOKENIZER_DIRS:
         pytest.skip(f"needs {name}")
-    ir = read_txt(write_txt(source(name), allow_lossy=True))
+    ir = read_txt(write_txt(source(name)))
     data = write_tokenizer_json(ir)
     parts, _ = parse_tokenizer_json(json.loads(data), "written")
     hf_ir = hf_equivalent(ir)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from mtok_export.errors import MtokError
-from mtok_export.export import build, read_source
+from mtok_export.formats import read_source
+from mtok_export.targets import build
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 

@@ -15,11 +15,13 @@ from pathlib import Path
 import pytest
 
 from legacy_runtime import mnn341_python  # noqa: F401  (session fixture)
-from mtok_export.errors import FormatError, InputError, LossError, UnsupportedError
+from mtok_export.errors import FormatError, InputError, UnsupportedError
 from mtok_export.ir import AddedToken
 from mtok_export.ir import models as M
 from mtok_export.ir import normalizers as N
-from mtok_export.legacy import bert_txt, hf_txt, tiktoken_txt
+from mtok_export import legacy
+from mtok_export.legacy import bert_txt, hf_txt, tiktoken_txt, text
+from mtok_export.lower.legacy import PLANS
 from mtok_export.readers.bert_vocab import read_bert_vocab
 from mtok_export.readers.gpt2_files import BYTE_CHARS, bytes_to_token, read_gpt2_files, token_to_bytes
 from mtok_export.readers.model_dir import read_model_dir
@@ -270,13 +272,14 @@ def test_bert_vocab_config_and_errors(tmp_path):
 
 # ------------------------------------------------------------------ legacy tokenizer.txt
 
-LEGACY = {1: (tiktoken_txt, "tiktoken"), 2: (bert_txt, "bert"), 3: (hf_txt, "hf")}
+READ = {1: tiktoken_txt.read_tiktoken_txt, 2: bert_txt.read_bert_txt, 3: hf_txt.read_hf_txt}
 
 
 def _api(kind: int, what: str):
-    mod, name = LEGACY[kind]
-    return getattr(mod, {"write": f"write_{name}_txt", "read": f"read_{name}_txt", "losses": f"losses_{name}_txt",
-                         "project": f"project_{name}", "steps": f"projection_steps_{name}"}[what])
+    """The legacy type's plan (`lower.legacy`) and format (`legacy`) functions, one per verb."""
+    return {"write": lambda tok: legacy.write_content(PLANS[kind](tok).content), "read": READ[kind],
+            "losses": lambda tok: PLANS[kind](tok).losses, "project": lambda tok: PLANS[kind](tok).projection,
+            "steps": lambda tok: PLANS[kind](tok).steps}[what]
 
 
 @pytest.fixture(scope="module")
@@ -327,22 +330,20 @@ def test_representation_step_changes_no_behaviour(sources, kind, name):
 def test_legacy_writers_refuse(sources):
     gpt2, bert = sources["gpt2"], sources["bert"]
     with pytest.raises(UnsupportedError, match="byte-level"):
-        tiktoken_txt.write_tiktoken_txt(bert)
+        PLANS[1](bert)
     with pytest.raises(UnsupportedError, match="WordPiece"):
-        bert_txt.write_bert_txt(gpt2)
+        PLANS[2](gpt2)
     with pytest.raises(UnsupportedError, match="BPE"):
-        hf_txt.write_hf_txt(bert)
+        PLANS[3](bert)
     with pytest.raises(UnsupportedError, match="empty token"):  # Whisper's id 50256 is ''
-        tiktoken_txt.write_tiktoken_txt(sources["whisper-large-v3"])
+        PLANS[1](sources["whisper-large-v3"])
     sparse = dataclasses.replace(gpt2, model=dataclasses.replace(gpt2.model, vocab={
         t: i for t, i in gpt2.model.vocab.items() if i != 300}))
     with pytest.raises(UnsupportedError, match="id 300 has no token"):
-        hf_txt.write_hf_txt(sparse)
+        PLANS[3](sparse)
     wp = dataclasses.replace(bert, model=dataclasses.replace(bert.model, continuing_subword_prefix="@@"))
     with pytest.raises(UnsupportedError, match="hard-codes"):
-        bert_txt.write_bert_txt(wp)
-    with pytest.raises(LossError):
-        hf_txt.write_hf_txt(gpt2, allow_lossy=False)
+        PLANS[2](wp)
 
 
 def test_type3_refuses_missing_byte(tmp_path):
@@ -352,7 +353,7 @@ def test_type3_refuses_missing_byte(tmp_path):
     _write(tmp_path / "merges.txt", "")
     tok = read_gpt2_files(tmp_path)
     with pytest.raises(UnsupportedError, match="byte 0x7f .*std::out_of_range"):
-        hf_txt.write_hf_txt(tok)
+        PLANS[3](tok)
 
 
 def _t1(lines: list[str], count: int | None = None, header: str = "430 1\n0 0 0\n\n") -> bytes:
@@ -384,7 +385,7 @@ def test_legacy_read_errors(data, reader, line, message):
 
 def test_legacy_lenient_base64_is_noted():
     tok = tiktoken_txt.read_tiktoken_txt(_t1(["IQ", "I g=="]), "t.txt")  # unpadded; a space inside
-    assert tiktoken_txt.b64decode_mnn(b"I g==") == b'"' and '"' in tok.model.vocab
+    assert text.b64decode_mnn(b"I g==") == b'"' and '"' in tok.model.vocab
     assert any("not canonical base64 (first: line 5)" in n for n in tok.meta.notes)
 
 
@@ -394,7 +395,7 @@ def test_legacy_header_ids_kept():
     assert tok.special_ids == (2,) and tok.stop_ids == (2,)
     assert tok.added_tokens == (AddedToken(2, "<eos>", normalized=False, special=True),)
     assert [p.id for p in tok.post_processor.single] == ['"', "A"]  # prefix id 1 is the token '"'
-    assert tiktoken_txt.write_tiktoken_txt(tok) == data
+    assert _api(1, "write")(tok) == data
 
 
 # ------------------------------------------------------------------ MNN 3.4.1

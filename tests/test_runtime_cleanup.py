@@ -64,7 +64,8 @@ def wait_for(predicate, timeout=30.0):
 
 @pytest.fixture
 def exported(tmp_path) -> Path:
-    from mtok_export.export import build, read_source
+    from mtok_export.formats import read_source
+    from mtok_export.targets import build
 
     data, _, _ = build(read_source(SAMPLE))
     out = tmp_path / "tokenizer.mtok"

@@ -28,7 +28,7 @@ def stats(
     """Tokens per byte/char/word, expansion percentiles, byte-fallback and unknown rates, and the fixed
     cost of BOS/EOS and the chat template, per slice, for one or more tokenizers."""
     from ..compare import stats as S
-    from ..export import read_source
+    from ..formats import read_source
 
     if metric not in METRICS:
         raise InputError(f"--metric {metric!r}: choose one of {', '.join(METRICS)}")

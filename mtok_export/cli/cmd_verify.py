@@ -42,7 +42,7 @@ def verify(
     Exit 0 when every mismatch is reproduced by a loss the policy accepts (the manifest's policy
     unless options are given), 1 when a mismatch is not reproduced, 3 when a loss is refused."""
     from ..errors import InputError, LossError, MtokError, VerificationError
-    from ..policy import Policy, decide
+    from ..policy import Policy, decide, refusal_hint
     from ..reports import outcome_json
     from ..verification import engine_path, prepare, run
     from .console import out
@@ -60,7 +60,7 @@ def verify(
         if not report.ok:
             raise VerificationError(_Result(report))
         if any(not d.accepted for d in decisions):
-            raise LossError(decisions)
+            raise LossError(decisions, hint=refusal_hint(decisions))
     except MtokError as e:
         error, code = e, e.exit_code
         if report is None and not as_json:

@@ -1,78 +1,46 @@
 """MNN's legacy `tokenizer.txt` formats ("430 0" to "430 3", spec section 5) and the pre-430
-mnn-llm vocab files: readers that build the IR from them and writers that refuse, with a reason,
-what a legacy runtime (MNN <= 3.4.1) cannot represent."""
+mnn-llm vocab files: reading them into the IR of what a legacy runtime (MNN <= 3.4.1) runs, and
+writing the content a lowering plan (`lower.legacy`) chose."""
 
 from __future__ import annotations
 
-import importlib
-
 from ..errors import MtokError, UnsupportedError
 from ..mtok.constants import FileType
+from ..mtok.header import read_header
+from .bert_txt import read_bert_txt
+from .hf_txt import Type3, format_type3, read_hf_txt
+from .sentencepiece_txt import Type0, format_type0, read_sentencepiece_txt
+from .text import TokenLines, format_token_lines
+from .tiktoken_txt import read_tiktoken_txt
 
-# type -> (module, writer, losses, projection, reader, what it runs)
-_TYPES = {
-    FileType.SENTENCEPIECE: ("sentencepiece_txt", "write_sentencepiece_txt", "type0_losses", "project_type0",
-                             "read_sentencepiece_txt", "SentencePiece-BPE by piece score"),
-    FileType.TIKTOKEN: ("tiktoken_txt", "write_tiktoken_txt", "losses_tiktoken_txt", "project_tiktoken",
-                        "read_tiktoken_txt", "greedy longest-prefix matching over byte tokens"),
-    FileType.BERT: ("bert_txt", "write_bert_txt", "losses_bert_txt", "project_bert", "read_bert_txt",
-                    "ASCII BERT splitting and WordPiece"),
-    FileType.HUGGINGFACE: ("hf_txt", "write_hf_txt", "losses_hf_txt", "project_hf", "read_hf_txt",
-                           "byte-level BPE behind an ASCII-only std::regex"),
-}
-
-
-def _fn(kind: int, index: int):
-    module = importlib.import_module(f".{_TYPES[kind][0]}", __package__)
-    return getattr(module, _TYPES[kind][index])
-
-
-def choose_type(tok) -> tuple[int, str]:
-    """The legacy type for a model family, and why; `UnsupportedError` when none can carry it."""
-    from ..ir import decoders as D
-    from ..ir import models as M
-    from ..ir import pre_tokenizers as P
-
-    m, pre, dec = tok.model, tok.pre_tokenizer, tok.decoder
-    parts = lambda x, f: getattr(x, f, None) or (x,)  # noqa: E731
-    byte_level = any(isinstance(p, P.ByteLevel) for p in parts(pre, "pretokenizers")) or \
-        any(isinstance(d, D.ByteLevel) for d in parts(dec, "decoders"))
-    if isinstance(m, M.WordPiece):
-        return FileType.BERT, "a WordPiece model: type 2 (BERT)"
-    if isinstance(m, M.BPE) and byte_level:
-        return FileType.HUGGINGFACE, ("a byte-level BPE: type 3 runs its merges (type 1, TIKTOKEN, would only "
-                                      "match greedily)")
-    if isinstance(m, (M.BPE, M.Unigram)):
-        return FileType.SENTENCEPIECE, f"a SentencePiece-style {m.kind}: type 0 (SENTENCEPIECE)"
-    raise UnsupportedError(f"no legacy tokenizer.txt type can carry a {m.kind} model (types: 0 SentencePiece, "
-                           "1 tiktoken, 2 BERT WordPiece, 3 byte-level BPE); export .mtok instead")
+READERS = {FileType.SENTENCEPIECE: read_sentencepiece_txt, FileType.TIKTOKEN: read_tiktoken_txt,
+           FileType.BERT: read_bert_txt, FileType.HUGGINGFACE: read_hf_txt}
+RUNS = {FileType.SENTENCEPIECE: "SentencePiece-BPE by piece score",
+        FileType.TIKTOKEN: "greedy longest-prefix matching over byte tokens",
+        FileType.BERT: "ASCII BERT splitting and WordPiece",
+        FileType.HUGGINGFACE: "byte-level BPE behind an ASCII-only std::regex"}
 
 
 def describe(kind: int) -> str:
-    return f"type {int(kind)} ({FileType(kind).name}): {_TYPES[kind][5]}"
+    return f"type {int(kind)} ({FileType(kind).name}): {RUNS[kind]}"
 
 
-def legacy_losses(tok, kind: int) -> list:
-    return list(_fn(kind, 2)(tok))
-
-
-def write_legacy(tok, kind: int) -> bytes:
-    """The file; the caller has decided about `legacy_losses` already."""
-    return _fn(kind, 1)(tok, allow_lossy=True)
-
-
-def project_legacy(tok, kind: int):
-    """The IR of what the legacy runtime does with `write_legacy(tok, kind)`."""
-    return _fn(kind, 3)(tok)
+def write_content(content) -> bytes:
+    """The file holding a plan's content (`Type0`, `TokenLines` or `Type3`)."""
+    if isinstance(content, Type0):
+        return format_type0(content)
+    if isinstance(content, Type3):
+        return format_type3(content)
+    if isinstance(content, TokenLines):
+        return format_token_lines(content)
+    raise TypeError(f"not a legacy file's content: {type(content).__name__}")
 
 
 def read_legacy(data: bytes, path=None):
-    from ..mtok.header import read_header
-
     kind, _, _ = read_header(data, path)
-    if kind not in _TYPES:
+    if kind not in READERS:
         raise UnsupportedError(f"{path}: type {kind} is not a legacy tokenizer.txt")
-    return _fn(kind, 4)(data, path)
+    return READERS[kind](data, path)
 
 
 def check_written(data: bytes, path=None):

@@ -24,6 +24,7 @@ the code holds a value that could not be read, the error names it and what was n
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -287,10 +288,24 @@ def _in_order(tree):
     return sorted(nodes, key=lambda n: (n.lineno, n.col_offset))
 
 
-def _code_files(directory: Path) -> list[Path]:
-    from ..formats import REMOTE_CODE, classify
+def is_tiktoken_code(head: bytes) -> bool:
+    """Python source that imports tiktoken and defines something: a remote-code tokenizer module."""
+    return re.search(rb"^\s*(import tiktoken|from tiktoken)", head, re.M) is not None and \
+        re.search(rb"^\s*(def|class) ", head, re.M) is not None
 
-    return [p for p in sorted(directory.glob("*.py")) if p.is_file() and classify(p) is REMOTE_CODE]
+
+def _code_files(directory: Path) -> list[Path]:
+    out = []
+    for p in sorted(directory.glob("*.py")):
+        if p.is_file():
+            try:
+                with open(p, "rb") as f:
+                    head = f.read(1 << 16)
+            except OSError as e:
+                raise InputError(f"{p}: cannot read ({e.strerror})") from None
+            if is_tiktoken_code(head):
+                out.append(p)
+    return out
 
 
 def read_tiktoken_with_code(path: Path, *, pattern: str | None = None, special=None,

@@ -276,13 +276,15 @@ def spm_parity_txt(model_path, out_dir, *, python, samples=None, config_dir=None
     SentencePiece.  Mismatches are explained by the `type0_losses` codes."""
     import sentencepiece as spm
 
-    from ..legacy.sentencepiece_txt import format_type0, read_sentencepiece_txt, type0_rows
+    from ..legacy.sentencepiece_txt import format_type0, read_sentencepiece_txt
+    from ..lower.legacy.type0 import plan
     from ..readers.sentencepiece import read_sentencepiece
 
     model_path = Path(model_path)
     tok = read_sentencepiece(model_path, config_dir)
-    rows, losses = type0_rows(tok)
-    data = format_type0(rows)
+    planned = plan(tok)
+    losses = planned.losses
+    data = format_type0(planned.content)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "tokenizer.txt"
@@ -303,4 +305,4 @@ def spm_parity_txt(model_path, out_dir, *, python, samples=None, config_dir=None
 
     return _compare(model_path, tok, losses, path, samples=samples, python=python, timeout=timeout,
                     explain_raw=explain_raw, explain_engine=explain_engine, explain_stream=explain_stream,
-                    prefix=rows.prefix)
+                    prefix=planned.content.prefix)
