@@ -3,7 +3,7 @@
 For every rewrite rule, a minimal template whose expected output is written here by hand (and
 checked against transformers' own renderer): the MNN runtime renders the template as written
 differently (or hangs), and renders the lowered template exactly like transformers.  The runtime
-gets tools and whole message objects the way `mtok_export.chat.parity` feeds them (jinja.context,
+gets tools and whole message objects the way `mtok_export.verify.chat_parity` feeds them (jinja.context,
 role "json"), which is itself checked here.  Also: the printer keeps expressions intact, the
 lowering keeps text and line structure, no corpus template hangs the runtime after lowering, and
 the CLI (`mtok lint-template [--fix]`) and the export integration.
@@ -22,7 +22,7 @@ import pytest
 from mtok_export.chat.jinja_emit import emit
 from mtok_export.chat.lint import lint_template, parse_environment
 from mtok_export.chat.lowering import TemplateHangError, lower_template
-from mtok_export.chat.parity import (HANG, Conversation, builtin_conversations, compare,
+from mtok_export.verify.chat_parity import (HANG, Conversation, builtin_conversations, compare,
                                      reference_render, runtime_renders)
 
 from test_gate import SAMPLES, export_cli

@@ -4,6 +4,6 @@ MNN renders the chat template embedded in a ``.mtok`` file (spec section 2.8) wi
 small Jinja engine, whose subset is described in spec section 8. :mod:`mtok_export.chat.lint`
 checks a template statically against that subset, :mod:`mtok_export.chat.lowering` rewrites what
 has an equivalent inside it (printing expressions with :mod:`mtok_export.chat.jinja_emit`), and
-:mod:`mtok_export.chat.parity` proves the result by rendering conversations with transformers and
+:mod:`mtok_export.verify.chat_parity` proves the result by rendering conversations with transformers and
 with the runtime.
 """

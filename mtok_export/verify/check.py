@@ -215,11 +215,11 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
 
 def _chat_paths(check: Check, source, lowered, lowering, python, llm_config):
     """Every path a template branches on (tools, tool calls and results, reasoning, content parts,
-    `chat.parity`'s conversations), rendered by transformers with the source's template and by the
+    `chat_parity`'s conversations), rendered by transformers with the source's template and by the
     runtime with the template the engine will use (the embedded one, or the model folder's jinja
     block), with tools and whole messages passed as the engine takes them.  A difference is never
     explained: no lint finding reproduces a render."""
-    from ..chat.parity import HANG, builtin_conversations, prints_parts, reference_render, runtime_renders
+    from .chat_parity import HANG, builtin_conversations, prints_parts, reference_render, runtime_renders
 
     jinja = jinja_block(llm_config)
     template, eos = (jinja["chat_template"], jinja.get("eos", "")) if jinja else (lowered.chat.text, lowered.chat.eos_token)

@@ -35,6 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RuntimeEngineError
+from ..ir.decoders import ByteLevel
+from ..ir.models import BPE
+from ..ir.tokenizer import ChatTemplate, Tokenizer
+from ..mtok import write_mtok
+from .runtime import run_runtime
 
 __all__ = ["Conversation", "TemplateParity", "builtin_conversations", "reference_render",
            "runtime_renders", "compare"]
@@ -54,11 +59,11 @@ class Conversation:
 
 
 def builtin_conversations() -> tuple[Conversation, ...]:
-    """The built-in conversations (``chat/data/conversations.jsonl``): system / no system,
+    """The built-in conversations (``verify/data/conversations.jsonl``): system / no system,
     multi-turn, empty content, tools, tool calls (dict and string arguments, parallel), tool
     results, reasoning, multimodal parts, long multilingual text, special-token text; one tool's
     parameters and arguments are not in alphabetical order (the runtime's tojson sorts keys)."""
-    raw = resources.files("mtok_export.chat").joinpath("data", "conversations.jsonl").read_text("utf-8")
+    raw = resources.files("mtok_export.verify").joinpath("data", "conversations.jsonl").read_text("utf-8")
     out = []
     for line in raw.splitlines():
         if line.strip():
@@ -99,11 +104,6 @@ def _render_item(template: str, conv: Conversation, eos: str) -> dict:
 def _tiny_mtok(bos: str, eos: str) -> bytes:
     """A one-token `.mtok` whose only job is to give the runtime its `bos_token` (the `jinja`
     block of llm_config.json sets the template and eos, never bos)."""
-    from ..ir.decoders import ByteLevel
-    from ..ir.models import BPE
-    from ..ir.tokenizer import ChatTemplate, Tokenizer
-    from ..mtok import write_mtok
-
     return write_mtok(Tokenizer(model=BPE({"a": 0}), decoder=ByteLevel(),
                                 chat=ChatTemplate(bos_token=bos, eos_token=eos)))
 
@@ -115,8 +115,6 @@ def runtime_renders(templates: Sequence[str], convs: Sequence[Conversation], *, 
     a batch that fails is split until the failing template is alone.  ``timeout`` is what one
     template may take (a render takes milliseconds).  The templates at ``isolate`` (e.g. those
     the linter expects to hang) run alone, which saves the splitting."""
-    from ..verify.runtime import run_runtime
-
     results: list = [None] * len(templates)
     with tempfile.TemporaryDirectory(prefix="mtok-parity-") as tmp:
         path = Path(tmp) / "tokenizer.mtok"
