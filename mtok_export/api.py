@@ -27,7 +27,21 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .dump.jsonify import describe
 from .errors import InputError, LossError, OutputError
+from .export import VerifyOptions
+from .export import export as export_dir
+from .formats import read_source
+from .io import atomic_write
+from .lower import BOS_POLICIES, TARGETS
+from .manifest import manifest_path, read_manifest, sha256_bytes
+from .model_folder import describe as describe_folder
+from .model_folder import find
+from .policy import Policy, decide, refusal_hint
+from .readers.mnn_file import read_mnn_file
+from .targets import build, target_for
+from .verification import engine_path, prepare, run
+from .writers.hf_json import write_hf_dir
 
 PathLike = str | os.PathLike
 
@@ -93,18 +107,13 @@ def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = 
     are the acceptance policy.  -> `export.ExportResult` (path, size, the source and lowered IRs,
     the lowering with its losses and passes, the verify report, the decisions, the manifest).
     `special` is a dict {token: id} or a list of tokens (rank files)."""
-    from .export import VerifyOptions
-    from .export import export as run
-    from .lower import BOS_POLICIES, TARGETS
-    from .policy import Policy
-
     _check_choice("--format", fmt, ("mtok", "txt"))
     _check_choice("--target", target, TARGETS)
     _check_choice("--bos", bos, BOS_POLICIES)
     policy = Policy.from_options(accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict)
     options = VerifyOptions(Path(corpus) if corpus else None, Path(runtime_python) if runtime_python else None) \
         if verify_on_runtime else None
-    return run(Path(path), Path(output_dir) if output_dir is not None else None, target=target, policy=policy,
+    return export_dir(Path(path), Path(output_dir) if output_dir is not None else None, target=target, policy=policy,
                bos=bos, chat_template=chat_template, progress=progress, pattern=pattern, special=special,
                family=family, fmt=fmt, verify=options)
 
@@ -118,9 +127,6 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
     unless one is given here).  `progress(step)` is told each phase.
 
     The steps are `verification.engine_path`, `prepare` and `run`, shared with `mtok verify`."""
-    from .policy import Policy, decide
-    from .verification import engine_path, prepare, run
-
     file, llm_config = engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
     manifest, source, low, lw, read_opts = prepare(file, Path(against) if against is not None else None, target,
                                                     bos)
@@ -136,15 +142,9 @@ def inspect(file: PathLike, *, limit: int = 5, strict: bool = False) -> InspectR
     `info["engine"]` says what the engine loads and whether llm_config.json overrides the template).
     `strict=False` (as `mtok inspect`) reports an unsorted vocab or merge table as a warning instead
     of failing, so a broken file can be looked at."""
-    from .dump.jsonify import describe
-    from .readers.mnn_file import read_mnn_file
-
     file = Path(file)
     engine = None
     if file.is_dir():  # an MNN model folder: the tokenizer its config names, and what the engine uses
-        from .model_folder import describe as describe_folder
-        from .model_folder import find
-
         folder = find(file)
         if folder is None:
             raise InputError(f"{file}: a folder with no config.json (with tokenizer_file / llm_model) or "
@@ -167,8 +167,6 @@ def inspect(file: PathLike, *, limit: int = 5, strict: bool = False) -> InspectR
 
 def _provenance(file: Path) -> dict:
     """The file's sha256 and what the export manifest beside it says of it."""
-    from .manifest import manifest_path, read_manifest, sha256_bytes
-
     digest = sha256_bytes(file.read_bytes())
     m = read_manifest(file)
     if m is None:
@@ -186,18 +184,11 @@ def convert(src: PathLike, out: PathLike, *, to: str = "mtok", target: str = "mn
     `out`).  `out` may be a folder for mtok/txt (gets tokenizer.mtok / tokenizer.txt).  An existing
     output is replaced only with `force`; the bytes are read back by our strict reader before the
     rename.  No verification."""
-    from .formats import read_source
-    from .io import atomic_write
-    from .policy import Policy, decide, refusal_hint
-    from .targets import build, target_for
-
     _check_choice("--to", to, ("mtok", "txt", "hf"))
     output = target_for("mtok" if to == "hf" else to, target).output
     out = Path(out)
     tok = read_source(Path(src), chat_template, pattern=pattern, special=special)
     if to == "hf":
-        from .writers.hf_json import write_hf_dir
-
         if (out / "tokenizer.json").exists() and not force:
             raise OutputError(out / "tokenizer.json", "exists; pass --force to replace it")
         paths = tuple(write_hf_dir(tok, out))

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from . import __version__
+from .dump.render import one_line
 from .errors import InputError
 from .io import atomic_write
 
@@ -29,8 +30,6 @@ def sha256_bytes(data: bytes) -> str:
 def build_manifest(*, source_path: Path, source, lowered, lowering, output: Path, data: bytes, fmt: str,
                    policy, decisions, report=None, runtime_python: str | None = None,
                    read_options: dict | None = None) -> dict:
-    from .dump.render import one_line
-
     chat_src, chat_out = source.chat, lowered.chat
     return {
         "manifest_version": MANIFEST_VERSION,

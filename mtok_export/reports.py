@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from . import __version__
+from .dump.jsonify import component, id_to_token
 
 EXIT_MEANING = {0: "passed", 1: "verification failed", 2: "bad input", 3: "loss refused by the policy",
                 130: "interrupted"}
@@ -28,8 +29,6 @@ def verify_json(report) -> dict:
 
 
 def export_json(r) -> dict:
-    from .dump.jsonify import component, id_to_token
-
     low = r.lowered
     names = id_to_token(low)
     return {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import BEHAVIOUR_LAYERS
-from .engines import Run
+from .engines import Run, run_mnn, run_reference
 
 LAYERS = BEHAVIOUR_LAYERS
 
@@ -59,8 +59,6 @@ def compare_runs(samples, ra: Run, rb: Run, skipped: int = 0) -> Behaviour:
 def diff_behaviour(tok_a, tok_b, samples, *, runtime_a=None, runtime_b=None, python=None) -> Behaviour:
     """Both IRs on `samples` (verify `Sample`s).  `runtime_a`/`runtime_b`: a `.mtok` path to run on
     the MNN runtime instead of the reference engine."""
-    from .engines import run_mnn, run_reference
-
     skipped = 0
     if runtime_a or runtime_b:  # MNN's input is a C string: everything after a NUL is dropped
         kept = [s for s in samples if "\x00" not in s.text]

@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UnsupportedError
+from ..readers.sentencepiece import is_sentencepiece
+from ..readers.tiktoken import looks_like_tiktoken
 from ..verify.reference import reference_for, run_hf
 from ..verify.reference_tiktoken import hf_from_ir
+from ..verify.runtime import run_runtime
 
 
 @dataclass
@@ -72,9 +75,6 @@ def _with_views(run: Run, hf, texts: list[str]) -> Run:
 
 def _engine_name(tok) -> str:
     first = Path(tok.provenance.inputs[0].path)
-    from ..readers.sentencepiece import is_sentencepiece
-    from ..readers.tiktoken import looks_like_tiktoken
-
     if is_sentencepiece(first):
         return f"sentencepiece on {first.name}"
     if looks_like_tiktoken(first):
@@ -86,8 +86,6 @@ def run_mnn(tok, path, texts: list[str], python=None) -> Run:
     """Ids from the MNN runtime loading `path` (a `.mtok`).  No decoded view: MNN's Python API has
     only the streaming single-id decode, which keeps what a full decode strips (SentencePiece's
     leading space), so it is not comparable.  The normalized/pre-tokenized views come from the IR."""
-    from ..verify.runtime import run_runtime
-
     prefix = list(tok.prefix_ids)
     result = run_runtime(path, texts=texts, python=python)
     raw = [ids[len(prefix):] if ids[:len(prefix)] == prefix else ids for ids in result.encodes]

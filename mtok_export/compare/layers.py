@@ -17,11 +17,13 @@ from array import array
 from dataclasses import dataclass, field
 from operator import itemgetter
 
+from ..dump.jsonify import id_to_token
 from ..dump.render import one_line
 from ..dump.sanitize import show
 from ..ir import models as M
 from ..ir import normalizers as N
 from ..readers.hf_json import CHILDREN
+from ..unicode.tables import FORMS, charsmap_table, table
 from . import STATIC_LAYERS
 
 LAYERS = STATIC_LAYERS
@@ -135,8 +137,6 @@ def code_point_map(n) -> tuple[dict[int, str], str]:
     a code-6 table, a BERT NFD table, a precompiled charsmap, a named Unicode form, or the literal
     single-code-point Replaces of a Sequence (how lowering writes NFC/NFKC).  Rules on longer
     strings (canonical pairs) are not per code point and only counted in the description."""
-    from ..unicode.tables import FORMS, charsmap_table, table
-
     if n is None:
         return {}, "none"
     if isinstance(n, N.CodepointMap):
@@ -327,7 +327,6 @@ def _specials(a, b) -> LayerDiff:
 
 
 def _names(tok) -> dict[int, str]:
-    from ..dump.jsonify import id_to_token
     return id_to_token(tok)
 
 

@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from ..chat.render import render
 from ..errors import InputError
 from ..ir import models as M
+from .engines import run_reference
 
 SLICES = ("prose-en", "prose-de", "prose-fr", "prose-es", "prose-tr", "prose-vi", "prose-ru", "prose-el",
           "prose-ar", "prose-he", "prose-hi", "prose-th", "prose-zh", "prose-ja", "prose-ko", "code", "math",
@@ -137,8 +139,6 @@ def unknown_id(tok) -> int | None:
 
 def tokenizer_stats(name: str, tok, samples: list[Sample]) -> TokenizerStats:
     """Run `tok`'s reference engine over `samples` and the overhead probes, and aggregate."""
-    from .engines import run_reference
-
     chats = _chat_renders(tok)
     texts = [s.text for s in samples] + [PROBE] + [c for c in chats if c is not None]
     run = run_reference(tok, texts, views=False)
@@ -158,8 +158,6 @@ def tokenizer_stats(name: str, tok, samples: list[Sample]) -> TokenizerStats:
 
 def _chat_renders(tok) -> list[str | None]:
     """The template over no messages and over one empty user message (None: no template, or it raised)."""
-    from ..chat.render import render
-
     chat = tok.chat
     out = []
     for messages in ([], [{"role": "user", "content": ""}]):

@@ -8,6 +8,7 @@ import dataclasses
 from ..ir import Pattern
 from ..ir import models as M
 from ..ir import processors as R
+from ..unicode.tables import FORMS, table
 
 BULK = ("entries", "nfd_table", "precompiled_charsmap")
 
@@ -125,7 +126,6 @@ def identify(entries) -> dict:
     """Which of this Python's Unicode tables `entries` is (files do not record the version)."""
     import unicodedata
 
-    from ..unicode.tables import FORMS, table
 
     have = dict(entries)
     best = None

@@ -7,7 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .. import losses as L
+from ..chat.lint import RULES
+from ..chat.lowering import lower_template
 from ..losses import Loss, LossKind
+from . import decoders, models, normalizers, pre_tokenizers, processors
 
 TARGETS = ("mnn-3.6", "mnn-3.5", "mnn-head")
 BOS_POLICIES = ("auto", "prefix", "none")
@@ -42,9 +45,6 @@ def lint_chat_template(lw: Lowering, text: str) -> str:
     """Lower the chat template for the target's Jinja engine (`chat.lowering`) and return the text
     to embed; one loss per lint rule the lowered template still triggers, with its first places
     (in the original).  A template that would still hang the runtime raises `TemplateHangError`."""
-    from ..chat.lint import RULES
-    from ..chat.lowering import lower_template
-
     lowered = lower_template(text, lw.target)
     if lowered.text != text:
         lw.chat_original = text
@@ -64,8 +64,6 @@ def lint_chat_template(lw: Lowering, text: str) -> str:
 def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header_specials: str = "needed"):
     """-> (lowered Tokenizer, Lowering).  Raises nothing for lossy input: read `.losses`.
     `header_specials`: "all" lists every special token in the header (see `models.header_specials`)."""
-    from . import decoders, models, normalizers, pre_tokenizers, processors
-
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
     lw = Lowering(target, bos, meta=tok.meta, specials=tuple(t.content for t in tok.added_tokens if t.special),

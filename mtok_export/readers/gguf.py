@@ -31,6 +31,7 @@ from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from .gpt2_files import assemble, read_side_files
+from .sentencepiece import _build, _Configs
 
 _GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
 _LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
@@ -205,7 +206,6 @@ def _spm(path, k: _Keys, tokens, types, scores, ids, flags) -> Tokenizer:
     """Rebuild the SentencePiece ModelProto and read it like a `.model` file."""
     from sentencepiece import sentencepiece_model_pb2 as pb
 
-    from .sentencepiece import _build, _Configs
 
     if scores is None:
         raise InputError(f"{path}: a llama (SentencePiece) tokenizer needs tokenizer.ggml.scores")

@@ -52,7 +52,14 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .gpt2_files import BYTE_CHARS, assemble, bytes_to_token, read_side_files
+from .gpt2_files import (
+    BYTE_CHARS,
+    assemble,
+    bytes_to_token,
+    collect_added,
+    read_side_files,
+)
+from .hf_json import parse_tokenizer_json
 from .json_value import check_value, load_json, parse_json
 from .model_dir import sha256
 
@@ -228,8 +235,6 @@ def ranks_to_bpe(ranks: dict[bytes, int]) -> tuple[dict[str, int], tuple[tuple[s
 def _beside_tokenizer_json(directory: Path):
     """(pattern, added tokens, normalizer, path, model vocab size) of a tokenizer.json beside the rank
     file (pattern and added tokens None when it has none; all None without the file)."""
-    from .hf_json import parse_tokenizer_json
-
     p = directory / "tokenizer.json"
     if not p.is_file():
         return None, None, None, None, None
@@ -317,7 +322,6 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
     elif tj_added is not None:
         added, special_src = tuple(sorted(tj_added, key=lambda t: t.id)), f"{tj_path.name} added_tokens"
     elif side.tcfg.get("added_tokens_decoder"):
-        from .gpt2_files import collect_added
         added = collect_added(side, vocab, {}, notes)
         special_src = "tokenizer_config.json added_tokens_decoder"
     elif known is not None:

@@ -53,6 +53,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from mtok_export.errors import InputError
+
 from ..errors import Interrupted, RuntimeEngineError
 from ..readers.mnn_file import read_mnn_file
 
@@ -257,8 +259,6 @@ def _read(path: Path) -> str:
 def check_python(python: str | os.PathLike) -> str:
     """The MNN version `python` runs; `InputError` (exit 2) when it is not an interpreter with MNN.
     Called before anything is written, so a bad `--runtime-python` never costs an output."""
-    from mtok_export.errors import InputError
-
     try:
         done = subprocess.run([str(python), "-I", "-c", "import MNN, sys; sys.stdout.write(MNN.version())"],
                               capture_output=True, text=True, timeout=120)
