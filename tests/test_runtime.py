@@ -112,6 +112,18 @@ def test_chat_template_embedded_and_override(write):
 
 
 @needs_mnn
+def test_chat_renderings_are_encoded_in_the_same_process(write):
+    """`encode_chats` encodes each rendering where it was made: the ids a second process gives for
+    the same texts, and None where the render raised."""
+    path = write(build_mtok(template=MESSAGES_TEMPLATE + "ab"))
+    chats = [[{"role": "user", "content": "ab"}], ["not a message"]]
+    r = run_runtime(path, chats=chats, encode_chats=True)
+    assert r.chats[1] is None and r.chat_encodes[1] is None
+    assert r.chat_encodes[:1] == run_runtime(path, texts=r.chats[:1]).encodes
+    assert run_runtime(path, chats=chats).chat_encodes == []  # only when asked
+
+
+@needs_mnn
 def test_legacy_name_is_kept(write):
     r = run_runtime(write(build_mtok(), name="tokenizer.txt"), texts=["ab"])
     assert r.encodes == [[2]]

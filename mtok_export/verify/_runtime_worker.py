@@ -5,9 +5,10 @@ Run as ``python -I _runtime_worker.py REQUEST.json RESPONSE.json LOG PROGRESS``.
 Keep it compatible with old Pythons (3.6+) and free of third-party imports besides MNN.
 
 Request:  {"config": path, "texts": [{"s": str} | {"hex": str}], "decode_ids": [int],
-           "chats": [[{"role": str, "content": str}, ...]],
+           "chats": [[{"role": str, "content": str}, ...]], "encode_chats": bool,
            "renders": [{"jinja": {"chat_template", "eos", "context"}, "messages": [...]}]}
 Response: {"version": str, "encodes": [[int]], "decodes": [[int, hex]], "chats": [str | null],
+           "chat_encodes": [[int] | null] (with encode_chats: each rendered chat encoded),
            "renders": [str | null]}
           or {"error": {"kind": "import" | "load" | "python", "message": str}}
 Everything the process prints (including C/C++ output and Python tracebacks) goes to LOG; the
@@ -133,10 +134,15 @@ def main(argv):
                 chats.append(model.apply_chat_template(messages))
             except Exception:
                 chats.append(None)
+        chat_encodes = []
+        if req.get("encode_chats"):  # the rendered chats' ids, in this process rather than another one
+            for i, text in enumerate(chats):
+                step("chat encode %d" % i)
+                chat_encodes.append(None if text is None else list(model.tokenizer_encode(text)))
         renders = [render_with(req["config"], item, step, i) for i, item in enumerate(req.get("renders", []))]
         step("done")
         write_json(response_path, {"version": str(version), "encodes": encodes, "decodes": decodes,
-                                   "chats": chats, "renders": renders})
+                                   "chats": chats, "chat_encodes": chat_encodes, "renders": renders})
     except BaseException:
         write_json(response_path, {"error": {"kind": "python", "message": traceback.format_exc()}})
     return 0

@@ -158,11 +158,8 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     file_tok, _ = read_mnn_bytes(data, str(mtok_path), strict=True)  # once, before MNN loads it
     rt = run_runtime(mtok_path, texts=texts, decode_ids=ids_needed,
                      chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
-                     llm_config=llm_config, check=False)
-    chat_texts = [t for t in rt.chats if t is not None]
-    chat_encodes = (run_runtime(mtok_path, texts=chat_texts, python=python, timeout=timeout, llm_config=llm_config,
-                                check=False).encodes if chat_texts else [])
-    chat_enc = iter(chat_encodes)
+                     llm_config=llm_config, check=False, encode_chats=True)
+    chat_encodes = [ids for ids in rt.chat_encodes if ids is not None]
     step("compare")
     why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
     checks = {name: Check(name) for name in CHECKS}
@@ -190,7 +187,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     if cleared and has_chat:
         note = (note + "; " if note else "") + f"compared without the leading {cleared!r}, which the header prefix adds as an id"
     checks["chat text"].skipped = checks["chat ids"].skipped = note
-    for c, want, got, want_ids in zip(runtime_chats, ref.chat_text, rt.chats, ref.chat_ids):
+    for c, want, got, want_ids, got_ids in zip(runtime_chats, ref.chat_text, rt.chats, ref.chat_ids, rt.chat_encodes):
         if want is None:  # transformers refused the conversation (raise_exception)
             continue
         if cleared and want.startswith(cleared):
@@ -199,7 +196,6 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
         sl = "edge" if "special" in c.tags else "everyday"
         text_why = _compare(checks["chat text"], s, sl, want, got, lambda: why.chat_text(c, want, got))
         if got is not None:
-            got_ids = next(chat_enc)
             _compare(checks["chat ids"], s, sl, want_ids, got_ids,
                      lambda: why.chat_ids(want, got, want_ids, got_ids, text_why))
 

@@ -75,13 +75,14 @@ class RuntimeResult:
     log: str                   # everything MNN printed (C-level stdout and stderr)
     version: str               # MNN.version() of the interpreter that ran it
     renders: list[str | None] = ()  # per `renders` item: its messages rendered with its jinja block
+    chat_encodes: list[list[int] | None] = ()  # with `encode_chats`: tokenizer_encode of each chat's rendering
 
 
 def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | bytes] = (),
                 decode_ids: Sequence[int] = (), chats: Sequence[Sequence[Mapping[str, str]]] = (),
                 python: str | os.PathLike | None = None, timeout: float = 120.0,
                 llm_config: Mapping | None = None, check: bool = True,
-                renders: Sequence[Mapping] = ()) -> RuntimeResult:
+                renders: Sequence[Mapping] = (), encode_chats: bool = False) -> RuntimeResult:
     """Load `tokenizer_path` (`.mtok` or legacy `tokenizer.txt`) in MNN and run all requests in one process.
 
     `texts` are `str` (valid Unicode) or `bytes` (passed raw); `decode_ids` are int32; each entry of
@@ -90,6 +91,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
     Each of `renders` is ``{"jinja": {"chat_template", "eos", "context"}, "messages": [...]}``:
     its messages rendered by an Llm loaded with that `jinja` block (how an app sets the template,
     tools and extra variables); role "json" messages carry whole message objects (spec 8.7).
+    `encode_chats`: also encode each chat's rendering (`chat_encodes`), in the same process.
     Raises `RuntimeEngineError` on a missing file, missing MNN, load failure, crash or timeout.
     With `check` (the default) the file is first read by our strict reader, so a malformed file is
     a `FormatError` naming the section and offset (exit 2) instead of whatever MNN makes of it
@@ -137,7 +139,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
         request, response, log, progress = (tmp_path / n for n in
                                             ("request.json", "response.json", "log.txt", "progress"))
         request.write_text(json.dumps({"config": str(model_dir / "config.json"), "texts": wire_texts,
-                                       "decode_ids": ids, "chats": wire_chats,
+                                       "decode_ids": ids, "chats": wire_chats, "encode_chats": encode_chats,
                                        "renders": [dict(r) for r in renders]}))
         try:
             output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout)
@@ -164,7 +166,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
         raise RuntimeEngineError(f"runtime worker failed:\n{err['message']}")
     return RuntimeResult(encodes=data["encodes"], decodes={i: bytes.fromhex(h) for i, h in data["decodes"]},
                          chats=data["chats"], log=log_text, version=data["version"],
-                         renders=data.get("renders", []))
+                         renders=data.get("renders", []), chat_encodes=data.get("chat_encodes", []))
 
 
 def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float) -> tuple[str, str]:
