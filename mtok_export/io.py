@@ -20,6 +20,18 @@ from .errors import OutputError
 _STALE_SECONDS = 600
 
 
+def cache_dir() -> Path:
+    """Where computed data is cached (Unicode tables, reference results): ``$MTOK_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/mtok-export``, else ``~/.cache/mtok-export``."""
+    explicit = os.environ.get("MTOK_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "mtok-export"
+    return Path.home() / ".cache" / "mtok-export"
+
+
 def atomic_write(path, data: bytes) -> None:
     """Write `data` to `path` through a temporary file and a rename.  Every OS error becomes an
     `OutputError` naming the path and the reason; the temporary file is removed on any failure,

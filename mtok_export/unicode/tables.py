@@ -29,6 +29,7 @@ from operator import lt
 from pathlib import Path
 
 from ..errors import FormatError
+from ..io import cache_dir
 
 __all__ = [
     "FORMS", "MAX_CODEPOINT", "CACHE_FORMAT_VERSION", "Entry", "Table", "Progress",
@@ -122,17 +123,6 @@ _CACHE_HEADER = struct.Struct("<8sIIIII")
 
 _memory: dict[tuple[str, str], Table] = {}
 _lock = threading.Lock()
-
-
-def cache_dir() -> Path:
-    """``$MTOK_CACHE_DIR``, else ``$XDG_CACHE_HOME/mtok-export``, else ``~/.cache/mtok-export``."""
-    explicit = os.environ.get("MTOK_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "mtok-export"
-    return Path.home() / ".cache" / "mtok-export"
 
 
 def cache_path(form: str) -> Path:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from .reference import Reference
+from ..writers.hf_json import tokenizer_json_text
 
 
 def tiktoken_reference(ranks_path, pattern: str, specials: Mapping[str, int], texts: Sequence[str], *,
@@ -50,9 +51,7 @@ def nfc(text: str) -> str:
 def hf_from_ir(tok):
     from tokenizers import Tokenizer
 
-    from ..writers.hf_json import write_tokenizer_json
-
-    hf = Tokenizer.from_str(write_tokenizer_json(tok).decode("utf-8"))
+    hf = Tokenizer.from_str(tokenizer_json_text(tok))
     hf.no_truncation()
     hf.no_padding()
     return hf

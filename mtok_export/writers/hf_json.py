@@ -301,9 +301,15 @@ def write_tokenizer_json(tok: Tokenizer) -> bytes:
     return _dumps(to_tokenizer_json(tok), what="tokenizer.json").encode("utf-8")
 
 
-def _dumps(obj, what: str, sort_keys: bool = False) -> str:
+def tokenizer_json_text(tok: Tokenizer) -> str:
+    """The same JSON without indentation, for `tokenizers.Tokenizer.from_str` in memory: Python's
+    json module only uses its C encoder without `indent`, about 2.5x faster on a large vocabulary."""
+    return _dumps(to_tokenizer_json(tok), what="tokenizer.json", indent=None)
+
+
+def _dumps(obj, what: str, sort_keys: bool = False, indent: int | None = 2) -> str:
     try:
-        return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False, sort_keys=sort_keys)
+        return json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False, sort_keys=sort_keys)
     except ValueError as e:  # NaN or infinite float (a Unigram score, a dropout)
         raise UnsupportedError(f"{what}: {e}") from None
 

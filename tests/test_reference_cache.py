@@ -1,0 +1,83 @@
+"""The HF reference is computed once per content (`verify.reference`): a second run with the same
+folder, texts, conversations and template reads the cached result, which equals a fresh one; any
+change to what the reference reads is a miss; weights are not hashed; a broken cache file is
+recomputed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mtok_export.verify import reference as R
+from mtok_export.verify.corpus import builtin_chats
+
+SAMPLE = Path(__file__).resolve().parents[1] / "samples/qwen-bpe"
+TEXTS = ["Hello world", "  x\n\ny", "日本語 text", "<|im_start|>user"]
+
+
+@pytest.fixture
+def src(tmp_path, monkeypatch):
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
+    d = tmp_path / "model"
+    shutil.copytree(SAMPLE, d)
+    return d
+
+
+def _fields(ref):
+    return ref.engine, ref.raw, ref.decoded, ref.chat_text, ref.chat_ids
+
+
+def _no_compute(monkeypatch):
+    def fail(*a, **k):
+        raise AssertionError("the reference was computed again")
+    monkeypatch.setattr(R, "run_hf", fail)
+    monkeypatch.setattr(R, "_chats", fail)
+
+
+def test_second_run_reads_what_the_first_computed(src, monkeypatch):
+    chats = list(builtin_chats())[:3]
+    fresh = R.hf_reference(src, TEXTS, chats)
+    _no_compute(monkeypatch)
+    cached = R.hf_reference(src, TEXTS, chats)
+    assert _fields(cached) == _fields(fresh)
+    assert cached.normalize("Hello") == fresh.normalize("Hello")  # loaded on demand
+
+
+@pytest.mark.parametrize("change", ["config", "texts", "template", "chats"])
+def test_any_change_to_what_it_reads_is_a_miss(src, monkeypatch, change):
+    chats = list(builtin_chats())[:2]
+    R.hf_reference(src, TEXTS, chats)
+    texts, template = TEXTS, None
+    if change == "config":
+        cfg = src / "tokenizer_config.json"
+        cfg.write_text(cfg.read_text().replace("}", ', "x_extra": 1}', 1))
+    elif change == "texts":
+        texts = TEXTS + ["one more"]
+    elif change == "template":
+        template = "{{ messages[0]['content'] }}"
+    else:
+        chats = chats[:1]
+    calls = []
+    real = R.run_hf
+    monkeypatch.setattr(R, "run_hf", lambda *a: calls.append(1) or real(*a))
+    R.hf_reference(src, texts, chats, template)
+    assert calls == [1]
+
+
+def test_weights_are_not_read(src, monkeypatch):
+    (src / "model.safetensors").write_bytes(b"\0" * 1000)
+    R.hf_reference(src, TEXTS, [])
+    (src / "model.safetensors").write_bytes(b"\1" * 1000)
+    _no_compute(monkeypatch)
+    R.hf_reference(src, TEXTS, [])
+
+
+def test_a_broken_cache_file_is_recomputed(src):
+    fresh = R.hf_reference(src, TEXTS, [])
+    (entry,) = (Path(R.cache_dir()) / "reference").iterdir()
+    entry.write_text('{"engine": [')
+    again = R.hf_reference(src, TEXTS, [])
+    assert _fields(again) == _fields(fresh)
+    assert entry.read_text().startswith('{"engine": [[')
