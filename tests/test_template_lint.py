@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import struct
-import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -23,11 +22,11 @@ import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from mtok_export.chat.lint import RULES, Finding, GenerationTag, lint_template
+from mtok_export.chat.sources import iter_templates
 from mtok_export.errors import RuntimeEngineError
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
-sys.path.insert(0, str(REPO / "scripts"))
 
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None,
                                reason="MNN is not importable")
@@ -337,8 +336,6 @@ def test_generation_tag_renders_like_its_body():
 def _corpus_templates():
     if not CORPUS.is_dir():
         return []
-    from lint_corpus import iter_templates
-
     out = []
     for sub in ("chat_templates", "tokenizers"):
         if (CORPUS / sub).is_dir():
