@@ -130,6 +130,8 @@ COMMENT_CASES = [
     ("A{{ 'x' -}}\n  {# c -#}B", False),  # the previous tag's `-` removes the indentation
     ("A{# c #}\n{{- 'x' }}B", False),  # the next tag's `-` removes the newline
     ("A {# c #}B", False),  # not at the start of a line: lstrip_blocks does not apply
+    ("A\n  {#+ c #}B", False),  # `+` turns lstrip_blocks off: both keep the indentation
+    ("A\n  {#+ c #}\nB", True),  # ... but not trim_blocks: the runtime keeps the newline
 ]
 
 

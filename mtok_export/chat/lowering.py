@@ -447,7 +447,7 @@ class _Lowerer(ExprRewriter):
             kept = self.src.kept_whitespace(i)
             if kept.end is None:
                 continue
-            if kept.indent and not tok.value.endswith("+"):
+            if kept.indent:
                 edits.append((tok.pos - len(kept.indent), tok.pos + 2, "{#" + kept.indent))
                 self.applied["comment-whitespace"] += 1
             if kept.newline is not None:

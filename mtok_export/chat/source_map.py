@@ -261,11 +261,11 @@ class SourceMap:
     def kept_whitespace(self, i: int) -> KeptWhitespace:
         """For the comment opened by token ``i``: the whitespace around it that jinja2 removes
         and the runtime keeps, unless a ``-`` on it or on the neighbouring tag removes it in
-        both engines."""
+        both engines (or ``{#+`` keeps the indentation in both)."""
         tok = self.toks[i]
         end = next((t for t in self.toks[i:] if t.type == "comment_end"), None)
         indent = ""
-        if not tok.value.endswith("-"):
+        if not tok.value.endswith(("-", "+")):
             before = self.text[self.line_starts[tok.line - 1]:tok.pos]
             prev_end = self.prev_tag_end(i)
             trimmed = prev_end is not None and prev_end.value.startswith("-") and \
