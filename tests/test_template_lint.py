@@ -183,6 +183,11 @@ def test_every_rule_has_a_demo():
     assert {d.rule for d in DEMOS} == set(RULES)
 
 
+def test_a_finding_names_a_known_rule():
+    with pytest.raises(ValueError, match="unknown lint rule 'runtime-hangs'"):
+        Finding(1, 1, "runtime-hangs", "a misspelt id")
+
+
 @pytest.mark.parametrize("demo", DEMOS, ids=_demo_id)
 def test_demo_is_flagged(demo):
     rules = {f.rule for f in lint_template(demo.template)}

@@ -52,6 +52,10 @@ class Finding:
     rule: str
     message: str
 
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:  # a misspelt id in a check
+            raise ValueError(f"unknown lint rule {self.rule!r}")
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -160,13 +164,10 @@ class Facts:
     def token(self, reg: int = -1, node: nodes.Node | None = None) -> Token | None:
         return self.positions.anchor(reg, node)
 
-    def finding(self, rule: str, message: str | None, *, reg: int = -1,
+    def finding(self, rule: str, message: str, *, reg: int = -1,
                 node: nodes.Node | None = None, after: bool = False) -> Iterator[Finding]:
         """The finding at registration ``reg`` (else at ``node``'s leftmost token); ``after``:
-        at the name after that token (attribute, filter, test). No finding if ``message`` is
-        None."""
-        if message is None:
-            return
+        at the name after that token (attribute, filter, test)."""
         line, col = self.positions.place(self.token(reg, node), reg, node, after)
         yield Finding(line, col, rule, message)
 
