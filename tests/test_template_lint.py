@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import struct
-import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -23,11 +22,11 @@ import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from mtok_export.chat.lint import RULES, Finding, GenerationTag, lint_template
+from mtok_export.chat.sources import iter_templates
 from mtok_export.errors import RuntimeEngineError
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
-sys.path.insert(0, str(REPO / "scripts"))
 
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None,
                                reason="MNN is not importable")
@@ -184,6 +183,11 @@ def test_every_rule_has_a_demo():
     assert {d.rule for d in DEMOS} == set(RULES)
 
 
+def test_a_finding_names_a_known_rule():
+    with pytest.raises(ValueError, match="unknown lint rule 'runtime-hangs'"):
+        Finding(1, 1, "runtime-hangs", "a misspelt id")
+
+
 @pytest.mark.parametrize("demo", DEMOS, ids=_demo_id)
 def test_demo_is_flagged(demo):
     rules = {f.rule for f in lint_template(demo.template)}
@@ -337,8 +341,6 @@ def test_generation_tag_renders_like_its_body():
 def _corpus_templates():
     if not CORPUS.is_dir():
         return []
-    from lint_corpus import iter_templates
-
     out = []
     for sub in ("chat_templates", "tokenizers"):
         if (CORPUS / sub).is_dir():

@@ -120,6 +120,42 @@ def test_runtime_before_differs_after_equals(index, runtime_results):
         assert before[index] == HANG
 
 
+# Whitespace around a comment: (template, whether the runtime keeps some that jinja2 removes).
+# The linter reports exactly these, and the lowering moves that whitespace into the comment.
+COMMENT_CASES = [
+    ("A\n  {# c #}\nB", True),  # indentation before and newline after
+    ("A\n  {# c -#}\nB", True),  # indentation only
+    ("A\n{# c #}\nB", True),  # newline only
+    ("A\n  {#- c -#}\nB", False),  # `-` removes both in both engines
+    ("A{{ 'x' -}}\n  {# c -#}B", False),  # the previous tag's `-` removes the indentation
+    ("A{# c #}\n{{- 'x' }}B", False),  # the next tag's `-` removes the newline
+    ("A {# c #}B", False),  # not at the start of a line: lstrip_blocks does not apply
+    ("A\n  {#+ c #}B", False),  # `+` turns lstrip_blocks off: both keep the indentation
+    ("A\n  {#+ c #}\nB", True),  # ... but not trim_blocks: the runtime keeps the newline
+]
+
+
+@pytest.mark.parametrize("template,kept", COMMENT_CASES)
+def test_comment_whitespace_is_reported_and_lowered(template, kept):
+    assert ("comment-whitespace" in {f.rule for f in lint_template(template)}) == kept
+    lowered = lower_template(template)
+    assert ("comment-whitespace" in lowered.fixed) == kept
+    assert "comment-whitespace" not in {f.rule for f in lint_template(lowered.text)}
+    assert reference_render(lowered.text, USER, bos=BOS, eos=EOS) == \
+        reference_render(template, USER, bos=BOS, eos=EOS)
+
+
+@needs_mnn
+def test_comment_whitespace_matches_the_runtime():
+    templates = [t for t, _kept in COMMENT_CASES]
+    before = runtime_renders(templates, [USER], bos=BOS, eos=EOS)
+    after = runtime_renders([lower_template(t).text for t in templates], [USER], bos=BOS, eos=EOS)
+    for (template, kept), b, a in zip(COMMENT_CASES, before, after):
+        expected = reference_render(template, USER, bos=BOS, eos=EOS)
+        assert (b[0] != expected) == kept, template
+        assert a[0] == expected, template
+
+
 def test_remaining_hang_is_refused():
     with pytest.raises(TemplateHangError, match=r"1:\d+: .*hangs"):
         lower_template("{{ [1 * 2] }}")

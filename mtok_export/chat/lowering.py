@@ -67,12 +67,13 @@ from dataclasses import dataclass, field
 
 import jinja2
 from jinja2 import nodes
-from jinja2.lexer import newline_re
 
 from ..errors import MtokError
+from .environment import normalize_newlines, parse_environment
 from .jinja_emit import UNEMITTABLE, emit, emit_target
-from .lint import Finding, _Source, lint_template, parse_environment
+from .lint import Finding, lint_template
 from .rewrite import TOJSON_DEFINITION, UNDEFINED, ExprRewriter, Loop, Macro, header_text, is_pure
+from .source_map import SourceMap, marker_end
 
 __all__ = ["LoweredTemplate", "TemplateHangError", "lower_template", "TARGETS", "UNDEFINED"]
 
@@ -104,7 +105,7 @@ def lower_template(text: str, target: str = "mnn-3.6", *, disable=()) -> Lowered
     parity script measures each rule's effect this way; the hang rewrites cannot be disabled)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
-    source = "\n".join(newline_re.split(text)[::2])
+    source = normalize_newlines(text)
     before = lint_template(source)
     try:
         ast = parse_environment().parse(source)
@@ -152,7 +153,7 @@ class _Lowerer(ExprRewriter):
     def __init__(self, source: str, ast: nodes.Template, disabled: frozenset = frozenset()) -> None:
         super().__init__(disabled)
         self.source = source
-        self.src = _Source(source)
+        self.src = SourceMap(source)
         self.env = parse_environment()
         self.blocks: list[str] = []  # open block tags: for/macro/other
         self.prefix = ""  # code to insert before the current tag (from `hoists`)
@@ -440,31 +441,18 @@ class _Lowerer(ExprRewriter):
         """Move the whitespace jinja2 strips around a comment (lstrip_blocks before it,
         trim_blocks after it) inside the comment, where both engines drop it."""
         edits = []
-        toks, text = self.src.toks, self.source
-        for i, tok in enumerate(toks):
+        for i, tok in enumerate(self.src.toks):
             if tok.type != "comment_begin":
                 continue
-            end = next((t for t in toks[i:] if t.type == "comment_end"), None)
-            if end is None:
+            kept = self.src.kept_whitespace(i)
+            if kept.end is None:
                 continue
-            if not tok.value.endswith(("-", "+")):
-                line_start = text.rfind("\n", 0, tok.pos) + 1
-                before = text[line_start:tok.pos]
-                prev = self.src._prev_tag_end(i)
-                trimmed = prev is not None and prev.value.startswith("-") and \
-                    not text[self.src._marker_end(prev):tok.pos].strip()
-                if before and not before.strip(" \t") and not trimmed:
-                    edits.append((line_start, tok.pos + 2, "{#" + before))
-                    self.applied["comment-whitespace"] += 1
-            if not end.value.startswith("-"):
-                after = end.pos + 2
-                if text.startswith("\n", after):
-                    nxt = self.src._next_tag_begin(end.index)
-                    trimmed = nxt is not None and nxt.value.endswith("-") and \
-                        not text[after:nxt.pos].strip()
-                    if not trimmed:
-                        edits.append((end.pos, after + 1, "\n#}"))
-                        self.applied["comment-whitespace"] += 1
+            if kept.indent:
+                edits.append((tok.pos - len(kept.indent), tok.pos + 2, "{#" + kept.indent))
+                self.applied["comment-whitespace"] += 1
+            if kept.newline is not None:
+                edits.append((kept.end.pos, kept.newline + 1, "\n#}"))
+                self.applied["comment-whitespace"] += 1
         return edits
 
     # expressions
@@ -491,12 +479,7 @@ class _Tag:
     @property
     def end_pos(self) -> int:
         """Offset just after the closing delimiter (its token may hold trimmed whitespace)."""
-        value = self.end_tok.value
-        for marker in ("%}", "}}", "#}"):
-            k = value.find(marker)
-            if k >= 0:
-                return self.end_tok.pos + k + 2
-        return self.end_tok.pos + len(value)
+        return marker_end(self.end_tok)
 
     @property
     def inner(self) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from jinja2 import nodes
 
 from .jinja_emit import emit
-from .lint import FUNCTIONS
+from .runtime_subset import FUNCTIONS, chainable
 
 UNDEFINED = "mtok_undefined"  # a variable no template sets: undefined in both engines
 _LOOP_REWRITES = frozenset({"previtem", "nextitem", "revindex", "revindex0"})
@@ -284,7 +284,7 @@ class ExprRewriter:
             # jinja2 gives "" for an undefined value; the runtime passes undefined on
             self._mark("filter")
             return nodes.CondExpr(_defined(obj), nodes.Filter(obj, name, [], [], None, None), nodes.Const(""))
-        if name == "replace" and len(args) == 2 and not kwargs and _chainable(obj):
+        if name == "replace" and len(args) == 2 and not kwargs and chainable(obj):
             self._mark("filter")
             return nodes.Call(nodes.Getattr(obj, "replace", "load"), args, [], None, None)
         return nodes.Filter(obj, name, args, kwargs, node.dyn_args, node.dyn_kwargs)
@@ -329,7 +329,7 @@ class ExprRewriter:
         receiver that is not a name, attribute, item or call) applied to the receiver's value
         stored in a namespace by a ``set`` hoisted before the tag."""
         def apply(r: nodes.Node) -> nodes.Node:
-            if _chainable(r) or self.hoists is None or not self.on("literal-method") or (
+            if chainable(r) or self.hoists is None or not self.on("literal-method") or (
                     isinstance(r, nodes.Const) and isinstance(r.value, str)):
                 return build(r)  # string literals: folded by build where possible
             ns, _item = self._names()
@@ -507,10 +507,6 @@ def _maybe_missing(node: nodes.Node) -> bool:
     """Whether ``node`` is an attribute that may be missing (undefined in both engines)."""
     return isinstance(node, nodes.Getattr) and node.attr not in _PRESENT and not (
         isinstance(node.node, nodes.Name) and node.node.name == "loop")
-
-
-def _chainable(node: nodes.Node) -> bool:
-    return isinstance(node, (nodes.Name, nodes.Getattr, nodes.Getitem, nodes.Call))
 
 
 def is_pure(node: nodes.Node) -> bool:
