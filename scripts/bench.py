@@ -1,82 +1,142 @@
 #!/usr/bin/env python3
-"""Whole-process wall times of `mtok-export --allow-lossy --no-verify` and `mtok inspect` for every
-shared-corpus tokenizer.json (best of N runs), plus an in-process stage breakdown for the largest,
-to show what bounds the total.  Run with `make bench`."""
+"""Export, inspect and verify speed against a floor measured in the same run (`make bench`).
+
+For each shared-corpus tokenizer, whole processes, median of `--repeat` runs (each after one warm-up,
+so the Unicode table and reference caches are warm, as on a second export of a model):
+
+* `floor`: a process that only reads the input, parses it with the fastest standard parser for its
+  format (json, the sentencepiece protobuf, base64 lines) and sorts the vocabulary by UTF-8 bytes:
+  what any exporter must at least do;
+* `export`: `mtok-export --allow-lossy --no-verify`, as a ratio to `floor`;
+* `inspect`: `mtok inspect` of the file, as a ratio to its own floor: a process that reads the
+  `.mtok`, parses the three header lines and walks every vocabulary entry of the model section;
+* `verify`: the default export (`--allow-lossy`, verification on), in seconds;
+* peak RSS of the export process (MiB).
+
+Then a scaling line: export time minus floor against vocabulary size, fitted by least squares
+(microseconds per vocabulary entry, and how well a line fits).  Ratios, not seconds, are what to
+compare across machines and loads: floor and export run interleaved in the same minute."""
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
+import statistics
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus" / "tokenizers"
+from mtok_export.formats import choose
+from mtok_export.mtok import read_mtok
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "tokenizers"
 BIN = Path(sys.executable).parent
 
+FLOORS = {  # format name -> the floor program (argv[1] is the input file)
+    "tokenizer.json": "import json,sys\nv=json.loads(open(sys.argv[1],'rb').read())['model']['vocab']\n"
+                      "sorted(k.encode() for k in (v if isinstance(v, dict) else (t for t, _ in v)))",
+    "sentencepiece": "import sys\nfrom sentencepiece import sentencepiece_model_pb2 as pb\nm=pb.ModelProto()\n"
+                     "m.ParseFromString(open(sys.argv[1],'rb').read())\nsorted(p.piece.encode() for p in m.pieces)",
+    "tiktoken": "import base64,sys\nsorted(base64.b64decode(l.split()[0]) for l in open(sys.argv[1],'rb').read()"
+                ".splitlines() if l.strip())",
+}
+# argv: file, offset of the first vocabulary entry, count, bytes after each entry's string
+INSPECT_FLOOR = ("import struct,sys\nd=open(sys.argv[1],'rb').read()\np=0\nfor _ in range(3): p=d.index(b'\\n',p)+1\n"
+                 "p,n,extra=int(sys.argv[2]),int(sys.argv[3]),int(sys.argv[4])\nu=struct.Struct('<H').unpack_from\n"
+                 "for _ in range(n):\n    k=u(d,p)[0]; bytes(d[p+2:p+2+k]); p+=2+k+extra")
 
-def best(cmd: list[str], repeat: int) -> float:
-    times = []
+
+def run(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of one process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 3):  # 3: a loss refused (not with --allow-lossy)
+        raise SystemExit(f"failed ({status}): {' '.join(cmd)}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def median(cmds: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float]]:
+    """Each command once to warm up, then `repeat` rounds with the commands interleaved."""
+    for cmd in cmds.values():
+        run(cmd)
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
     for _ in range(repeat):
-        t = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t)
-    return min(times)
+        for k, cmd in cmds.items():
+            times[k].append(run(cmd))
+    return {k: (statistics.median(t for t, _ in v), max(m for _, m in v)) for k, v in times.items()}
 
 
-def stages(src: Path) -> list[tuple[str, float]]:
-    sys.path.insert(0, str(ROOT))
-    from mtok_export.lower import lower
-    from mtok_export.mtok import read_mtok, write_mtok
-    from mtok_export.readers.model_dir import read_model_dir
-
-    out = []
-    t = time.perf_counter()
-    json.loads((src / "tokenizer.json").read_bytes())
-    out.append(("json.loads(tokenizer.json)", time.perf_counter() - t))
-    for name, fn in (("read (json + IR)", lambda: read_model_dir(src)),):
-        t = time.perf_counter()
-        tok = fn()
-        out.append((name, time.perf_counter() - t))
-    t = time.perf_counter()
-    low, _ = lower(tok)
-    out.append(("lower (tables from cache)", time.perf_counter() - t))
-    t = time.perf_counter()
-    data = write_mtok(low)
-    out.append(("write_mtok (sort vocab, merges)", time.perf_counter() - t))
-    t = time.perf_counter()
-    read_mtok(data)
-    out.append(("read_mtok (validate everything)", time.perf_counter() - t))
-    return out
+def model_entries(mtok: Path) -> tuple[int, int, int]:
+    """(offset of the first vocabulary entry, entry count, bytes after each entry's string) of the
+    model section (spec 2.5), located with our reader outside the timing."""
+    data = mtok.read_bytes()
+    _, layout = read_mtok(data)
+    at = next(s for s in layout.sections if s.name == "model").offset
+    kind, count = struct.unpack_from("<BI", data, at)
+    if kind == 0:  # BPE: type, vocab_size, byte_fallback, byte_level, merge_size; str + u32 id
+        return at + 11, count, 4
+    if kind == 1:  # WordPiece: type, vocab_size, unk str, prefix str, u32 max; str + u32 id
+        p = at + 5
+        for _ in range(2):
+            p += 2 + struct.unpack_from("<H", data, p)[0]
+        return p + 4, count, 4
+    return at + 10, count, 12  # Unigram: type, vocab_size, unk_id, byte_fallback; str + u32 id + f64
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--only", nargs="*", help="corpus tokenizer names (default: all)")
+    ap.add_argument("--no-verify", action="store_true", help="skip the export-with-verification column")
     args = ap.parse_args()
-    dirs = sorted(d for d in CORPUS.iterdir() if (d / "tokenizer.json").is_file())
-    print(f"{'tokenizer':28} {'vocab':>8} {'export s':>9} {'inspect s':>10} {'.mtok':>9}")
+    dirs = [d for d in sorted(CORPUS.iterdir()) if d.is_dir() and (not args.only or d.name in args.only)]
+    print(f"{'tokenizer':32} {'vocab':>8} {'floor s':>8} {'export':>13} {'inspect':>14} {'verify s':>9} {'RSS MiB':>8}")
+    points = []
     with tempfile.TemporaryDirectory() as tmp:
         for d in dirs:
-            out = Path(tmp) / d.name
-            cmd = [str(BIN / "mtok-export"), "--path", str(d), "-o", str(out), "--allow-lossy", "--no-verify"]
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)  # warm the table cache
-            e = best(cmd, args.repeat)
-            f = out / "tokenizer.mtok"
-            i = best([str(BIN / "mtok"), "inspect", str(f)], args.repeat)
-            vocab = len(json.loads((d / "tokenizer.json").read_bytes())["model"]["vocab"])
-            print(f"{d.name:28} {vocab:8,} {e:9.3f} {i:10.3f} {f.stat().st_size / 1e6:8.2f}M")
-    big = CORPUS / "qwen2.5-instruct"
-    if big.is_dir():
-        print(f"\nstages for {big.name} (in process, seconds):")
-        for name, s in stages(big):
-            print(f"  {name:34} {s:.3f}")
-    t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import mtok_export.cli"], check=True)
-    print(f"  {'python start-up + CLI imports':34} {time.perf_counter() - t:.3f}")
+            try:
+                file, fmt, _ = choose(d)
+            except Exception:  # noqa: BLE001  a folder of several models (sp-test-models): not a row
+                continue
+            if fmt.name not in FLOORS:
+                continue
+            out, vout = Path(tmp) / d.name, Path(tmp) / f"{d.name}-verified"
+            export = [str(BIN / "mtok-export"), "--path", str(d), "-o", str(out), "--allow-lossy", "--no-verify",
+                      "--quiet"]
+            run(export)
+            mtok = out / "tokenizer.mtok"
+            offset, count, extra = model_entries(mtok)
+            cmds = {"floor": [sys.executable, "-c", FLOORS[fmt.name], str(file)], "export": export,
+                    "inspect floor": [sys.executable, "-c", INSPECT_FLOOR, str(mtok), str(offset), str(count),
+                                      str(extra)],
+                    "inspect": [str(BIN / "mtok"), "inspect", str(mtok)]}
+            if not args.no_verify:
+                cmds["verify"] = [str(BIN / "mtok-export"), "--path", str(d), "-o", str(vout), "--allow-lossy",
+                                  "--quiet"]
+            m = median(cmds, args.repeat)
+            floor, (export_s, rss) = m["floor"][0], m["export"]
+            ratio_i = m["inspect"][0] / m["inspect floor"][0]
+            verify = f"{m['verify'][0]:9.2f}" if "verify" in m else f"{'-':>9}"
+            print(f"{d.name:32} {count:8,} {floor:8.3f} {export_s:6.2f} {export_s / floor:5.2f}x "
+                  f"{m['inspect'][0]:6.2f} {ratio_i:5.2f}x  {verify} {rss:8.0f}", flush=True)
+            points.append((count, export_s - floor))
+    if len(points) >= 3:
+        n = len(points)
+        mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+        sxx = sum((x - mx) ** 2 for x, _ in points)
+        slope = sum((x - mx) * (y - my) for x, y in points) / sxx
+        ss = sum((y - my) ** 2 for _, y in points)
+        r2 = 1 - sum((y - (my + slope * (x - mx))) ** 2 for x, y in points) / ss if ss else 1.0
+        print(f"\nscaling: export - floor = {my - slope * mx:.3f} s + {slope * 1e6:.2f} us per vocabulary entry "
+              f"(R^2 = {r2:.2f} over {n} tokenizers)")
+    start = time.perf_counter()
+    subprocess.run([str(BIN / "mtok"), "--help"], check=True, stdout=subprocess.DEVNULL)
+    print(f"mtok --help: {time.perf_counter() - start:.3f} s")
 
 
 if __name__ == "__main__":
