@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mtok_export.io import cache_dir
 from mtok_export.verify import reference as R
 from mtok_export.verify.corpus import builtin_chats
 
@@ -76,8 +77,25 @@ def test_weights_are_not_read(src, monkeypatch):
 
 def test_a_broken_cache_file_is_recomputed(src):
     fresh = R.hf_reference(src, TEXTS, [])
-    (entry,) = (Path(R.cache_dir()) / "reference").iterdir()
+    (entry,) = (cache_dir() / "reference").iterdir()
     entry.write_text('{"engine": [')
     again = R.hf_reference(src, TEXTS, [])
     assert _fields(again) == _fields(fresh)
     assert entry.read_text().startswith('{"engine": [[')
+
+
+def test_chat_path_renders_are_cached(tmp_path, monkeypatch):
+    """transformers' chat-path renders are computed once per template and conversations."""
+    from mtok_export.ir import ChatTemplate
+    from mtok_export.verify import check
+    from mtok_export.verify.chat_parity import builtin_conversations
+
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
+    src = ChatTemplate(text="{% for m in messages %}[{{ m.role }}]{% endfor %}{{ bos_token }}", bos_token="<s>")
+    convs = list(builtin_conversations())[:4]
+    fresh = check._reference_renders(src, convs)
+    assert fresh[0] == "".join(f"[{m['role']}]" for m in convs[0].messages) + "<s>"
+    monkeypatch.setattr(check, "reference_render", lambda *a, **k: pytest.fail("rendered again"))
+    assert check._reference_renders(src, convs) == fresh
+    with pytest.raises(pytest.fail.Exception):  # another template is another key
+        check._reference_renders(ChatTemplate(text="x", bos_token="<s>"), convs)

@@ -17,7 +17,15 @@ from ..errors import InputError, MtokError
 from ..losses import EDGE, Loss, Severity
 from ..model_folder import jinja_block
 from ..readers.mnn_file import read_mnn_bytes
+from . import cache
 from .attribution import Attribution
+from .chat_parity import (
+    HANG,
+    builtin_conversations,
+    prints_parts,
+    reference_render,
+    runtime_renders,
+)
 
 CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "chat paths",
           "stop ids")
@@ -215,8 +223,6 @@ def _chat_paths(check: Check, source, lowered, lowering, python, llm_config):
     runtime with the template the engine will use (the embedded one, or the model folder's jinja
     block), with tools and whole messages passed as the engine takes them.  A difference is never
     explained: no lint finding reproduces a render."""
-    from .chat_parity import HANG, builtin_conversations, prints_parts, reference_render, runtime_renders
-
     jinja = jinja_block(llm_config)
     template, eos = (jinja["chat_template"], jinja.get("eos", "")) if jinja else (lowered.chat.text, lowered.chat.eos_token)
     paths = {"tools", "tool-calls", "reasoning", "multimodal"}  # the plain turns are the chat text check's
@@ -226,8 +232,7 @@ def _chat_paths(check: Check, source, lowered, lowering, python, llm_config):
     if got == HANG:
         got = ["<the runtime did not finish>"] * len(convs)
     left_out = 0
-    for conv, runtime in zip(convs, got):
-        want = reference_render(src.text, conv, bos=src.bos_token, eos=src.eos_token)
+    for conv, runtime, want in zip(convs, got, _reference_renders(src, convs)):
         if want is None or prints_parts(want, conv):
             left_out += 1  # transformers refuses it, or prints content parts as a Python list
             continue
@@ -237,6 +242,19 @@ def _chat_paths(check: Check, source, lowered, lowering, python, llm_config):
         _compare(check, sample, "edge" if "special" in conv.tags else "everyday", want, runtime, lambda: ())
     if left_out:
         check.skipped = f"{left_out} conversation(s) transformers does not render (raises, or prints content parts)"
+
+
+def _reference_renders(src, convs) -> list[str | None]:
+    """transformers' renders of `convs` with the source's template, cached by content (a warm run
+    then does not import transformers)."""
+    digest = cache.key("chat-paths", src.text, src.bos_token, src.eos_token,
+                       [[c.id, list(c.messages), c.tools] for c in convs], dists=("transformers", "jinja2"))
+    hit = cache.load("chat-paths", digest)
+    if isinstance(hit, list) and len(hit) == len(convs):
+        return hit
+    renders = [reference_render(src.text, c, bos=src.bos_token, eos=src.eos_token) for c in convs]
+    cache.store("chat-paths", digest, renders)
+    return renders
 
 
 def _stop_checks(check: Check, data: bytes, file_tok, source, lowered, lowering):

@@ -3,21 +3,12 @@ without special tokens, decode) and transformers' `apply_chat_template` (text an
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
-from ..errors import OutputError
-from ..io import atomic_write, cache_dir
+from . import cache
 
-# Results of `hf_reference` are cached by content (`cache_dir()/reference/<sha256>.json`): the key
-# covers the source folder's files, the texts, the conversations, the template and the versions of
-# tokenizers and transformers, so a hit is what a fresh run would compute.  Bump on any change to
-# what a reference holds or how it is computed.
-CACHE_VERSION = 1
 # What `AutoTokenizer.from_pretrained` may read is small; weights are skipped (and never hashed).
 _WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".onnx", ".h5", ".msgpack", ".mnn", ".weight")
 _MAX_HASHED = 256 << 20
@@ -36,56 +27,24 @@ class Reference:
 def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | None = None) -> Reference:
     """`template`: the chat template the export chose (a named one, or `--chat-template FILE`)
     [default: the source's default]."""
+    files = [f for f in sorted(Path(src_dir).iterdir())
+             if f.is_file() and not f.name.endswith(_WEIGHTS) and f.stat().st_size <= _MAX_HASHED]
+    digest = cache.key("reference", list(texts), template,
+                       [[c.id, list(c.messages), c.add_generation_prompt, c.tools] for c in chats],
+                       files=files, dists=("tokenizers",) + (("transformers",) if chats else ()))
+    hit = cache.load("reference", digest)
+    if isinstance(hit, dict) and set(hit) == set(_CACHED):
+        return Reference(*(hit[k] for k in _CACHED), _LazyNormalizer(Path(src_dir) / "tokenizer.json"))
     from tokenizers import Tokenizer
 
-    path = cache_dir() / "reference" / f"{_cache_key(src_dir, texts, chats, template)}.json"
-    ref = _load(path)
-    if ref is not None:
-        ref.normalize = _LazyNormalizer(Path(src_dir) / "tokenizer.json")
-        return ref
     ref = run_hf(Tokenizer.from_file(str(Path(src_dir) / "tokenizer.json")), texts)
     if chats:
         ref.chat_text, ref.chat_ids = _chats(src_dir, chats, template)
-    _store(path, ref)
+    cache.store("reference", digest, {k: getattr(ref, k) for k in _CACHED})
     return ref
 
 
-def _cache_key(src_dir, texts, chats, template) -> str:
-    h = hashlib.sha256(f"reference v{CACHE_VERSION}".encode())
-    for dist in ("tokenizers",) + (("transformers",) if chats else ()):
-        h.update(f"\0{dist} {_version(dist)}".encode())
-    for f in sorted(Path(src_dir).iterdir()):
-        if f.is_file() and not f.name.endswith(_WEIGHTS) and f.stat().st_size <= _MAX_HASHED:
-            h.update(b"\0file " + f.name.encode("utf-8", "surrogateescape") + b"\0")
-            h.update(hashlib.sha256(f.read_bytes()).digest())
-    h.update(json.dumps([list(texts), template, [[c.id, list(c.messages), c.add_generation_prompt, c.tools]
-                                                  for c in chats]], ensure_ascii=False, default=str).encode())
-    return h.hexdigest()
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "absent"
-
-
-def _load(path: Path) -> Reference | None:
-    """The cached reference, or None (missing, unreadable, or not one: then it is recomputed)."""
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-        return Reference(d["engine"], d["raw"], d["decoded"], d["chat_text"], d["chat_ids"], None)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _store(path: Path, ref: Reference) -> None:
-    data = {"engine": ref.engine, "raw": ref.raw, "decoded": ref.decoded, "chat_text": ref.chat_text,
-            "chat_ids": ref.chat_ids}
-    try:
-        atomic_write(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))
-    except OutputError:  # an unwritable cache only costs the next run the computation
-        pass
+_CACHED = ("engine", "raw", "decoded", "chat_text", "chat_ids")
 
 
 class _LazyNormalizer:
