@@ -169,3 +169,31 @@ def test_lone_surrogate_in_special_tokens_given_from_python(tmp_path):
     with pytest.raises(MtokError, match=r"lone surrogate U\+D800") as info:
         read_tiktoken(p, pattern=r"\w+", special={"\ud800": 264})
     assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("value, strings, clean", [
+    ({"model": {"vocab": {"a": 0, "b": 1}, "merges": [["a", "b"]]}}, True, True),
+    ({"merges": [["a", "b"], ["a", 1.5]]}, True, True),
+    ({"merges": [["a", "b"], ["a", float("inf")]]}, False, False),  # a non-finite float one level down
+    ({"merges": [["a", "b"], ["a", "\ud800"]]}, True, False),  # a lone surrogate one level down
+    ({"merges": [["a", "b"], ["a", "\ud800"]]}, False, True),  # strings not asked for
+    ({"vocab": {"a": 0, "b": float("nan")}}, False, False),
+    ({"vocab": {"\udfff": 0}}, True, False),
+])
+def test_json_value_checks_whole_levels_exactly(value, strings, clean):
+    """The C-level fast path over plain levels (ids, merge pairs) misses nothing the per-value walk finds."""
+    from mtok_export.readers.json_value import _is_clean
+
+    assert _is_clean(value, strings) is clean
+
+
+def test_json_depth_limit_holds_for_lists_of_lists():
+    from mtok_export.readers.json_value import MAX_DEPTH, _is_clean
+
+    def nest(n):
+        v = ["x"]
+        for _ in range(n):
+            v = [v, ["y"]]
+        return v
+    assert _is_clean(nest(MAX_DEPTH - 2), True)
+    assert not _is_clean(nest(MAX_DEPTH + 1), True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import chain
 from pathlib import Path
 
 from ..errors import InputError, UnsupportedError
@@ -55,7 +56,11 @@ def check_value(data, path, *, strings: bool = True) -> None:
         _locate(data, path)
 
 
+_PLAIN = frozenset((int, bool, type(None)))  # nothing to check in these
+
+
 def _is_clean(data, strings: bool) -> bool:
+    plain = _PLAIN if strings else _PLAIN | {str}
     stack = [(data, 0)]
     while stack:
         value, depth = stack.pop()
@@ -68,6 +73,13 @@ def _is_clean(data, strings: bool) -> bool:
         else:
             items = (value,)
             depth -= 1
+        # Whole levels of plain values (a vocabulary's ids, a merge list's pairs) are checked by
+        # C-level set/map, without a Python step per value.
+        kinds = set(map(type, items))
+        if kinds <= plain:
+            continue
+        if kinds == {list} and depth + 2 < MAX_DEPTH and set(map(type, chain.from_iterable(items))) <= plain:
+            continue
         for v in items:
             t = type(v)
             if t is dict or t is list:
