@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from importlib import metadata
 from pathlib import Path
 
 from ..errors import OutputError
@@ -32,6 +31,8 @@ def key(kind: str, *parts, files=(), dists=()) -> str:
 
 
 def version(dist: str) -> str:
+    from importlib import metadata  # imports email & co.: only when a key is computed
+
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
