@@ -1,11 +1,33 @@
 """Normalizer lowering (spec 2.3, 3.1).
 
-NFC, NFKC and SentencePiece charsmaps become a Sequence of literal Replace normalizers: one per
-changed code point, then one per canonical pair (base + mark -> composite).  Unlike the code-6
-table this does not turn control and zero-width characters into spaces, and it composes the
-common pairs; on the built-in corpus (Qwen2.5, NFC) it matches HF on 1155/1163 strings against
-1077 for the table, at no measurable encode cost (scripts/normalizer_report.py).  NFD/NFKD keep
-the table: their replacement lists would be 13-17k entries long."""
+NFC, NFKC and SentencePiece charsmaps have two runtime forms; `lower(normalizer_form=...)` chooses.
+
+* "replaces" (default): a Sequence of literal Replace normalizers, one per changed code point, then
+  one per canonical pair (base + mark -> composite).  Unlike the code-6 table this does not turn
+  control and zero-width characters into spaces, and it composes the common pairs; on the built-in
+  corpus (Qwen2.5, NFC) it matches HF on 1155/1163 strings against 1077 for the table
+  (scripts/normalizer_report.py).
+* "table": the code-6 table MNN's own exporter writes: one pass over the text, no composition,
+  controls and zero-width characters become spaces.
+
+What each costs on the device (MNN 3.6.1, `ReplaceNormalizer`, TC:1219-1233): a Replace rule copies
+the text and runs `std::string::find`, which stops at every byte equal to the pattern's first byte.
+A rule therefore costs a fixed part (about 0.15 us per 30 KB, measured with 1,000 rules whose first
+byte never occurs) plus one comparison per occurrence of its first byte; rules anchored on an ASCII
+letter (`e` + U+0301) are the dear ones (about 9 us each on 30 KB of prose).  Measured on the 30 KB
+mixed prompt of scripts/bench_device.py with the Qwen2.5 vocabulary (floor 3.0 ms): the 1,120 NFC
+code-point rules cost 0.40 ms, the code-6 table 0.24 ms, the 941 canonical pairs 1.2 ms (0.9 ms of
+it the ~380 pairs on ASCII bases).  Order does not change the cost (every rule scans the whole
+text), no pair can be pruned (none contains a character an earlier rule maps away, and for a
+byte-level vocabulary every character reaches the model), and patterns must be valid UTF-8 (the
+writer is strict), so a rule cannot be anchored on a rarer byte than its first character's.
+
+Hangul: HF composes conjoining jamo (L V -> LV, LV T -> LVT).  Each composed syllable has to be the
+content of its own rule (contents are whole characters), so exact composition needs 11,172 rules,
+10,773 of them anchored on a precomposed syllable: measured +3 to +7 ms on the mixed prompt and
+about 50x the encode time on 30 KB of Korean text.  It is left out and recorded (normalizer-approx).
+
+NFD/NFKD keep the table: their replacement lists would be 13-17k entries long."""
 
 from __future__ import annotations
 
@@ -17,7 +39,13 @@ from .regex import literal_of
 _TABLE_LOSS = ("per-code-point table: no composition or reordering, and the runtime turns "
                "control and zero-width characters into spaces")
 _COMPOSE_LOSS = ("literal replacements compose canonical pairs in input order only: no reordering of "
-                 "combining marks, no Hangul jamo composition")
+                 "combining marks, no Hangul jamo composition (11,172 more rules: about 50x the encode time "
+                 "on Korean text)")
+# Measured with scripts/bench_device.py (MNN 3.6.1, 30 KB mixed prompt, Qwen2.5 vocabulary): what the
+# Replace form costs over the table form, shown in the lowering's notes and the loss.
+_REPLACES_COST = "about +1.4 ms per 30 KB of text over the table form on MNN 3.6.1 (1.4x the table's encode time)"
+_FAST_LOSS = ("the code-point table (normalizer form 'table'): no composition at all, and the runtime turns "
+              "control and zero-width characters into spaces; the default form costs " + _REPLACES_COST)
 
 
 def lower_normalizer(lw, n, jp: str):
@@ -53,9 +81,14 @@ def lower_normalizer(lw, n, jp: str):
         return None
     if isinstance(n, (N.NFC, N.NFKC)):
         from ..unicode.tables import table
-        out = as_replaces(table(n.kind, progress=lw.progress))
+        entries = table(n.kind, progress=lw.progress)
+        if lw.normalizer_form == "table":
+            lw.did("unicode-table", f"{jp}: {n.kind} as a code-point table (normalizer form 'table')")
+            lw.loss(L.NORMALIZER_TABLE, name, jp, _FAST_LOSS, "e\u0301\u200d")
+            return N.CodepointMap(entries)
+        out = as_replaces(entries)
         lw.did("unicode-replaces", f"{jp}: {n.kind} as {len(out.normalizers)} literal Replace normalizers "
-               "(code points, then canonical pairs)")
+               f"(code points, then canonical pairs); {_REPLACES_COST}")
         lw.loss(L.NORMALIZER_APPROX, name, jp, _COMPOSE_LOSS, "\u1100\u1161")
         return out
     if isinstance(n, (N.NFD, N.NFKD)):
@@ -65,9 +98,15 @@ def lower_normalizer(lw, n, jp: str):
         return N.CodepointMap(table(n.kind, progress=lw.progress))
     if isinstance(n, N.Precompiled):
         from ..unicode.tables import charsmap_table
-        out = as_replaces(charsmap_table(n.precompiled_charsmap))
+        entries = charsmap_table(n.precompiled_charsmap)
+        if lw.normalizer_form == "table":
+            lw.did("charsmap-table", f"{jp}: precompiled charsmap as a code-point table (normalizer form 'table')")
+            lw.loss(L.NORMALIZER_TABLE, name, jp, _FAST_LOSS + "; the charsmap's multi-code-point rules are "
+                    "not carried", "e\u0301\u200d")
+            return N.CodepointMap(entries)
+        out = as_replaces(entries)
         lw.did("charsmap-replaces", f"{jp}: precompiled charsmap as {len(out.normalizers)} literal Replace "
-               "normalizers (its single-code-point rules, then canonical pairs)")
+               f"normalizers (its single-code-point rules, then canonical pairs); {_REPLACES_COST}")
         lw.loss(L.NORMALIZER_APPROX, name, jp, _COMPOSE_LOSS + "; the charsmap's other multi-code-point "
                 "rules are not carried", "\u1100\u1161")
         return out

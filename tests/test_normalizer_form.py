@@ -1,0 +1,76 @@
+"""The two runtime forms of NFC/NFKC/charsmap normalizers (issue 17): Replace rules that compose
+canonical pairs (default) and the code-point table MNN's exporter writes (`normalizer_form="table"`,
+faster, with its loss recorded).  Checked on the real runtime against HF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mtok_export import losses as L
+from mtok_export.ir import normalizers as N
+from mtok_export.lower import lower
+from mtok_export.mtok import write_mtok
+from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.unicode.tables import charsmap_table, table
+from mtok_export.verify.runtime import run_runtime
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared/corpus/tokenizers"
+
+
+def _read(name):
+    if not (CORPUS / name).is_dir():
+        pytest.skip("shared corpus not found next to the repository")
+    return read_model_dir(CORPUS / name)
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    return _read("qwen2.5-instruct")
+
+
+def test_table_form_is_the_nfc_table_with_its_loss(qwen):
+    fast, lw = lower(qwen, normalizer_form="table")
+    assert fast.normalizer == N.CodepointMap(table("NFC"))
+    assert [x.code for x in lw.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_TABLE.code]
+    exact, lw_exact = lower(qwen)
+    assert isinstance(exact.normalizer, N.Sequence) and len(exact.normalizer.normalizers) > 2000
+    assert all(isinstance(r, N.Replace) for r in exact.normalizer.normalizers)
+    assert [x.code for x in lw_exact.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_APPROX.code]
+    assert "1.4x" in " ".join(lw_exact.applied["unicode-replaces"])  # the measured cost is shown
+    assert fast.model == exact.model and fast.pre_tokenizer == exact.pre_tokenizer
+
+
+def test_table_form_of_a_charsmap():
+    t5 = _read("t5-small")
+    fast, lw = lower(t5, normalizer_form="table")
+    assert fast.normalizer == N.CodepointMap(charsmap_table(t5.normalizer.precompiled_charsmap))
+    assert L.NORMALIZER_TABLE.code in {x.code for x in lw.losses}
+
+
+def test_unknown_form_is_refused(qwen):
+    with pytest.raises(ValueError, match="normalizer form"):
+        lower(qwen, normalizer_form="fast")
+
+
+def test_forms_on_the_runtime_against_hf(qwen, tmp_path):
+    """Composition and zero-width characters: the Replace form gives HF's ids, the table form does not;
+    on text that needs neither, both give HF's ids."""
+    from tokenizers import Tokenizer
+
+    hf = Tokenizer.from_file(str(CORPUS / "qwen2.5-instruct" / "tokenizer.json"))
+    plain = ["Hello, world! Привет, мир. 你好，世界。 مرحبا بالعالم", "def f(x):\n    return x ** 2  # ok"]
+    needs = ["cafe\u0301 nai\u0308ve", "a\u200db \U0001F468\u200d\U0001F469", "\u212b ohm \u2126"]
+    out = {}
+    for form in ("replaces", "table"):
+        path = tmp_path / form / "tokenizer.mtok"
+        path.parent.mkdir()
+        path.write_bytes(write_mtok(lower(qwen, normalizer_form=form)[0]))
+        out[form] = run_runtime(path, texts=plain + needs).encodes
+    want = [hf.encode(t, add_special_tokens=False).ids for t in plain + needs]
+    assert out["replaces"] == want
+    assert out["table"][:len(plain)] == want[:len(plain)]
+    n = len(plain)
+    assert out["table"][n + 2] == want[n + 2]  # singletons (U+212B, U+2126) are in the table too
+    assert out["table"][n] != want[n] and out["table"][n + 1] != want[n + 1]
