@@ -37,7 +37,7 @@ FORMATS = {"mtok": "tokenizer.mtok", "txt": "tokenizer.txt"}
 
 
 def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto", progress=None,
-          header_specials: str = "needed", normalizer_form: str = "replaces"):
+          header_specials: str = "needed", normalizer_form: str = "compose"):
     """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).  Whether
     the losses are acceptable is the policy's decision (`policy.decide`)."""
     from .lower import Lowering, lower
@@ -76,7 +76,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
            bos: str = "auto", chat_template: str | None = None, progress=None, pattern: str | None = None,
            special=None, family: str | None = None, fmt: str = "mtok",
            verify: VerifyOptions | None = None, keep_llm_config: bool = False,
-           header_specials: str = "needed", normalizer_form: str = "replaces") -> ExportResult:
+           header_specials: str = "needed", normalizer_form: str = "compose") -> ExportResult:
     """Read, lower, write to a temporary file, verify it on the runtime (unless `verify` is None),
     apply the acceptance policy, and only then replace the output and write its manifest.
 

@@ -124,7 +124,7 @@ def main() -> int:
     ap.add_argument("--only", help="tokenizers whose directory name contains this (comma-separated)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=1, help="measure each file this many times, keep the lowest")
-    ap.add_argument("--normalizer-form", default="replaces", help="our files' normalizer form (replaces, table)")
+    ap.add_argument("--normalizer-form", default="compose", help="our files' normalizer form (compose, no-compose, table)")
     ap.add_argument("--mnn-git", help="a local clone of alibaba/MNN to take the exporter from when offline")
     args = ap.parse_args()
     exporter = mnn_exporter(args.mnn_git)

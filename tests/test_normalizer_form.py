@@ -1,6 +1,7 @@
-"""The two runtime forms of NFC/NFKC/charsmap normalizers (issue 17): Replace rules that compose
-canonical pairs (default) and the code-point table MNN's exporter writes (`normalizer_form="table"`,
-faster, with its loss recorded).  Checked on the real runtime against HF."""
+"""The three runtime forms of NFC/NFKC/charsmap normalizers (issue 17): Replace rules that compose
+canonical pairs (default), the code-point rules alone (`normalizer_form="no-compose"`, faster) and
+the code-point table MNN's exporter writes (`"table"`), each fast form with its loss recorded.
+Checked on the real runtime against HF."""
 
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ def test_table_form_is_the_nfc_table_with_its_loss(qwen):
     assert [x.code for x in lw_exact.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_APPROX.code]
     assert "1.4x" in " ".join(lw_exact.applied["unicode-replaces"])  # the measured cost is shown
     assert fast.model == exact.model and fast.pre_tokenizer == exact.pre_tokenizer
+    singles, lw_singles = lower(qwen, normalizer_form="no-compose")
+    assert singles.normalizer.normalizers == exact.normalizer.normalizers[:len(table("NFC"))]
+    assert [x.code for x in lw_singles.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_APPROX.code]
+    assert "no-compose" in next(x.reason for x in lw_singles.losses if x.kind.layer == "normalizer")
 
 
 def test_table_form_of_a_charsmap():
@@ -55,23 +60,26 @@ def test_unknown_form_is_refused(qwen):
 
 
 def test_forms_on_the_runtime_against_hf(qwen, tmp_path):
-    """Composition and zero-width characters: the Replace form gives HF's ids, the table form does not;
-    on text that needs neither, both give HF's ids."""
+    """Composition and zero-width characters: the default form gives HF's ids; without composition,
+    decomposed text differs; the table also turns ZWJ into a space.  On text that needs neither, every
+    form gives HF's ids."""
     from tokenizers import Tokenizer
 
     hf = Tokenizer.from_file(str(CORPUS / "qwen2.5-instruct" / "tokenizer.json"))
     plain = ["Hello, world! Привет, мир. 你好，世界。 مرحبا بالعالم", "def f(x):\n    return x ** 2  # ok"]
     needs = ["cafe\u0301 nai\u0308ve", "a\u200db \U0001F468\u200d\U0001F469", "\u212b ohm \u2126"]
     out = {}
-    for form in ("replaces", "table"):
+    for form in ("compose", "no-compose", "table"):
         path = tmp_path / form / "tokenizer.mtok"
         path.parent.mkdir()
         path.write_bytes(write_mtok(lower(qwen, normalizer_form=form)[0]))
         out[form] = run_runtime(path, texts=plain + needs).encodes
     want = [hf.encode(t, add_special_tokens=False).ids for t in plain + needs]
-    assert out["replaces"] == want
-    assert out["table"][:len(plain)] == want[:len(plain)]
+    assert out["compose"] == want
     n = len(plain)
+    assert out["no-compose"][:n] == want[:n] and out["no-compose"][n + 1:] == want[n + 1:]
+    assert out["no-compose"][n] != want[n]  # cafe + U+0301 stays decomposed
+    assert out["table"][:len(plain)] == want[:len(plain)]
     assert out["table"][n + 2] == want[n + 2]  # singletons (U+212B, U+2126) are in the table too
     assert out["table"][n] != want[n] and out["table"][n + 1] != want[n + 1]
 

@@ -33,11 +33,13 @@ def export(
                                                  "list that the runtime scans at every byte (the others are still "
                                                  "split out); all: every special token (slower encode).")] = "needed",
     normalizer_form: Annotated[str, typer.Option("--normalizer-form", help="NFC/NFKC/SentencePiece charsmap "
-                                                 "normalizers as replaces: one literal Replace per changed code "
-                                                 "point and per canonical pair (composes; about 1.4x the encode "
-                                                 "time of the table form) or table: one code-point table, MNN's own "
-                                                 "form (fast; no composition, controls become spaces: the "
-                                                 "normalizer-table loss).")] = "replaces",
+                                                 "normalizers as compose: one literal Replace per changed code point "
+                                                 "and per canonical pair (closest to HF; on MNN 3.6.1 an NFC "
+                                                 "tokenizer encodes about 1.4x slower than with no-compose); "
+                                                 "no-compose: the code-point rules only (decomposed input stays "
+                                                 "decomposed); table: MNN's own code-point table (as fast as "
+                                                 "no-compose for NFC; controls and zero-width characters become "
+                                                 "spaces).")] = "compose",
     keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", help="In an MNN model folder, leave "
                                                   "llm_config.json's jinja block as it is (the engine then uses that "
                                                   "template and EOS, and verification renders through it) "

@@ -12,7 +12,7 @@ from ..losses import Loss, LossKind
 TARGETS = ("mnn-3.6", "mnn-3.5", "mnn-head")
 BOS_POLICIES = ("auto", "prefix", "none")
 HEADER_SPECIALS = ("needed", "all")
-NORMALIZER_FORMS = ("replaces", "table")  # see normalizers.lower_normalizer
+NORMALIZER_FORMS = ("compose", "no-compose", "table")  # see lower/normalizers.py
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Lowering:
     progress: object = None  # progress(done, total) while a Unicode table is built cold
     cleared_bos: str = ""  # BOS text taken out of the embedded template (the header prefix adds it)
     chat_original: str = ""  # the chat template as read, when lowering rewrote it (for the manifest)
-    normalizer_form: str = "replaces"  # NFC/NFKC/charsmap: Replace rules with composition, or the fast table
+    normalizer_form: str = "compose"  # NFC/NFKC/charsmap: one of NORMALIZER_FORMS
 
     def loss(self, kind: LossKind, component: str, json_path: str, reason: str, example: str = "",
              trigger: str | tuple[str, ...] = (), patch: tuple[str, object] | None = None, pattern: str = ""):
@@ -64,11 +64,12 @@ def lint_chat_template(lw: Lowering, text: str) -> str:
 
 
 def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header_specials: str = "needed",
-          normalizer_form: str = "replaces"):
+          normalizer_form: str = "compose"):
     """-> (lowered Tokenizer, Lowering).  Raises nothing for lossy input: read `.losses`.
     `header_specials`: "all" lists every special token in the header (see `models.header_specials`).
-    `normalizer_form`: "table" writes NFC/NFKC/charsmap normalizers as one code-point table (faster on
-    the device, no composition; see `normalizers.lower_normalizer`)."""
+    `normalizer_form`: how NFC/NFKC/charsmap normalizers are written: "compose" (Replace rules per code
+    point and per canonical pair), "no-compose" (the code-point rules only: faster on the device) or
+    "table" (MNN's code-point table); see lower/normalizers.py."""
     from . import decoders, models, normalizers, pre_tokenizers, processors
 
     if target not in TARGETS:

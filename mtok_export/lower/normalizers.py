@@ -1,12 +1,14 @@
 """Normalizer lowering (spec 2.3, 3.1).
 
-NFC, NFKC and SentencePiece charsmaps have two runtime forms; `lower(normalizer_form=...)` chooses.
+NFC, NFKC and SentencePiece charsmaps have three runtime forms; `lower(normalizer_form=...)` chooses.
 
-* "replaces" (default): a Sequence of literal Replace normalizers, one per changed code point, then
+* "compose" (default): a Sequence of literal Replace normalizers, one per changed code point, then
   one per canonical pair (base + mark -> composite).  Unlike the code-6 table this does not turn
   control and zero-width characters into spaces, and it composes the common pairs; on the built-in
   corpus (Qwen2.5, NFC) it matches HF on 1155/1163 strings against 1077 for the table
   (scripts/normalizer_report.py).
+* "no-compose": the code-point rules only.  Decomposed input stays decomposed; everything else is
+  as with "compose".
 * "table": the code-6 table MNN's own exporter writes: one pass over the text, no composition,
   controls and zero-width characters become spaces.
 
@@ -14,18 +16,25 @@ What each costs on the device (MNN 3.6.1, `ReplaceNormalizer`, TC:1219-1233): a 
 the text and runs `std::string::find`, which stops at every byte equal to the pattern's first byte.
 A rule therefore costs a fixed part (about 0.15 us per 30 KB, measured with 1,000 rules whose first
 byte never occurs) plus one comparison per occurrence of its first byte; rules anchored on an ASCII
-letter (`e` + U+0301) are the dear ones (about 9 us each on 30 KB of prose).  Measured on the 30 KB
-mixed prompt of scripts/bench_device.py with the Qwen2.5 vocabulary (floor 3.0 ms): the 1,120 NFC
-code-point rules cost 0.40 ms, the code-6 table 0.24 ms, the 941 canonical pairs 1.2 ms (0.9 ms of
-it the ~380 pairs on ASCII bases).  Order does not change the cost (every rule scans the whole
-text), no pair can be pruned (none contains a character an earlier rule maps away, and for a
-byte-level vocabulary every character reaches the model), and patterns must be valid UTF-8 (the
-writer is strict), so a rule cannot be anchored on a rarer byte than its first character's.
+letter (`e` + U+0301) are the dear ones (about 9 us each on 30 KB of prose).  On the 30 KB mixed
+prompt of scripts/bench_device.py with the Qwen2.5 vocabulary (floor without normalizer 3.37 ms,
+min of 40 runs): the 1,120 NFC code-point rules cost +0.36 ms ("no-compose"), the code-6 table
++0.31 ms ("table"), both with the 941 canonical pairs +1.71 ms ("compose"; about 0.9 ms of it the
+~380 pairs on ASCII bases).  For a Unigram vocabulary (ChatGLM, T5) the model's own time (70-130 ms)
+hides the difference.  Order does not change the cost (every rule scans the whole text); no rule
+can be pruned (no pair contains a character an earlier rule maps away, and for a byte-level
+vocabulary every character reaches the model); and patterns must be valid UTF-8 (the writer is
+strict), so a rule cannot be anchored on a rarer byte than its first character's lead byte.
 
-Hangul: HF composes conjoining jamo (L V -> LV, LV T -> LVT).  Each composed syllable has to be the
-content of its own rule (contents are whole characters), so exact composition needs 11,172 rules,
-10,773 of them anchored on a precomposed syllable: measured +3 to +7 ms on the mixed prompt and
-about 50x the encode time on 30 KB of Korean text.  It is left out and recorded (normalizer-approx).
+Hangul: HF composes conjoining jamo (L V -> LV, LV T -> LVT).  A rule's content is whole
+characters, so every composed syllable needs a rule of its own: 11,172 rules, 10,773 of them
+anchored on a precomposed syllable.  Measured: +3 to +7 ms on the mixed prompt and about 50x the
+encode time on 30 KB of Korean text, so it is left out and recorded (normalizer-approx).
+
+SentencePiece charsmaps: HF's `Precompiled` replaces a whole grapheme of under 6 bytes by the
+mapping of its shortest mapped prefix, so Vietnamese NFD `e` U+0302 U+0301 becomes `ê` (the acute
+is lost) where sentencepiece and these rules give `ế`.  Reproducing that would take a rule per pair
+and following mark (about 10^5 rules); the difference is recorded (normalizer-approx).
 
 NFD/NFKD keep the table: their replacement lists would be 13-17k entries long."""
 
@@ -41,11 +50,13 @@ _TABLE_LOSS = ("per-code-point table: no composition or reordering, and the runt
 _COMPOSE_LOSS = ("literal replacements compose canonical pairs in input order only: no reordering of "
                  "combining marks, no Hangul jamo composition (11,172 more rules: about 50x the encode time "
                  "on Korean text)")
-# Measured with scripts/bench_device.py (MNN 3.6.1, 30 KB mixed prompt, Qwen2.5 vocabulary): what the
-# Replace form costs over the table form, shown in the lowering's notes and the loss.
-_REPLACES_COST = "about +1.4 ms per 30 KB of text over the table form on MNN 3.6.1 (1.4x the table's encode time)"
-_FAST_LOSS = ("the code-point table (normalizer form 'table'): no composition at all, and the runtime turns "
-              "control and zero-width characters into spaces; the default form costs " + _REPLACES_COST)
+_NO_COMPOSE_LOSS = ("normalizer form 'no-compose': decomposed input is not composed (the default form "
+                    "composes canonical pairs at about 1.4x this form's encode time for an NFC tokenizer)")
+_FAST_LOSS = ("normalizer form 'table': no composition, and the runtime turns control and zero-width characters "
+              "into spaces (the default form composes canonical pairs at about 1.4x this form's encode time "
+              "for an NFC tokenizer)")
+_CHARSMAP_LOSS = ("; the charsmap's other multi-code-point rules are not carried, and HF maps a short grapheme by "
+                  "its first mapped prefix only")
 
 
 def lower_normalizer(lw, n, jp: str):
@@ -81,16 +92,7 @@ def lower_normalizer(lw, n, jp: str):
         return None
     if isinstance(n, (N.NFC, N.NFKC)):
         from ..unicode.tables import table
-        entries = table(n.kind, progress=lw.progress)
-        if lw.normalizer_form == "table":
-            lw.did("unicode-table", f"{jp}: {n.kind} as a code-point table (normalizer form 'table')")
-            lw.loss(L.NORMALIZER_TABLE, name, jp, _FAST_LOSS, "e\u0301\u200d")
-            return N.CodepointMap(entries)
-        out = as_replaces(entries)
-        lw.did("unicode-replaces", f"{jp}: {n.kind} as {len(out.normalizers)} literal Replace normalizers "
-               f"(code points, then canonical pairs); {_REPLACES_COST}")
-        lw.loss(L.NORMALIZER_APPROX, name, jp, _COMPOSE_LOSS, "\u1100\u1161")
-        return out
+        return _unicode_form(lw, table(n.kind, progress=lw.progress), name, jp, n.kind, "unicode")
     if isinstance(n, (N.NFD, N.NFKD)):
         from ..unicode.tables import table
         lw.did("unicode-table", f"{jp}: {n.kind} as a code-point table")
@@ -98,22 +100,28 @@ def lower_normalizer(lw, n, jp: str):
         return N.CodepointMap(table(n.kind, progress=lw.progress))
     if isinstance(n, N.Precompiled):
         from ..unicode.tables import charsmap_table
-        entries = charsmap_table(n.precompiled_charsmap)
-        if lw.normalizer_form == "table":
-            lw.did("charsmap-table", f"{jp}: precompiled charsmap as a code-point table (normalizer form 'table')")
-            lw.loss(L.NORMALIZER_TABLE, name, jp, _FAST_LOSS + "; the charsmap's multi-code-point rules are "
-                    "not carried", "e\u0301\u200d")
-            return N.CodepointMap(entries)
-        out = as_replaces(entries)
-        lw.did("charsmap-replaces", f"{jp}: precompiled charsmap as {len(out.normalizers)} literal Replace "
-               f"normalizers (its single-code-point rules, then canonical pairs); {_REPLACES_COST}")
-        lw.loss(L.NORMALIZER_APPROX, name, jp, _COMPOSE_LOSS + "; the charsmap's other multi-code-point "
-                "rules are not carried", "\u1100\u1161")
-        return out
+        return _unicode_form(lw, charsmap_table(n.precompiled_charsmap), name, jp, "precompiled charsmap",
+                             "charsmap", _CHARSMAP_LOSS)
     if isinstance(n, (N.BertNormalizer, N.Lowercase, N.StripAccents)):
         return _bert(lw, n, jp, name)
     lw.loss(L.NORMALIZER_DROPPED, name, jp, "no runtime normalizer does this; dropped")
     return None
+
+
+def _unicode_form(lw, entries, name: str, jp: str, what: str, pass_name: str, extra: str = ""):
+    """A per-code-point normalization (NFC/NFKC table or charsmap) in the chosen form."""
+    form = lw.normalizer_form
+    if form == "table":
+        lw.did(f"{pass_name}-table", f"{jp}: {what} as a code-point table (normalizer form 'table')")
+        lw.loss(L.NORMALIZER_TABLE, name, jp, _FAST_LOSS + extra, "e\u0301\u200d")
+        return N.CodepointMap(entries)
+    out = as_replaces(entries, compose=form == "compose")
+    lw.did(f"{pass_name}-replaces", f"{jp}: {what} as {len(out.normalizers)} literal Replace normalizers ("
+           + ("code points, then canonical pairs; about 1.4x the encode time of form 'no-compose' for NFC)"
+              if form == "compose" else "code points only: normalizer form 'no-compose')"))
+    lw.loss(L.NORMALIZER_APPROX, name, jp, (_COMPOSE_LOSS if form == "compose" else _NO_COMPOSE_LOSS) + extra,
+            "\u1100\u1161" if form == "compose" else "e\u0301")
+    return out
 
 
 def _bert(lw, n, jp: str, name: str):
@@ -150,11 +158,13 @@ def _bert(lw, n, jp: str, name: str):
     return N.MnnBertNormalizer(clean, chinese, strip, lower, table)
 
 
-def as_replaces(entries) -> N.Sequence:
-    """Replace each mapped code point, then compose canonical pairs (shortest composites first,
-    so multi-step composites build up).  Safe in sequence: outputs never contain a later key."""
+def as_replaces(entries, compose: bool = True) -> N.Sequence:
+    """Replace each mapped code point, then (with `compose`) compose canonical pairs (shortest
+    composites first, so multi-step composites build up).  Safe in sequence: outputs never contain
+    a later key."""
     reps = [N.Replace(Pattern(chr(cp)), to) for cp, to in entries]
-    reps += [N.Replace(Pattern(a), b) for a, b in composition_pairs()]
+    if compose:
+        reps += [N.Replace(Pattern(a), b) for a, b in composition_pairs()]
     return N.Sequence(tuple(reps))
 
 
