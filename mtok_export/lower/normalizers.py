@@ -21,10 +21,11 @@ prompt of scripts/bench_device.py with the Qwen2.5 vocabulary (floor without nor
 min of 40 runs): the 1,120 NFC code-point rules cost +0.36 ms ("no-compose"), the code-6 table
 +0.31 ms ("table"), both with the 941 canonical pairs +1.71 ms ("compose"; about 0.9 ms of it the
 ~380 pairs on ASCII bases).  For a Unigram vocabulary (ChatGLM, T5) the model's own time (70-130 ms)
-hides the difference.  Order does not change the cost (every rule scans the whole text); no rule
-can be pruned (no pair contains a character an earlier rule maps away, and for a byte-level
-vocabulary every character reaches the model); and patterns must be valid UTF-8 (the writer is
-strict), so a rule cannot be anchored on a rarer byte than its first character's lead byte.
+hides the difference.  Order does not change the cost (every rule scans the whole text).  Pruning:
+a pair that holds a character the code-point rules map away can never match and is left out (12
+under NFKC and charsmaps, none under NFC); for a byte-level vocabulary every other rule can change
+the ids.  Patterns must be valid UTF-8 (the writer is strict), so a rule cannot be anchored on a
+rarer byte than its first character's lead byte: the pairs on ASCII bases cannot be made cheaper.
 
 Hangul: HF composes conjoining jamo (L V -> LV, LV T -> LVT).  A rule's content is whole
 characters, so every composed syllable needs a rule of its own: 11,172 rules, 10,773 of them
