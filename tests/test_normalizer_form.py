@@ -39,7 +39,7 @@ def test_table_form_is_the_nfc_table_with_its_loss(qwen):
     assert isinstance(exact.normalizer, N.Sequence) and len(exact.normalizer.normalizers) > 2000
     assert all(isinstance(r, N.Replace) for r in exact.normalizer.normalizers)
     assert [x.code for x in lw_exact.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_APPROX.code]
-    assert "1.4x" in " ".join(lw_exact.applied["unicode-replaces"])  # the measured cost is shown
+    assert "1.3x" in " ".join(lw_exact.applied["unicode-replaces"])  # the measured cost is shown
     assert fast.model == exact.model and fast.pre_tokenizer == exact.pre_tokenizer
     singles, lw_singles = lower(qwen, normalizer_form="no-compose")
     assert singles.normalizer.normalizers == exact.normalizer.normalizers[:len(table("NFC"))]

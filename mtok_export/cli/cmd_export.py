@@ -35,7 +35,7 @@ def export(
     normalizer_form: Annotated[str, typer.Option("--normalizer-form", help="NFC/NFKC/SentencePiece charsmap "
                                                  "normalizers as compose: one literal Replace per changed code point "
                                                  "and per canonical pair (closest to HF; on MNN 3.6.1 an NFC "
-                                                 "tokenizer encodes about 1.4x slower than with no-compose); "
+                                                 "tokenizer encodes about 1.3x slower than with no-compose); "
                                                  "no-compose: the code-point rules only (decomposed input stays "
                                                  "decomposed); table: MNN's own code-point table (as fast as "
                                                  "no-compose for NFC; controls and zero-width characters become "

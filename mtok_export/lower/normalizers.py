@@ -14,14 +14,14 @@ NFC, NFKC and SentencePiece charsmaps have three runtime forms; `lower(normalize
 
 What each costs on the device (MNN 3.6.1, `ReplaceNormalizer`, TC:1219-1233): a Replace rule copies
 the text and runs `std::string::find`, which stops at every byte equal to the pattern's first byte.
-A rule therefore costs a fixed part (about 0.15 us per 30 KB, measured with 1,000 rules whose first
-byte never occurs) plus one comparison per occurrence of its first byte; rules anchored on an ASCII
-letter (`e` + U+0301) are the dear ones (about 9 us each on 30 KB of prose).  On the 30 KB mixed
-prompt of scripts/bench_device.py with the Qwen2.5 vocabulary (floor without normalizer 3.37 ms,
-min of 40 runs): the 1,120 NFC code-point rules cost +0.36 ms ("no-compose"), the code-6 table
-+0.31 ms ("table"), both with the 941 canonical pairs +1.71 ms ("compose"; about 0.9 ms of it the
-~380 pairs on ASCII bases).  For a Unigram vocabulary (ChatGLM, T5) the model's own time (70-130 ms)
-hides the difference.  Order does not change the cost (every rule scans the whole text).  Pruning:
+A rule therefore costs a fixed part (a copy and a memchr of the text) plus one comparison per
+occurrence of its first byte; rules anchored on an ASCII letter (`e` + U+0301) are the dear ones.
+The code-6 table is one decoding pass with a binary search per code point.  Measured with
+scripts/bench_device.py (CPU time of `tokenizer_encode` on its 30 KB mixed prompt, Qwen2.5
+vocabulary, median of 5, best of 3 rounds): without normalizer and header list 2.38 ms; "table"
+3.77 ms, "no-compose" (1,120 rules) 3.87 ms, "compose" (2,061 rules) 5.15 ms, i.e. 1.33x
+"no-compose"; MNN's exporter's own file 2.62 ms.  For a Unigram vocabulary (ChatGLM, T5) the
+model's own time hides the difference.  Order does not change the cost (every rule scans the whole text).  Pruning:
 a pair that holds a character the code-point rules map away can never match and is left out (12
 under NFKC and charsmaps, none under NFC); for a byte-level vocabulary every other rule can change
 the ids.  Patterns must be valid UTF-8 (the writer is strict), so a rule cannot be anchored on a
@@ -29,8 +29,12 @@ rarer byte than its first character's lead byte: the pairs on ASCII bases cannot
 
 Hangul: HF composes conjoining jamo (L V -> LV, LV T -> LVT).  A rule's content is whole
 characters, so every composed syllable needs a rule of its own: 11,172 rules, 10,773 of them
-anchored on a precomposed syllable.  Measured: +3 to +7 ms on the mixed prompt and about 50x the
-encode time on 30 KB of Korean text, so it is left out and recorded (normalizer-approx).
+anchored on a precomposed syllable.  No smarter encoding exists: the table and the BERT normalizer
+map one code point at a time, so a syllable made from two or three input code points is the content
+of a rule of its own, and for precomposed LV + T input that rule's pattern starts with the LV
+syllable, which Korean text is full of.  Measured
+(CPU time): 7.53 ms against 5.28 ms for "compose" on the mixed prompt, and 216 ms against 4.15 ms
+on 30 KB of Korean text (52x), so it is left out and recorded (normalizer-approx).
 
 SentencePiece charsmaps: HF's `Precompiled` replaces a whole grapheme of under 6 bytes by the
 mapping of its shortest mapped prefix, so Vietnamese NFD `e` U+0302 U+0301 becomes `ê` (the acute
@@ -49,12 +53,12 @@ from .regex import literal_of
 _TABLE_LOSS = ("per-code-point table: no composition or reordering, and the runtime turns "
                "control and zero-width characters into spaces")
 _COMPOSE_LOSS = ("literal replacements compose canonical pairs in input order only: no reordering of "
-                 "combining marks, no Hangul jamo composition (11,172 more rules: about 50x the encode time "
+                 "combining marks, no Hangul jamo composition (11,172 more rules: 52x the encode time "
                  "on Korean text)")
 _NO_COMPOSE_LOSS = ("normalizer form 'no-compose': decomposed input is not composed (the default form "
-                    "composes canonical pairs at about 1.4x this form's encode time for an NFC tokenizer)")
+                    "composes canonical pairs at about 1.3x this form's encode time for an NFC tokenizer)")
 _FAST_LOSS = ("normalizer form 'table': no composition, and the runtime turns control and zero-width characters "
-              "into spaces (the default form composes canonical pairs at about 1.4x this form's encode time "
+              "into spaces (the default form composes canonical pairs at about 1.3x this form's encode time "
               "for an NFC tokenizer)")
 _CHARSMAP_LOSS = ("; the charsmap's other multi-code-point rules are not carried, and HF maps a short grapheme by "
                   "its first mapped prefix only")
@@ -118,7 +122,7 @@ def _unicode_form(lw, entries, name: str, jp: str, what: str, pass_name: str, ex
         return N.CodepointMap(entries)
     out = as_replaces(entries, compose=form == "compose")
     lw.did(f"{pass_name}-replaces", f"{jp}: {what} as {len(out.normalizers)} literal Replace normalizers ("
-           + ("code points, then canonical pairs; about 1.4x the encode time of form 'no-compose' for NFC)"
+           + ("code points, then canonical pairs; about 1.3x the encode time of form 'no-compose' for NFC)"
               if form == "compose" else "code points only: normalizer form 'no-compose')"))
     lw.loss(L.NORMALIZER_APPROX, name, jp, (_COMPOSE_LOSS if form == "compose" else _NO_COMPOSE_LOSS) + extra,
             "\u1100\u1161" if form == "compose" else "e\u0301")
