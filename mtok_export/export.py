@@ -50,7 +50,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
            bos: str = "auto", chat_template: str | None = None, progress=None, pattern: str | None = None,
            special=None, family: str | None = None, fmt: str = "mtok",
            verify: VerifyOptions | None = None, keep_llm_config: bool = False,
-           header_specials: str = "needed") -> ExportResult:
+           header_specials: str = "needed", normalizer_form: str = "compose") -> ExportResult:
     """Read, lower, write to a temporary file, verify it on the runtime (unless `verify` is None),
     apply the acceptance policy, and only then replace the output and write its manifest.
 
@@ -69,7 +69,8 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
         check_python(verify.python)
     tok = read_source(path, chat_template, pattern=pattern, special=special, family=family)
     output = target_for(fmt, target).output
-    data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress, header_specials=header_specials)
+    data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress, header_specials=header_specials,
+                          normalizer_form=normalizer_form)
     out = Path(output_dir or (path if path.is_dir() else path.parent)) / output.names[0]
     output.check(data, out)  # nothing the strict reader rejects
     result = ExportResult(tok, low, lw, out, len(data), 0.0)
@@ -121,7 +122,8 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
                                      runtime_python=str(verify.python) if verify and verify.python else None,
                                      read_options={"chat_template": chat_template, "pattern": pattern,
                                                    "special": special, "family": family,
-                                                   "header_specials": header_specials})
+                                                   "header_specials": header_specials,
+                                                   "normalizer_form": normalizer_form})
     if folder is not None and folder.llm_config is not None:
         result.manifest["llm_config"] = {
             "path": str(folder.dir / "llm_config.json"),

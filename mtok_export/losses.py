@@ -153,8 +153,9 @@ def _decomposable_or_mark(c: str) -> bool:
 
 # ------------------------------------------------------------------------------------ the kinds
 # Normalizers: the runtime runs the lowered normalizer; `verify.emulate` models it exactly.
-NORMALIZER_TABLE = _kind("normalizer-table", "normalizer", "NFD/NFKD as a code-point table (also maps controls and "
-                         "zero-width characters to spaces)", EDGE, "normalizer", any_input)
+NORMALIZER_TABLE = _kind("normalizer-table", "normalizer", "a Unicode normalizer as a code-point table: no "
+                         "composition, controls and zero-width characters become spaces (NFD/NFKD always; NFC/NFKC/"
+                         "charsmap with normalizer form 'table')", EDGE, "normalizer", any_input)
 NORMALIZER_APPROX = _kind("normalizer-approx", "normalizer", "NFC/NFKC/charsmap as a table plus canonical pairs: "
                           "compositions beyond the pairs are not made", EDGE, "normalizer", any_input)
 BERT_CLEAN = _kind("bert-clean", "normalizer", "BERT clean_text keeps Cf/Co, Zl/Zp differ", EDGE, "normalizer",

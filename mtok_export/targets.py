@@ -29,17 +29,20 @@ class Lowered:
 class Target:
     name: str
     output: Format
-    lower: Callable[..., Lowered]  # (tok, *, bos, progress, header_specials) -> Lowered
+    lower: Callable[..., Lowered]  # (tok, *, bos, progress, header_specials, normalizer_form) -> Lowered
     runtime: str  # what loads and runs the file
 
 
-def _to_mtok(name: str, tok, *, bos: str = "auto", progress=None, header_specials: str = "needed") -> Lowered:
-    low, lw = lower(tok, name, bos, progress, header_specials)
+def _to_mtok(name: str, tok, *, bos: str = "auto", progress=None, header_specials: str = "needed",
+             normalizer_form: str = "compose") -> Lowered:
+    low, lw = lower(tok, name, bos, progress, header_specials, normalizer_form)
     return Lowered(low, low, lw)
 
 
-def _to_legacy(tok, *, bos: str = "auto", progress=None, header_specials: str = "needed") -> Lowered:
-    plan, lw = lower_legacy(tok, bos)  # the header lists of a legacy type are fixed: no header_specials choice
+def _to_legacy(tok, *, bos: str = "auto", progress=None, header_specials: str = "needed",
+               normalizer_form: str = "compose") -> Lowered:
+    # a legacy type's header lists and normalizer are fixed by the type: neither choice applies
+    plan, lw = lower_legacy(tok, bos)
     return Lowered(plan.content, plan.projection, lw)
 
 
@@ -68,9 +71,9 @@ def target_for(fmt: str = "mtok", target: str = "mnn-3.6") -> Target:
 
 
 def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto", progress=None,
-          header_specials: str = "needed"):
+          header_specials: str = "needed", normalizer_form: str = "compose"):
     """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).  Whether
     the losses are acceptable is the policy's decision (`policy.decide`)."""
     t = target_for(fmt, target)
-    low = t.lower(tok, bos=bos, progress=progress, header_specials=header_specials)
+    low = t.lower(tok, bos=bos, progress=progress, header_specials=header_specials, normalizer_form=normalizer_form)
     return t.output.write(low.content), low.ir, low.lowering

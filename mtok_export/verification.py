@@ -55,7 +55,8 @@ def prepare(file: Path, against=None, target=None, bos=None):
     if target == "mnn-legacy" or file.suffix == ".txt":
         _, low, lw = build(tok, "txt", bos=bos)
     else:
-        low, lw = lower(tok, target, bos, header_specials=opts.get("header_specials") or "needed")
+        low, lw = lower(tok, target, bos, header_specials=opts.get("header_specials") or "needed",
+                        normalizer_form=opts.get("normalizer_form") or "compose")
     return manifest, tok, low, lw, {**opts, "path": Path(source)}
 
 

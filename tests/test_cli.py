@@ -107,7 +107,7 @@ def test_export_unsupported_component_names_json_path(cli, tmp_path):
     assert code == 2 and "$.pre_tokenizer.pretokenizers[0].type" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("opt", ["--target", "--bos"])
+@pytest.mark.parametrize("opt", ["--target", "--bos", "--header-specials", "--normalizer-form"])
 def test_export_bogus_choice(cli, tmp_path, opt):
     write_dir(tmp_path, LOSSLESS)
     code, _, err = cli("mtok-export", "--path", tmp_path, opt, "bogus", "--no-verify")

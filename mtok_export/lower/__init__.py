@@ -15,6 +15,7 @@ from . import decoders, models, normalizers, pre_tokenizers, processors
 TARGETS = ("mnn-3.6", "mnn-3.5", "mnn-head")
 BOS_POLICIES = ("auto", "prefix", "none")
 HEADER_SPECIALS = ("needed", "all")
+NORMALIZER_FORMS = ("compose", "no-compose", "table")  # see lower/normalizers.py
 
 
 @dataclass
@@ -31,6 +32,7 @@ class Lowering:
     progress: object = None  # progress(done, total) while a Unicode table is built cold
     cleared_bos: str = ""  # BOS text taken out of the embedded template (the header prefix adds it)
     chat_original: str = ""  # the chat template as read, when lowering rewrote it (for the manifest)
+    normalizer_form: str = "compose"  # NFC/NFKC/charsmap: one of NORMALIZER_FORMS
 
     def loss(self, kind: LossKind, component: str, json_path: str, reason: str, example: str = "",
              trigger: str | tuple[str, ...] = (), patch: tuple[str, object] | None = None, pattern: str = ""):
@@ -61,13 +63,19 @@ def lint_chat_template(lw: Lowering, text: str) -> str:
     return lowered.text
 
 
-def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header_specials: str = "needed"):
+def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header_specials: str = "needed",
+          normalizer_form: str = "compose"):
     """-> (lowered Tokenizer, Lowering).  Raises nothing for lossy input: read `.losses`.
-    `header_specials`: "all" lists every special token in the header (see `models.header_specials`)."""
+    `header_specials`: "all" lists every special token in the header (see `models.header_specials`).
+    `normalizer_form`: how NFC/NFKC/charsmap normalizers are written: "compose" (Replace rules per code
+    point and per canonical pair), "no-compose" (the code-point rules only: faster on the device) or
+    "table" (MNN's code-point table); see lower/normalizers.py."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
+    if normalizer_form not in NORMALIZER_FORMS:
+        raise ValueError(f"unknown normalizer form {normalizer_form!r} (known: {', '.join(NORMALIZER_FORMS)})")
     lw = Lowering(target, bos, meta=tok.meta, specials=tuple(t.content for t in tok.added_tokens if t.special),
-                  progress=progress)
+                  progress=progress, normalizer_form=normalizer_form)
     tok = replace(
         tok,
         normalizer=normalizers.lower_normalizer(lw, tok.normalizer, "$.normalizer"),

@@ -1,11 +1,47 @@
 """Normalizer lowering (spec 2.3, 3.1).
 
-NFC, NFKC and SentencePiece charsmaps become a Sequence of literal Replace normalizers: one per
-changed code point, then one per canonical pair (base + mark -> composite).  Unlike the code-6
-table this does not turn control and zero-width characters into spaces, and it composes the
-common pairs; on the built-in corpus (Qwen2.5, NFC) it matches HF on 1155/1163 strings against
-1077 for the table, at no measurable encode cost (scripts/normalizer_report.py).  NFD/NFKD keep
-the table: their replacement lists would be 13-17k entries long."""
+NFC, NFKC and SentencePiece charsmaps have three runtime forms; `lower(normalizer_form=...)` chooses.
+
+* "compose" (default): a Sequence of literal Replace normalizers, one per changed code point, then
+  one per canonical pair (base + mark -> composite).  Unlike the code-6 table this does not turn
+  control and zero-width characters into spaces, and it composes the common pairs; on the built-in
+  corpus (Qwen2.5, NFC) it matches HF on 1155/1163 strings against 1077 for the table
+  (scripts/normalizer_report.py).
+* "no-compose": the code-point rules only.  Decomposed input stays decomposed; everything else is
+  as with "compose".
+* "table": the code-6 table MNN's own exporter writes: one pass over the text, no composition,
+  controls and zero-width characters become spaces.
+
+What each costs on the device (MNN 3.6.1, `ReplaceNormalizer`, TC:1219-1233): a Replace rule copies
+the text and runs `std::string::find`, which stops at every byte equal to the pattern's first byte.
+A rule therefore costs a fixed part (a copy and a memchr of the text) plus one comparison per
+occurrence of its first byte; rules anchored on an ASCII letter (`e` + U+0301) are the dear ones.
+The code-6 table is one decoding pass with a binary search per code point.  Measured with
+scripts/bench_device.py (CPU time of `tokenizer_encode` on its 30 KB mixed prompt, Qwen2.5
+vocabulary, median of 5, best of 3 rounds): without normalizer and header list 2.38 ms; "table"
+3.77 ms, "no-compose" (1,120 rules) 3.87 ms, "compose" (2,061 rules) 5.15 ms, i.e. 1.33x
+"no-compose"; MNN's exporter's own file 2.62 ms.  For a Unigram vocabulary (ChatGLM, T5) the
+model's own time hides the difference.  Order does not change the cost (every rule scans the whole text).  Pruning:
+a pair that holds a character the code-point rules map away can never match and is left out (12
+under NFKC and charsmaps, none under NFC); for a byte-level vocabulary every other rule can change
+the ids.  Patterns must be valid UTF-8 (the writer is strict), so a rule cannot be anchored on a
+rarer byte than its first character's lead byte: the pairs on ASCII bases cannot be made cheaper.
+
+Hangul: HF composes conjoining jamo (L V -> LV, LV T -> LVT).  A rule's content is whole
+characters, so every composed syllable needs a rule of its own: 11,172 rules, 10,773 of them
+anchored on a precomposed syllable.  No smarter encoding exists: the table and the BERT normalizer
+map one code point at a time, so a syllable made from two or three input code points is the content
+of a rule of its own, and for precomposed LV + T input that rule's pattern starts with the LV
+syllable, which Korean text is full of.  Measured
+(CPU time): 7.53 ms against 5.28 ms for "compose" on the mixed prompt, and 216 ms against 4.15 ms
+on 30 KB of Korean text (52x), so it is left out and recorded (normalizer-approx).
+
+SentencePiece charsmaps: HF's `Precompiled` replaces a whole grapheme of under 6 bytes by the
+mapping of its shortest mapped prefix, so Vietnamese NFD `e` U+0302 U+0301 becomes `ê` (the acute
+is lost) where sentencepiece and these rules give `ế`.  Reproducing that would take a rule per pair
+and following mark (about 10^5 rules); the difference is recorded (normalizer-approx).
+
+NFD/NFKD keep the table: their replacement lists would be 13-17k entries long."""
 
 from __future__ import annotations
 
@@ -17,7 +53,15 @@ from .regex import literal_of
 _TABLE_LOSS = ("per-code-point table: no composition or reordering, and the runtime turns "
                "control and zero-width characters into spaces")
 _COMPOSE_LOSS = ("literal replacements compose canonical pairs in input order only: no reordering of "
-                 "combining marks, no Hangul jamo composition")
+                 "combining marks, no Hangul jamo composition (11,172 more rules: 52x the encode time "
+                 "on Korean text)")
+_NO_COMPOSE_LOSS = ("normalizer form 'no-compose': decomposed input is not composed (the default form "
+                    "composes canonical pairs at about 1.3x this form's encode time for an NFC tokenizer)")
+_FAST_LOSS = ("normalizer form 'table': no composition, and the runtime turns control and zero-width characters "
+              "into spaces (the default form composes canonical pairs at about 1.3x this form's encode time "
+              "for an NFC tokenizer)")
+_CHARSMAP_LOSS = ("; the charsmap's other multi-code-point rules are not carried, and HF maps a short grapheme by "
+                  "its first mapped prefix only")
 
 
 def lower_normalizer(lw, n, jp: str):
@@ -53,11 +97,7 @@ def lower_normalizer(lw, n, jp: str):
         return None
     if isinstance(n, (N.NFC, N.NFKC)):
         from ..unicode.tables import table
-        out = as_replaces(table(n.kind, progress=lw.progress))
-        lw.did("unicode-replaces", f"{jp}: {n.kind} as {len(out.normalizers)} literal Replace normalizers "
-               "(code points, then canonical pairs)")
-        lw.loss(L.NORMALIZER_APPROX, name, jp, _COMPOSE_LOSS, "\u1100\u1161")
-        return out
+        return _unicode_form(lw, table(n.kind, progress=lw.progress), name, jp, n.kind, "unicode")
     if isinstance(n, (N.NFD, N.NFKD)):
         from ..unicode.tables import table
         lw.did("unicode-table", f"{jp}: {n.kind} as a code-point table")
@@ -65,16 +105,28 @@ def lower_normalizer(lw, n, jp: str):
         return N.CodepointMap(table(n.kind, progress=lw.progress))
     if isinstance(n, N.Precompiled):
         from ..unicode.tables import charsmap_table
-        out = as_replaces(charsmap_table(n.precompiled_charsmap))
-        lw.did("charsmap-replaces", f"{jp}: precompiled charsmap as {len(out.normalizers)} literal Replace "
-               "normalizers (its single-code-point rules, then canonical pairs)")
-        lw.loss(L.NORMALIZER_APPROX, name, jp, _COMPOSE_LOSS + "; the charsmap's other multi-code-point "
-                "rules are not carried", "\u1100\u1161")
-        return out
+        return _unicode_form(lw, charsmap_table(n.precompiled_charsmap), name, jp, "precompiled charsmap",
+                             "charsmap", _CHARSMAP_LOSS)
     if isinstance(n, (N.BertNormalizer, N.Lowercase, N.StripAccents)):
         return _bert(lw, n, jp, name)
     lw.loss(L.NORMALIZER_DROPPED, name, jp, "no runtime normalizer does this; dropped")
     return None
+
+
+def _unicode_form(lw, entries, name: str, jp: str, what: str, pass_name: str, extra: str = ""):
+    """A per-code-point normalization (NFC/NFKC table or charsmap) in the chosen form."""
+    form = lw.normalizer_form
+    if form == "table":
+        lw.did(f"{pass_name}-table", f"{jp}: {what} as a code-point table (normalizer form 'table')")
+        lw.loss(L.NORMALIZER_TABLE, name, jp, _FAST_LOSS + extra, "e\u0301\u200d")
+        return N.CodepointMap(entries)
+    out = as_replaces(entries, compose=form == "compose")
+    lw.did(f"{pass_name}-replaces", f"{jp}: {what} as {len(out.normalizers)} literal Replace normalizers ("
+           + ("code points, then canonical pairs; about 1.3x the encode time of form 'no-compose' for NFC)"
+              if form == "compose" else "code points only: normalizer form 'no-compose')"))
+    lw.loss(L.NORMALIZER_APPROX, name, jp, (_COMPOSE_LOSS if form == "compose" else _NO_COMPOSE_LOSS) + extra,
+            "\u1100\u1161" if form == "compose" else "e\u0301")
+    return out
 
 
 def _bert(lw, n, jp: str, name: str):
@@ -111,11 +163,20 @@ def _bert(lw, n, jp: str, name: str):
     return N.MnnBertNormalizer(clean, chinese, strip, lower, table)
 
 
-def as_replaces(entries) -> N.Sequence:
-    """Replace each mapped code point, then compose canonical pairs (shortest composites first,
-    so multi-step composites build up).  Safe in sequence: outputs never contain a later key."""
+def as_replaces(entries, compose: bool = True) -> N.Sequence:
+    """Replace each mapped code point, then (with `compose`) compose canonical pairs (shortest
+    composites first, so multi-step composites build up).  Safe in sequence: outputs never contain
+    a later key.  A pair is left out when it can never match: one of its characters is mapped away
+    by the code-point rules and no rule before it writes that character (NFKC: `ſ` + U+0307; 12 of
+    the 941 pairs under NFKC and the T5 charsmap, none under NFC)."""
     reps = [N.Replace(Pattern(chr(cp)), to) for cp, to in entries]
-    reps += [N.Replace(Pattern(a), b) for a, b in composition_pairs()]
+    if compose:
+        keys = {chr(cp) for cp, _ in entries}
+        written = {c for _, to in entries for c in to}
+        for a, b in composition_pairs():
+            if all(c not in keys or c in written for c in a):
+                reps.append(N.Replace(Pattern(a), b))
+                written.update(b)
     return N.Sequence(tuple(reps))
 
 
