@@ -33,7 +33,7 @@ from .export import VerifyOptions
 from .export import export as export_dir
 from .formats import read_source
 from .io import atomic_write
-from .lower import BOS_POLICIES, TARGETS
+from .lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS, TARGETS
 from .manifest import manifest_path, read_manifest, sha256_bytes
 from .model_folder import describe as describe_folder
 from .model_folder import find
@@ -99,23 +99,28 @@ def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = 
            allow_lossy: bool = False, accept=(), accept_file: PathLike | None = None, strict: bool = False,
            bos: str = "auto", chat_template: str | None = None, pattern: str | None = None, special=None,
            family: str | None = None, verify_on_runtime: bool = True, corpus: PathLike | None = None,
-           runtime_python: PathLike | None = None, progress=None):
+           runtime_python: PathLike | None = None, progress=None, header_specials: str = "needed",
+           normalizer_form: str = "compose"):
     """Read any supported input, lower it for `target`, and write `tokenizer.mtok` (or `.txt` with
     `fmt="txt"`) into `output_dir` (default: beside the input) with its manifest, as `mtok-export`
     does: unless `verify_on_runtime=False` the file is verified on the MNN runtime first and only
     replaces the output when it passed.  `allow_lossy`, `accept` (codes), `accept_file` and `strict`
     are the acceptance policy.  -> `export.ExportResult` (path, size, the source and lowered IRs,
     the lowering with its losses and passes, the verify report, the decisions, the manifest).
-    `special` is a dict {token: id} or a list of tokens (rank files)."""
+    `special` is a dict {token: id} or a list of tokens (rank files); `header_specials` and
+    `normalizer_form` are the CLI's `--header-specials` and `--normalizer-form`."""
     _check_choice("--format", fmt, ("mtok", "txt"))
     _check_choice("--target", target, TARGETS)
     _check_choice("--bos", bos, BOS_POLICIES)
+    _check_choice("--header-specials", header_specials, HEADER_SPECIALS)
+    _check_choice("--normalizer-form", normalizer_form, NORMALIZER_FORMS)
     policy = Policy.from_options(accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict)
     options = VerifyOptions(Path(corpus) if corpus else None, Path(runtime_python) if runtime_python else None) \
         if verify_on_runtime else None
     return export_dir(Path(path), Path(output_dir) if output_dir is not None else None, target=target, policy=policy,
                bos=bos, chat_template=chat_template, progress=progress, pattern=pattern, special=special,
-               family=family, fmt=fmt, verify=options)
+               family=family, fmt=fmt, verify=options, header_specials=header_specials,
+               normalizer_form=normalizer_form)
 
 
 def verify(file: PathLike, against: PathLike | None = None, *, target: str | None = None, bos: str | None = None,

@@ -60,11 +60,22 @@ def test_lossy_export_raises_loss_error_with_exit_code_3(tmp_path):
 
 @pytest.mark.parametrize("kwargs,message", [({"target": "mnn-9"}, "--target 'mnn-9'"),
                                             ({"fmt": "gguf"}, "--format 'gguf'"),
-                                            ({"bos": "maybe"}, "--bos 'maybe'")])
+                                            ({"bos": "maybe"}, "--bos 'maybe'"),
+                                            ({"header_specials": "some"}, "--header-specials 'some'"),
+                                            ({"normalizer_form": "fast"}, "--normalizer-form 'fast'")])
 def test_bad_choices_are_input_errors(tmp_path, kwargs, message):
     with pytest.raises(InputError, match=message) as info:
         export(SAMPLES / "bert-wordpiece", tmp_path, **kwargs)
     assert info.value.exit_code == 2
+
+
+def test_export_takes_the_lowering_choices(tmp_path):
+    """The API passes `header_specials` and `normalizer_form` through, as the CLI flags do."""
+    r = export(SAMPLES / "qwen-bpe", tmp_path, allow_lossy=True, verify_on_runtime=False, normalizer_form="table",
+               header_specials="all")
+    assert r.manifest["read_options"]["normalizer_form"] == "table"
+    assert r.manifest["read_options"]["header_specials"] == "all"
+    assert "normalizer-table" in {x.code for x in r.lowering.losses}
 
 
 def test_convert_refuses_to_overwrite_without_force(tmp_path):
