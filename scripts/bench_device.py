@@ -13,7 +13,10 @@ MNN's exporter is never part of this repository: it is read from the cache direc
 on first use from GitHub or, offline, from a local MNN clone (`--mnn-git DIR`).
 
     python scripts/bench_device.py [--only NAME,...] [--repeat 5] [--rounds 1] [--normalizer-form table]
-                                   [--mnn-git DIR]"""
+                                   [--mnn-git DIR] [--many-specials 800]
+
+The last row is DeepSeek-V3-style: Llama-3 with special tokens added up to `--many-specials` (the
+reason header special lists matter: the runtime scans them at every byte)."""
 
 from __future__ import annotations
 
@@ -130,6 +133,8 @@ def main() -> int:
                     help="cpu: the encoding thread's CPU time (default: other load on the machine does not count)")
     ap.add_argument("--normalizer-form", default="compose", help="our files' normalizer form (compose, no-compose, table)")
     ap.add_argument("--mnn-git", help="a local clone of alibaba/MNN to take the exporter from when offline")
+    ap.add_argument("--many-specials", type=int, default=800, metavar="N",
+                    help="add a DeepSeek-V3-style row: Llama-3 with N special tokens in all (0: none)")
     args = ap.parse_args()
     exporter = mnn_exporter(args.mnn_git)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as f:
@@ -138,7 +143,11 @@ def main() -> int:
     print(f"{'tokenizer':28} {'MNN exporter ms':>15} {'ours ms':>8} {'ratio':>6} {'floor ms':>9}")
     ratios = []
     only = args.only.split(",") if args.only else None
-    for d in sorted(p for p in CORPUS.iterdir() if (p / "tokenizer.json").is_file()):
+    dirs = [d for d in sorted(CORPUS.iterdir()) if (d / "tokenizer.json").is_file()]
+    synthetic = tempfile.TemporaryDirectory()
+    if args.many_specials:
+        dirs.append(many_specials(CORPUS / "meta-llama-3-8b-instruct", args.many_specials, Path(synthetic.name)))
+    for d in dirs:
         if only and not any(o in d.name for o in only):
             continue
         ours, _ = lower(read_model_dir(d), normalizer_form=args.normalizer_form)
@@ -163,7 +172,30 @@ def main() -> int:
         print(f"ratio ours / MNN exporter: median {statistics.median(ratios):.2f}, max {max(ratios):.2f} "
               f"({len(ratios)} tokenizers)")
     text_file.unlink()
+    synthetic.cleanup()
     return 0
+
+
+def many_specials(src: Path, total: int, tmp: Path) -> Path:
+    """A copy of `src` with special tokens added until it has `total` (DeepSeek-V3 has about 800:
+    `<｜place▁holder▁no▁K｜>` reserved tokens), in tokenizer.json and tokenizer_config.json alike."""
+    out = tmp / f"llama-3-{total}-specials"
+    out.mkdir()
+    tj = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))
+    cfg = json.loads((src / "tokenizer_config.json").read_text(encoding="utf-8"))
+    have = [t for t in tj["added_tokens"] if t["special"]]
+    next_id = max(t["id"] for t in tj["added_tokens"]) + 1
+    for k in range(max(0, total - len(have))):
+        tok = {"id": next_id + k, "content": f"<\uff5cplace\u2581holder\u2581no\u2581{k}\uff5c>", "single_word": False,
+               "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+        tj["added_tokens"].append(tok)
+        cfg.setdefault("added_tokens_decoder", {})[str(tok["id"])] = {k2: v for k2, v in tok.items() if k2 != "id"}
+    (out / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False), encoding="utf-8")
+    (out / "tokenizer_config.json").write_text(json.dumps(cfg, ensure_ascii=False), encoding="utf-8")
+    for extra in ("special_tokens_map.json", "generation_config.json", "config.json"):
+        if (src / extra).is_file():
+            (out / extra).write_bytes((src / extra).read_bytes())
+    return out
 
 
 if __name__ == "__main__":
