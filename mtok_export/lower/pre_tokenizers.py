@@ -11,7 +11,7 @@ from .. import losses as L
 from ..ir import Pattern
 from ..ir.paths import REMOVE
 from ..ir import pre_tokenizers as P
-from .regex import escape, problems
+from .regex import escape, for_runtime
 
 # HF Whitespace is /\w+|[^\w\s]+/ with Oniguruma's \w, which includes marks; the runtime's does not.
 WORD = r"[\w\p{M}]+|[^\w\p{M}\s]+"
@@ -109,12 +109,15 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     if behavior == "MergedWithPrevious":
         lw.loss(L.MERGED_WITH_PREVIOUS, name, jp, "MergedWithPrevious merges consecutive matches differently in the runtime",
                 "a-b--c-", pattern=pattern)
-    for why in problems(pattern):
+    written, whys = for_runtime(pattern)
+    if written != pattern:
+        lw.did("regex-rewrite", f"{jp}: /{pattern}/ written as /{written}/ (the same matches on the runtime's engine)")
+    for why in whys:
         lw.loss(L.REGEX_UNSUPPORTED, name, jp, f"pattern /{pattern}/: {why}", pattern=pattern)
-    if re.search(r"(?<!\\)(?:\\\\)*\\[sS]", pattern):
+    if re.search(r"(?<!\\)(?:\\\\)*\\[sS]", written):
         lw.loss(L.WHITESPACE_CLASS, name, jp, "the runtime's \\s does not match U+0085, U+2028 or U+2029, which "
                 "Oniguruma's does", "a\u2028b", trigger=("\x85", "\u2028", "\u2029"))
-    return P.Split(Pattern(pattern, True), behavior, p.invert)
+    return P.Split(Pattern(written, True), behavior, p.invert)
 
 
 def uses_regex(p) -> bool:
