@@ -83,7 +83,7 @@ def test_white_space_is_onigurumas_s():
 
 
 @pytest.mark.parametrize("pattern, written", [
-    ("\\s+$", "\\s+(?![^\\n])"),  # fold engine: $ is a literal there
+    ("\\p{L}+$", "\\p{L}+(?![^\\n])"),  # fold engine: $ is a literal there
     ("a\\z|b\\Z", "a(?![^\\n]|\\n)|b(?!\\n?[^\\n]|\\n\\n)"),
     ("\u00e9.", "\u00e9[^\\n]"),  # wregex: ECMAScript's . also stops at \r, U+2028, U+2029
     ("\\S\u00e9", "[^\\t\\n\\v\\f\\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]\u00e9"),
@@ -95,6 +95,28 @@ def test_rewrites_keep_the_engine(pattern, written):
     out, why = for_runtime(pattern)
     assert (out, why) == (written, [])
     assert runs_on_wregex(out) == runs_on_wregex(pattern)
+
+
+WS = "[\\t\\n\\v\\f\\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+
+@pytest.mark.parametrize("pattern, written", [
+    ("\\s+$", WS + "+(?![^\\n])"),
+    ("\\s+(?!\\S)|\\s+", WS + "+(?!" + WS.replace("[", "[^", 1) + ")|" + WS + "+"),
+    ("[^\\s!]+", WS.replace("[", "[^", 1)[:-1] + "!]+"),
+])
+def test_ascii_patterns_with_s_move_to_wregex(pattern, written):
+    """Without \\p{..}, spelling \\s out (its non-ASCII members) moves the pattern to std::wregex,
+    where it matches U+0085, U+2028, U+2029 as Oniguruma does."""
+    assert for_runtime(pattern) == (written, [])
+    assert not runs_on_wregex(pattern) and runs_on_wregex(written)
+
+
+@pytest.mark.parametrize("pattern", ["\\s+(?!\\S)\\d", "\\s+\\p{L}", " (?![\\s\\S])", "[\\r\\n]"])
+def test_patterns_that_stay_on_the_fold_engine(pattern):
+    """\\p{..} keeps a pattern on the fold engine; so does anything std::wregex would run differently
+    (\\d, \\S inside a class), and a pattern without \\s has nothing to gain."""
+    assert not runs_on_wregex(for_runtime(pattern)[0])
 
 
 @pytest.mark.parametrize("pattern, reason", [
@@ -139,9 +161,11 @@ def test_exact_constructs_are_not_reported(pattern):
 @needs_mnn
 def test_rewritten_patterns_match_hf_on_the_runtime(tmp_path):
     """Each rewrite on the real runtime: $ and \\z/\\Z on the fold engine; \\s, \\S and . under
-    std::wregex (the non-ASCII literal keeps each of those patterns there)."""
-    patterns = ["\\s+$", "[!-/]+\\z", "x\\Z", "\\s?[A-Za-z\u00e9]+", "\\S+\u3002", "\u00e9.|[\u4e00-\u9fff]+"]
-    texts = TEXTS + ["x", "ax\n", "x\n\n", "!!", "a!!\n", "\u00e9\u2028\u00e9\r\u00e9a", "\u3000\u3002 \u4e2d\u6587\u3002"]
+    std::wregex (a non-ASCII literal or the spelled-out \\s puts those patterns there)."""
+    patterns = ["\\p{N}+$", "\\s+$", "[!-/]+\\z", "x\\Z", "\\s?[A-Za-z\u00e9]+", "\\S+\u3002", "\u00e9.|[\u4e00-\u9fff]+",
+                "\\s+(?!\\S)"]
+    texts = TEXTS + ["x", "ax\n", "x\n\n", "!!", "a!!\n", "\u00e9\u2028\u00e9\r\u00e9a", "\u3000\u3002 \u4e2d\u6587\u3002",
+                     "12  \n34 \u2028\n56\x85", "a \u2029 \x85b  \u2028"]
     differ, lw = runtime_differs(tmp_path, patterns, texts)
     assert not differ
     assert "regex-rewrite" in lw.applied
