@@ -11,7 +11,7 @@ from .. import losses as L
 from ..ir import Pattern
 from ..ir.paths import REMOVE
 from ..ir import pre_tokenizers as P
-from .regex import escape, for_runtime
+from .regex import escape, for_runtime, runs_on_wregex
 
 # HF Whitespace is /\w+|[^\w\s]+/ with Oniguruma's \w, which includes marks; the runtime's does not.
 WORD = r"[\w\p{M}]+|[^\w\p{M}\s]+"
@@ -120,16 +120,20 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     return P.Split(Pattern(written, True), behavior, p.invert)
 
 
-def uses_regex(p) -> bool:
+def uses_fold_engine(p) -> bool:
+    """Whether a (lowered) pre-tokenizer runs a regex on the runtime's fold engine (std::wregex, which
+    sees the real code points, has no fold markers)."""
     if isinstance(p, P.Sequence):
-        return any(uses_regex(c) for c in p.pretokenizers)
-    return isinstance(p, P.Split) or (isinstance(p, P.ByteLevel) and p.use_regex)
+        return any(uses_fold_engine(c) for c in p.pretokenizers)
+    if isinstance(p, P.Split):
+        return not runs_on_wregex(p.pattern.value)
+    return isinstance(p, P.ByteLevel) and p.use_regex
 
 
 def regex_gaps(lw, p, jp: str):
-    """The runtime's regex engine folds every non-ASCII code point to a byte in \\x01-\\x07, so those
+    """The runtime's fold engine folds every non-ASCII code point to a byte in \\x01-\\x07, so those
     input bytes collide with the fold markers (spec 3.3)."""
-    if uses_regex(p):
+    if uses_fold_engine(p):
         lw.loss(L.REGEX_CONTROL, "pre_tokenizer (regex)", jp,
                 "input characters \\x01-\\x07 collide with the runtime regex engine's category markers",
                 "\x01ctrl")
