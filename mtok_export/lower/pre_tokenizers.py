@@ -53,13 +53,13 @@ def lower_pre_tokenizer(lw, p, jp: str):
         return _metaspace(lw, p, jp, name)
     if isinstance(p, P.Split):
         return _split(lw, p, jp, name)
-    if isinstance(p, P.WhitespaceSplit):  # HF: char::is_whitespace, the White_Space property = Oniguruma's \s
-        pattern = for_runtime(r"\s+")[0]
-        lw.did("whitespace-split", f"{jp}: WhitespaceSplit as Split(/{pattern}/, Removed) (\\s spelled out: std::wregex)")
-        return P.Split(Pattern(pattern, True), "Removed")
-    if isinstance(p, P.Whitespace):
+    if isinstance(p, (P.WhitespaceSplit, P.Whitespace)):
         lw.loss(L.WHITESPACE_CLASS, name, jp, "the runtime's \\s does not match U+0085, U+2028 or U+2029, "
                 "which HF treats as whitespace", "a\x85b", trigger=("\x85", "\u2028", "\u2029"))
+    if isinstance(p, P.WhitespaceSplit):
+        lw.did("whitespace-split", f"{jp}: WhitespaceSplit as Split(/\\s+/, Removed)")
+        return P.Split(Pattern(r"\s+", True), "Removed")
+    if isinstance(p, P.Whitespace):
         lw.did("whitespace", f"{jp}: Whitespace as Split(/{WORD}/, Removed, invert)")
         lw.loss(L.WHITESPACE_WORD, name, jp, "the runtime's \\w matches every number (HF: not No, e.g. \u00b2) and no "
                 "non-ASCII Pc, ZWNJ/ZWJ or circled letters (HF: it does)", "x\u00b2", trigger=word_class_diff())

@@ -3,8 +3,7 @@
 The runtime picks the engine from the pattern text (`use_wregex`, UC:582-593): a pattern with a
 non-ASCII character and no `\\p{`/`\\P{` runs under `std::wregex` (ECMAScript over code points);
 any other runs on its own fold engine, which sees each non-ASCII character only as one of seven
-category bytes.  `for_runtime` keeps the engine the pattern already selects (but moves an ASCII
-pattern with `\\s` and no `\\p{..}` to std::wregex, where `\\s` can be exact) and rewrites the
+category bytes.  `for_runtime` keeps the engine the pattern already selects and rewrites the
 constructs whose meaning differs from Oniguruma's into forms that engine runs as Oniguruma does:
 
 | construct | Oniguruma (HF) | fold engine | std::wregex | written as |
@@ -22,7 +21,13 @@ What has no exact form stays and is reported (`problems`), per construct and wit
   quantifiers drop or change a branch;
 * wregex: `\\d \\w \\b` and POSIX classes follow the C library's classes (`\\d` ASCII only), `(?i:`, lookbehind,
   named and atomic groups and possessive quantifiers are not ECMAScript (the runtime throws).
-* both: `^` (line start) needs a look at the previous character, which neither engine can."""
+* both: `^` (line start) needs a look at the previous character, which neither engine can.
+
+An ASCII pattern with `\\s` could move to std::wregex (spelling `\\s` out adds non-ASCII
+characters) and be exact on U+0085/2028/2029 there, but libstdc++'s std::regex matches
+recursively, one frame per character: on MNN 3.6.1 a match of about 40,000 characters (a run of
+spaces under `[...]+`) kills the process with SIGSEGV, where the fold engine's loop does not
+(tests/test_split_regex.py).  The fold engine's edge loss is the better trade."""
 
 from __future__ import annotations
 
@@ -53,19 +58,9 @@ def runs_on_wregex(pattern: str) -> bool:
 
 def for_runtime(pattern: str) -> tuple[str, list[str]]:
     """`pattern` in the form the runtime's engine for it runs as Oniguruma does, and the reasons it
-    still runs differently (empty: exact).  A pattern stays on the engine it selects, except one for
-    the fold engine with `\\s`/`\\S` and no `\\p{..}`: spelling out `\\s` moves it to std::wregex,
-    where it is exact (the fold engine's \\s lacks U+0085, U+2028, U+2029) when nothing else in it
-    differs there."""
-    written, why = _rewrite(pattern, runs_on_wregex(pattern))
-    if not runs_on_wregex(pattern) and "\\p{" not in pattern and "\\P{" not in pattern:
-        wide, wide_why = _rewrite(pattern, True)
-        if runs_on_wregex(wide) and not wide_why:
-            return wide, []
-    return written, why
-
-
-def _rewrite(pattern: str, wide: bool) -> tuple[str, list[str]]:
+    still runs differently (empty: exact).  The rewrite never moves a pattern to the other engine
+    (see the module docstring: std::wregex overflows its stack on long runs)."""
+    wide = runs_on_wregex(pattern)
     out, why = [], []
 
     def problem(text: str):
