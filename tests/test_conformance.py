@@ -41,7 +41,7 @@ def _ratio(cell: str) -> float:
 # Inputs of the other readers, one row each (reference: HF built from the IR; the GGUF readers'
 # ids are checked against llama.cpp's vectors in test_gguf.py).
 OTHER = [
-    CORPUS / "gguf" / f"ggml-vocab-{n}.gguf" for n in ("gpt-2", "llama-spm", "bert-bge", "deepseek-coder")]
+    CORPUS / "gguf" / f"ggml-vocab-{n}.gguf" for n in ("gpt-2", "llama-spm", "bert-bge", "deepseek-coder", "deepseek-llm")]
 
 
 @pytest.mark.skipif(not DIRS, reason="shared corpus not found next to the repository")

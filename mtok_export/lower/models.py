@@ -20,11 +20,12 @@ def lower_model(lw, tok):
             ("dropout", L.BPE_FIELD, "BPE dropout is not applied", ""),
             ("continuing_subword_prefix", L.BPE_FIELD, "continuing_subword_prefix is not applied", ""),
             ("end_of_word_suffix", L.BPE_FIELD, "end_of_word_suffix (e.g. CLIP's </w>) is not applied", "hello"),
-            ("ignore_merges", L.IGNORE_MERGES, "ignore_merges: the runtime never looks up a whole word first", ""),
         ):
             if getattr(m, field) not in (None, "", 0.0, False):
                 lw.loss(code, name, f"{jp}.{field}", why, example,
-                        patch=(f"{jp}.{field}", False if field == "ignore_merges" else None))
+                        patch=(f"{jp}.{field}", None))
+        if m.ignore_merges:
+            _ignore_merges(lw, m, jp, name)
         if m.unk_token is not None and not m.byte_fallback:
             lw.loss(L.UNK_DROP, name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped to unk",
                     "\U0001fae0", patch=(f"{jp}.unk_token", None))
@@ -52,6 +53,32 @@ def lower_model(lw, tok):
         lw.did("wordlevel-as-wordpiece", f"{jp}: WordLevel as WordPiece with an unmatchable prefix")
         m = M.WordPiece(m.vocab, m.unk_token or "[UNK]", "\x00\x00", 1 << 30)
     return replace(tok, model=m)
+
+
+def _ignore_merges(lw, m, jp: str, name: str):
+    """HF with ignore_merges takes a pre-token that is a vocab word as it is; the runtime always merges.
+    They differ exactly on the vocab words the merges do not rebuild (none: the flag changes nothing).
+    Those words cannot be given extra merges: appended last (the only rank that provably leaves every
+    other vocab word alone), a merge only joins BPE's final pieces, and for each of Llama-3's 588 such
+    words no merge tree over those pieces has all its nodes in the vocab (`ĠViá»ĩt` = ĠVi + á»ĩ + t:
+    neither `ĠViá»ĩ` nor `á»ĩt` is a token); reaching them needs existing merges re-ranked, which
+    changes other words, or new tokens, which the model does not have."""
+    missed = _words_merges_miss(m)
+    if not missed:
+        lw.did("ignore-merges-moot", f"{jp}.ignore_merges: every vocab word is rebuilt by its merges (no effect)")
+        return
+    lw.loss(L.IGNORE_MERGES, name, f"{jp}.ignore_merges", f"ignore_merges: the runtime never looks up a whole word "
+            f"first; {len(missed)} vocab word(s) are merged into other tokens (e.g. {missed[0]!r})",
+            patch=(f"{jp}.ignore_merges", False))
+
+
+def _words_merges_miss(m) -> list[str]:
+    """The vocab words BPE without ignore_merges does not turn into themselves, shortest first."""
+    from tokenizers.models import BPE
+
+    bpe = BPE(vocab=dict(m.vocab), merges=[tuple(x) for x in m.merges], ignore_merges=False)
+    return sorted((w for w in m.vocab if len(w) > 1 and [t.value for t in bpe.tokenize(w)] != [w]),
+                  key=lambda w: (len(w), w))
 
 
 def _byte_piece_scores(lw, m, jp: str):

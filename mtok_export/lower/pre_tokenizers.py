@@ -11,7 +11,7 @@ from .. import losses as L
 from ..ir import Pattern
 from ..ir.paths import REMOVE
 from ..ir import pre_tokenizers as P
-from .regex import escape, problems
+from .regex import escape, for_runtime, runs_on_wregex
 
 # HF Whitespace is /\w+|[^\w\s]+/ with Oniguruma's \w, which includes marks; the runtime's does not.
 WORD = r"[\w\p{M}]+|[^\w\p{M}\s]+"
@@ -109,24 +109,31 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     if behavior == "MergedWithPrevious":
         lw.loss(L.MERGED_WITH_PREVIOUS, name, jp, "MergedWithPrevious merges consecutive matches differently in the runtime",
                 "a-b--c-", pattern=pattern)
-    for why in problems(pattern):
+    written, whys = for_runtime(pattern)
+    if written != pattern:
+        lw.did("regex-rewrite", f"{jp}: /{pattern}/ written as /{written}/ (the same matches on the runtime's engine)")
+    for why in whys:
         lw.loss(L.REGEX_UNSUPPORTED, name, jp, f"pattern /{pattern}/: {why}", pattern=pattern)
-    if re.search(r"(?<!\\)(?:\\\\)*\\[sS]", pattern):
+    if re.search(r"(?<!\\)(?:\\\\)*\\[sS]", written.replace("[\\s\\S]", "")):  # [\s\S]: every character
         lw.loss(L.WHITESPACE_CLASS, name, jp, "the runtime's \\s does not match U+0085, U+2028 or U+2029, which "
                 "Oniguruma's does", "a\u2028b", trigger=("\x85", "\u2028", "\u2029"))
-    return P.Split(Pattern(pattern, True), behavior, p.invert)
+    return P.Split(Pattern(written, True), behavior, p.invert)
 
 
-def uses_regex(p) -> bool:
+def uses_fold_engine(p) -> bool:
+    """Whether a (lowered) pre-tokenizer runs a regex on the runtime's fold engine (std::wregex, which
+    sees the real code points, has no fold markers)."""
     if isinstance(p, P.Sequence):
-        return any(uses_regex(c) for c in p.pretokenizers)
-    return isinstance(p, P.Split) or (isinstance(p, P.ByteLevel) and p.use_regex)
+        return any(uses_fold_engine(c) for c in p.pretokenizers)
+    if isinstance(p, P.Split):
+        return not runs_on_wregex(p.pattern.value)
+    return isinstance(p, P.ByteLevel) and p.use_regex
 
 
 def regex_gaps(lw, p, jp: str):
-    """The runtime's regex engine folds every non-ASCII code point to a byte in \\x01-\\x07, so those
+    """The runtime's fold engine folds every non-ASCII code point to a byte in \\x01-\\x07, so those
     input bytes collide with the fold markers (spec 3.3)."""
-    if uses_regex(p):
+    if uses_fold_engine(p):
         lw.loss(L.REGEX_CONTROL, "pre_tokenizer (regex)", jp,
                 "input characters \\x01-\\x07 collide with the runtime regex engine's category markers",
                 "\x01ctrl")

@@ -1,32 +1,220 @@
-"""What MNN's regex engine (spec 3.3) cannot run as Oniguruma does.  Used to decide whether a
-Split pattern can be written as it is."""
+"""Split patterns for MNN's two regex engines (spec 3.3).
+
+The runtime picks the engine from the pattern text (`use_wregex`, UC:582-593): a pattern with a
+non-ASCII character and no `\\p{`/`\\P{` runs under `std::wregex` (ECMAScript over code points);
+any other runs on its own fold engine, which sees each non-ASCII character only as one of seven
+category bytes.  `for_runtime` keeps the engine the pattern already selects and rewrites the
+constructs whose meaning differs from Oniguruma's into forms that engine runs as Oniguruma does:
+
+| construct | Oniguruma (HF) | fold engine | std::wregex | written as |
+|---|---|---|---|---|
+| `$` | before `\\n` or at the end | the literal `$` | at the end only | `(?![^\\n])` (both) |
+| `\\z` / `\\Z` | end / end or before a final `\\n` | drops the branch / the literal `z` | an error | negative lookaheads (both) |
+| `\\s` `\\S` | Unicode White_Space (25 code points) | ASCII + Zs (no U+0085/2028/2029) | the C++ locale's, ASCII only | wregex: the 25 code points spelled out |
+| `.` | all but `\\n` | all but `\\n` | also not `\\r` `\\u2028` `\\u2029` | wregex: `[^\\n]` |
+
+What has no exact form stays and is reported (`problems`), per construct and with the reason:
+* fold engine: a non-ASCII literal or range is matched as its whole category (`！` = every
+  punctuation mark), so a set of code points that is not a union of whole categories cannot be
+  written at all; `\\d`/`\\w` are the fold categories (all N; L+N+_), not Nd / L+M+Nd+Pc;
+  `\\p{Lu}` is `\\p{L}`; lookbehind, positive lookahead, anchors, back-references, lazy
+  quantifiers drop or change a branch;
+* wregex: `\\d \\w \\b` and POSIX classes follow the C library's classes (`\\d` ASCII only), `(?i:`, lookbehind,
+  named and atomic groups and possessive quantifiers are not ECMAScript (the runtime throws).
+* both: `^` (line start) needs a look at the previous character, which neither engine can.
+
+An ASCII pattern with `\\s` could move to std::wregex (spelling `\\s` out adds non-ASCII
+characters) and be exact on U+0085/2028/2029 there, but libstdc++'s std::regex matches
+recursively, one frame per character: on MNN 3.6.1 a match of about 40,000 characters (a run of
+spaces under `[...]+`) kills the process with SIGSEGV, where the fold engine's loop does not
+(tests/test_split_regex.py).  The fold engine's edge loss is the better trade."""
 
 from __future__ import annotations
 
 import re
 
-# Constructs that drop a whole top-level branch (or crash the runtime when all branches go).
-_UNSUPPORTED = (
-    (re.compile(r"\(\?<[=!]"), "lookbehind"),
-    (re.compile(r"\(\?="), "positive lookahead"),
-    (re.compile(r"\(\?<[A-Za-z]|\(\?P<"), "named group"),
-    (re.compile(r"(?<!\\)(?:\\\\)*\\[bBAZzG]"), "anchor \\b \\B \\A \\Z \\G"),
-    (re.compile(r"(?<!\\)(?:\\\\)*\\[1-9]"), "back-reference"),
-    (re.compile(r"(?<![\\(])[*+?}]\?"), "lazy quantifier (run greedily)"),
-    (re.compile(r"\\[pP]\{(?:L[ultmo]|N[dlo]|P[cdseifo]|S[mcko]|Z[slp]|M[nce]|C[cfson])\}"),
-     "Unicode sub-category (only the first letter counts: \\p{Lu} = \\p{L})"),
-    (re.compile(r"\(\?[a-hj-z]"), "inline flag other than (?i:"),
-)
-
 SPECIAL = set(r"\.^$|?*+()[]{}")
 
+# Oniguruma's \s: Unicode White_Space (checked against HF on every code point in the tests).
+WHITE_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+# The same set inside an ECMAScript class: ASCII controls escaped, the rest literal (a non-ASCII
+# character is what keeps the pattern on std::wregex).
+_WS_CLASS = r"\t\n\v\f\r " + "\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 
-def problems(pattern: str) -> list[str]:
-    """Reasons the runtime would run `pattern` differently; empty when it runs it as written."""
-    out = [why for rx, why in _UNSUPPORTED if rx.search(pattern)]
-    if any(ord(c) > 127 for c in pattern) and "\\p{" not in pattern and "\\P{" not in pattern:
-        out.append("non-ASCII pattern runs under std::wregex (ECMAScript), not Oniguruma")
-    return out
+_EOL = r"(?![^\n])"  # Oniguruma's $: the next character is not one other than \n
+_END = r"(?![^\n]|\n)"  # \z: no next character
+_END_NL = r"(?!\n?[^\n]|\n\n)"  # \Z: at the end, or before a final \n
+
+_SUBCATEGORY = re.compile(r"(?:L[ultmo]|N[dlo]|P[cdseifo]|S[mcko]|Z[slp]|M[nce]|C[cfson])")
+_ESCAPE = re.compile(r"\\(?:[pP]\{[^}]*\}|x\{[^}]*\}|x[0-9A-Fa-f]{0,2}|u[0-9A-Fa-f]{4}|.)", re.S)
+_GROUP = re.compile(r"\((?:\?(?:<[=!]|<|P<|=|!|>|[A-Za-z-]+[:)]|:)?)?")
+_QUANT = re.compile(r"(?:[*+?]|\{\d*(?:,\d*)?\})([?+]?)")
+
+
+def runs_on_wregex(pattern: str) -> bool:
+    """The runtime's engine choice (UC `use_wregex`)."""
+    return any(ord(c) > 127 for c in pattern) and "\\p{" not in pattern and "\\P{" not in pattern
+
+
+def for_runtime(pattern: str) -> tuple[str, list[str]]:
+    """`pattern` in the form the runtime's engine for it runs as Oniguruma does, and the reasons it
+    still runs differently (empty: exact).  The rewrite never moves a pattern to the other engine
+    (see the module docstring: std::wregex overflows its stack on long runs)."""
+    wide = runs_on_wregex(pattern)
+    out, why = [], []
+
+    def problem(text: str):
+        if text not in why:
+            why.append(text)
+
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            tok = _ESCAPE.match(pattern, i).group()
+            out.append(_escape_outside(tok, wide, problem))
+            i += len(tok)
+        elif c == "[":
+            tok, i = _class(pattern, i, wide, problem)
+            out.append(tok)
+        elif c == "(":
+            g = _GROUP.match(pattern, i).group()
+            _group(g, wide, problem)
+            out.append(g)
+            i += len(g)
+        elif c in "*+?{":
+            m = _QUANT.match(pattern, i)
+            if m is None:  # a '{' that is no quantifier is a literal in Oniguruma; escaped for both engines
+                out.append("\\{")
+                i += 1
+                continue
+            if m.group(1) == "+":
+                problem("possessive quantifier")
+            elif m.group(1) == "?" and not wide:
+                problem("lazy quantifier (run greedily)")
+            out.append(m.group())
+            i = m.end()
+        elif c == "$":
+            out.append(_EOL)
+            i += 1
+        elif c == "^":
+            problem("^ (line start) anchor: neither engine can look at the previous character")
+            out.append(c)
+            i += 1
+        elif c == "." and wide:
+            out.append(r"[^\n]")
+            i += 1
+        else:
+            if ord(c) > 127 and not wide:
+                problem(f"non-ASCII {c!r} runs on the fold engine as its whole Unicode category")
+            out.append(c)
+            i += 1
+    return "".join(out), why
+
+
+def _escape_outside(tok: str, wide: bool, problem) -> str:
+    e = tok[1:]
+    if e == "z":
+        return _END
+    if e == "Z":
+        return _END_NL
+    if wide and e == "s":
+        return f"[{_WS_CLASS}]"
+    if wide and e == "S":
+        return f"[^{_WS_CLASS}]"
+    _escape_check(tok, wide, problem)
+    return tok
+
+
+def _escape_check(tok: str, wide: bool, problem) -> None:
+    """Report an escape the engine reads differently from Oniguruma (kept as written)."""
+    e = tok[1:]
+    if e and not e[0].isascii() and not wide:
+        problem(f"non-ASCII {e[0]!r} runs on the fold engine as its whole Unicode category")
+    if not e or not (e[0].isascii() and e[0].isalnum()):
+        return  # an escaped symbol is that character on both engines
+    if e in ("r", "n", "t", "f", "v") or re.fullmatch(r"x[0-9A-Fa-f]{2}", e):
+        return
+    if not wide and e in ("s", "S"):
+        return  # the caller records the whitespace-class loss
+    if not wide and e[0] in "pP":
+        sub = e[2:-1]
+        if _SUBCATEGORY.fullmatch(sub):
+            problem("Unicode sub-category (only the first letter counts: \\p{Lu} = \\p{L})")
+        elif sub[:1] not in ("L", "N", "M", "P", "S", "Z") or len(sub) > 1:
+            problem(f"\\{e[0]}{{{sub}}} is not a category the fold engine knows")
+        return
+    if wide and (re.fullmatch(r"u[0-9A-Fa-f]{4}", e) or e[0] in "123456789"):
+        return  # ECMAScript reads \uHHHH and back-references as Oniguruma does
+    if e[0] in "bBAG":
+        problem("anchor \\b \\B \\A \\G")
+    elif e[0] in "123456789":
+        problem("back-reference")
+    elif e[0] in "dDwW":
+        problem(f"\\{e[0]} is " + ("the C library's class under std::wregex (\\d: ASCII digits; \\w: iswalnum and _)"
+                                    if wide else "the fold engine's class (\\d: every number; \\w: letters, numbers, _)")
+                + ", not Oniguruma's (\\d: Nd; \\w: letters, marks, Nd, Pc)")
+    else:
+        problem(f"escape \\{e} means something else (or nothing) to the runtime's engine")
+
+
+def _class(pattern: str, i: int, wide: bool, problem) -> tuple[str, int]:
+    """The class starting at pattern[i] == '[', rewritten; and the index after it."""
+    out = ["["]
+    j = i + 1
+    if j < len(pattern) and pattern[j] == "^":
+        out.append("^")
+        j += 1
+    first = True
+    while j < len(pattern):
+        c = pattern[j]
+        if c == "]" and not first:
+            out.append("]")
+            return "".join(out), j + 1
+        first = False
+        if c == "\\":
+            tok = _ESCAPE.match(pattern, j).group()
+            j += len(tok)
+            if wide and tok == "\\s":
+                out.append(_WS_CLASS)
+                continue
+            if wide and tok in ("\\S", "\\z", "\\Z"):
+                problem(f"{tok} inside a class")
+            elif tok in ("\\z", "\\Z"):
+                problem(f"{tok} inside a class")
+            else:
+                _escape_check(tok, wide, problem)
+            out.append(tok)
+            continue
+        if c == "[":
+            problem("nested class, POSIX class or class operation (Oniguruma only)")
+        elif c == "&" and pattern.startswith("&&", j):
+            problem("class intersection && (Oniguruma only)")
+        elif ord(c) > 127 and not wide:
+            problem(f"non-ASCII {c!r} runs on the fold engine as its whole Unicode category")
+        out.append(c)
+        j += 1
+    problem("unterminated class")
+    return "".join(out), j
+
+
+def _group(opening: str, wide: bool, problem) -> None:
+    kind = opening[2:]
+    if not opening.startswith("(?") or kind in (":", "!"):
+        return
+    if kind in ("<=", "<!"):
+        problem("lookbehind")
+    elif kind in ("<", "P<"):
+        problem("named group")
+    elif kind == "=":
+        if not wide:
+            problem("positive lookahead")
+    elif kind == ">":
+        problem("atomic group")
+    elif kind == "i:" and not wide:
+        return  # ASCII case folding, as Oniguruma's on every input but U+017F (long s) and U+212A (Kelvin)
+    else:
+        problem(f"inline flag {opening}" + (" (not ECMAScript)" if wide else " other than (?i:"))
 
 
 def escape(literal: str) -> str:
