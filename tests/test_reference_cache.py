@@ -99,3 +99,19 @@ def test_chat_path_renders_are_cached(tmp_path, monkeypatch):
     assert check._reference_renders(src, convs) == fresh
     with pytest.raises(pytest.fail.Exception):  # another template is another key
         check._reference_renders(ChatTemplate(text="x", bos_token="<s>"), convs)
+
+
+def test_bpe_missed_words_are_cached_by_vocabulary_and_merges(tmp_path, monkeypatch):
+    import sys
+
+    from mtok_export.ir import models as M
+    from mtok_export.lower.models import _words_merges_miss
+
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
+    bpe = M.BPE({"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5}, (("b", "c"), ("a", "b")))
+    assert _words_merges_miss(bpe) == ["abc"]  # b+c is merged first; (a, bc) is no merge
+    monkeypatch.setitem(sys.modules, "tokenizers.models", None)  # a recomputation would fail to import
+    assert _words_merges_miss(bpe) == ["abc"]
+    other = M.BPE(bpe.vocab, (("a", "b"), ("b", "c"), ("ab", "c")))
+    with pytest.raises(ImportError):  # other merges: another key
+        _words_merges_miss(other)

@@ -17,7 +17,7 @@ from ..errors import InputError, MtokError
 from ..losses import EDGE, Loss, Severity
 from ..model_folder import jinja_block
 from ..readers.mnn_file import read_mnn_bytes
-from . import cache
+from .. import cache
 from .attribution import Attribution
 from .chat_parity import (
     HANG,

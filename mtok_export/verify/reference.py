@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cache
+from .. import cache
 
 # What `AutoTokenizer.from_pretrained` may read is small; weights are skipped (and never hashed).
 _WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".onnx", ".h5", ".msgpack", ".mnn", ".weight")

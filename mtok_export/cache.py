@@ -1,7 +1,8 @@
 """Results computed from content are cached by content: `cache_dir()/<kind>/<sha256>.json`, the
 key hashing everything the result depends on (file contents, texts, library versions), so a hit is
-what a fresh run would compute.  What is cached: the HF reference (`reference.hf_reference`) and
-transformers' renders of the chat-path conversations (`check`).  A missing, unreadable or broken
+what a fresh run would compute.  What is cached: the HF reference (`verify.reference`),
+transformers' renders of the chat-path conversations (`verify.check`), and the vocabulary words a
+BPE's merges do not rebuild (`lower.models`, for `ignore_merges`).  A missing, unreadable or broken
 entry is recomputed; an unwritable cache only costs the next run the computation."""
 
 from __future__ import annotations
@@ -10,17 +11,19 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..errors import OutputError
-from ..io import atomic_write, cache_dir
+from .errors import OutputError
+from .io import atomic_write, cache_dir
 
 # Bump on any change to what a cached result holds or how it is computed.
 VERSION = 1
 
 
-def key(kind: str, *parts, files=(), dists=()) -> str:
-    """sha256 over `kind`, the JSON of `parts`, the name and content of each of `files`, and the
-    installed version of each distribution in `dists`."""
+def key(kind: str, *parts, files=(), dists=(), blobs=()) -> str:
+    """sha256 over `kind`, the JSON of `parts`, the name and content of each of `files`, the
+    installed version of each distribution in `dists`, and the bytes of each of `blobs`."""
     h = hashlib.sha256(f"{kind} v{VERSION}".encode())
+    for b in blobs:
+        h.update(len(b).to_bytes(8, "little") + b)
     for dist in dists:
         h.update(f"\0{dist} {version(dist)}".encode())
     for f in files:
