@@ -23,7 +23,8 @@ from mtok_export import legacy
 from mtok_export.legacy import bert_txt, hf_txt, tiktoken_txt, text
 from mtok_export.lower.legacy import PLANS
 from mtok_export.readers.bert_vocab import read_bert_vocab
-from mtok_export.readers.gpt2_files import BYTE_CHARS, bytes_to_token, read_gpt2_files, token_to_bytes
+from mtok_export.ir.byte_level import BYTE_CHARS, bytes_to_token, token_to_bytes
+from mtok_export.readers.gpt2_files import read_gpt2_files
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.tiktoken import KNOWN, read_tiktoken
 from mtok_export.verify.corpus import builtin_corpus

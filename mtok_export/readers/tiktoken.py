@@ -52,16 +52,10 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .gpt2_files import (
-    BYTE_CHARS,
-    assemble,
-    bytes_to_token,
-    collect_added,
-    read_side_files,
-)
+from ..ir.byte_level import BYTE_CHARS, bytes_to_token
+from .finish import assemble, collect_added, read_side_files, sha256
 from .hf_json import parse_tokenizer_json
 from .json_value import check_value, load_json, parse_json
-from .model_dir import sha256
 
 _LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
 FILE_NAMES = ("*.tiktoken", "tiktoken.model", "tokenizer.model")

@@ -12,7 +12,7 @@ from functools import lru_cache
 from ..ir import decoders as D
 from ..ir import normalizers as N
 from ..mtok.constants import TABLE_CONTROL_TO_SPACE as _CONTROL
-from ..readers.gpt2_files import token_to_bytes
+from ..ir.byte_level import token_to_bytes
 
 
 def normalize(n, text: str) -> str:

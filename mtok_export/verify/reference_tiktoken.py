@@ -19,6 +19,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from ..readers.finish import sha256
 from .reference import Reference
 from ..writers.hf_json import tokenizer_json_text
 
@@ -28,8 +29,6 @@ def tiktoken_reference(ranks_path, pattern: str, specials: Mapping[str, int], te
                        name: str = "mtok-reference") -> Reference:
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
-
-    from ..readers.model_dir import sha256
 
     path = str(Path(ranks_path))
     # The expected hash keeps tiktoken's path-keyed cache from serving an older file at this path.
