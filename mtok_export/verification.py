@@ -15,7 +15,7 @@ from .model_folder import find
 from .readers.mnn_file import read_mnn_file
 from .targets import TARGETS, build
 from .verify.check import verify
-from .verify.corpus import builtin_chats, builtin_corpus, load_corpus_file
+from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .verify.reference import reference_for
 
 

@@ -19,7 +19,7 @@ from mtok_export.ir import normalizers as N  # noqa: E402
 from mtok_export.lower.normalizers import as_replaces  # noqa: E402
 from mtok_export.unicode.tables import charsmap_table, table  # noqa: E402
 from mtok_export.verify import emulate  # noqa: E402
-from mtok_export.verify.corpus import builtin_corpus, testvector_corpus  # noqa: E402
+from mtok_export.corpus import builtin_corpus, testvector_corpus  # noqa: E402
 
 CONTROL = emulate._CONTROL
 

@@ -68,7 +68,7 @@ def default_341() -> str | None:
 
 
 def samples():
-    from mtok_export.verify.corpus import builtin_corpus
+    from mtok_export.corpus import builtin_corpus
 
     return [s for s in builtin_corpus() if "\x00" not in s.text]
 

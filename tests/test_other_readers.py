@@ -27,7 +27,7 @@ from mtok_export.ir.byte_level import BYTE_CHARS, bytes_to_token, token_to_bytes
 from mtok_export.readers.gpt2_files import read_gpt2_files
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.tiktoken import KNOWN, read_tiktoken
-from mtok_export.verify.corpus import builtin_corpus
+from mtok_export.corpus import builtin_corpus
 from mtok_export.verify.reference_tiktoken import hf_from_ir, hf_ir_reference, nfc, tiktoken_reference
 
 REPO = Path(__file__).resolve().parents[1]

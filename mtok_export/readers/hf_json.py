@@ -17,9 +17,8 @@ from ..errors import UnsupportedError
 from ..ir import REGISTRIES, AddedToken, Pattern
 from ..ir import models as M
 from ..ir.processors import Piece, SpecialToken, TemplateProcessing
+from ..ir.walk import CHILDREN
 
-CHILDREN = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers",
-            "decoder": "decoders", "post_processor": "processors"}
 _SCALARS = {"bool": bool, "int": int, "str": str, "float": (int, float)}
 
 

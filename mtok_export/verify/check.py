@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..corpus import slice_of
 from ..errors import InputError, MtokError
 from ..losses import EDGE, Loss, Severity
 from ..model_folder import jinja_block
@@ -141,7 +142,6 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     on `source_dir/tokenizer.json` for inputs without one (`reference.reference_for`).
     `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
     replaces the embedded template and EOS).  `progress(step)` is told each phase."""
-    from .corpus import slice_of
     from .reference import hf_reference
     from .runtime import run_runtime
 
