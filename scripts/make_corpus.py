@@ -24,11 +24,10 @@ import sys
 import unicodedata
 from pathlib import Path
 
+from mtok_export.corpus import CHAT_TAGS, TAGS
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "mtok_export" / "data"
-sys.path.insert(0, str(ROOT))
-
-from mtok_export.corpus import CHAT_TAGS, TAGS  # noqa: E402
 
 NFD = lambda s: unicodedata.normalize("NFD", s)  # noqa: E731
 NFC = lambda s: unicodedata.normalize("NFC", s)  # noqa: E731

@@ -35,6 +35,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from legacy_runtime import installed_mnn341
+
 from mtok_export.corpus import builtin_corpus
 from mtok_export.ir import normalizers as N
 from mtok_export.legacy import write_content
@@ -49,8 +51,6 @@ from mtok_export.verify.check import TEXT_CHECKS, Check, compare_texts, verify
 from mtok_export.verify.reference import hf_reference
 from mtok_export.verify.reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
 from mtok_export.verify.runtime import run_runtime
-
-from legacy_runtime import installed_mnn341
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared/corpus/tokenizers"

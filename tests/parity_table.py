@@ -12,14 +12,14 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from naive_mapping import naive
+
 from mtok_export.corpus import builtin_chats, builtin_corpus, testvector_corpus
 from mtok_export.formats import read_source
 from mtok_export.lower import Lowering, lower
 from mtok_export.mtok import write_mtok
 from mtok_export.verify.check import verify
 from mtok_export.verify.reference import reference_for
-
-from naive_mapping import naive
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 COLUMNS = ("engine ids", "raw ids", "streaming decode", "chat text", "chat ids", "chat paths", "stop ids")

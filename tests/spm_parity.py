@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from legacy_runtime import installed_mnn341
+
 from mtok_export.corpus import builtin_corpus
 from mtok_export.ir import models as M
 from mtok_export.ir import pre_tokenizers as P
@@ -40,8 +42,6 @@ from mtok_export.verify.reference import reference_for
 from mtok_export.verify.reference_spm import charsmap_normalizer, spm_reference
 from mtok_export.verify.runtime import run_runtime
 from mtok_export.writers.hf_json import to_tokenizer_json
-
-from legacy_runtime import installed_mnn341
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus" / "tokenizers"
