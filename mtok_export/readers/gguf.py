@@ -206,7 +206,6 @@ def _spm(path, k: _Keys, tokens, types, scores, ids, flags) -> Tokenizer:
     """Rebuild the SentencePiece ModelProto and read it like a `.model` file."""
     from sentencepiece import sentencepiece_model_pb2 as pb
 
-
     if scores is None:
         raise InputError(f"{path}: a llama (SentencePiece) tokenizer needs tokenizer.ggml.scores")
     unk = ids.get("unknown", 0)

@@ -14,19 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..corpus import slice_of
+from ..dump.jsonify import id_to_token
 from ..errors import InputError, MtokError
 from ..losses import EDGE, Loss, Severity
 from ..model_folder import jinja_block
+from ..mtok.header import read_header
 from ..readers.mnn_file import read_mnn_bytes
 from . import cache
 from .attribution import Attribution
-from .chat_parity import (
-    HANG,
-    builtin_conversations,
-    prints_parts,
-    reference_render,
-    runtime_renders,
-)
+from .chat_parity import HANG, builtin_conversations, prints_parts, reference_render, runtime_renders
+from .reference import hf_reference
+from .runtime import run_runtime
 
 CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "chat paths",
           "stop ids")
@@ -142,9 +140,6 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     on `source_dir/tokenizer.json` for inputs without one (`reference.reference_for`).
     `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
     replaces the embedded template and EOS).  `progress(step)` is told each phase."""
-    from .reference import hf_reference
-    from .runtime import run_runtime
-
     step = progress or (lambda s: None)
     usable = [s for s in samples if "\x00" not in s.text]
     left_out = len(samples) - len(usable)
@@ -258,9 +253,6 @@ def _stop_checks(check: Check, data: bytes, file_tok, source, lowered, lowering)
     """The file's stop list equals the expected set (the source's eos / end-of-turn ids, each with
     where it came from), and the embedded eos/bos strings are the source's (BOS empty when the
     lowering moved it to the header prefix).  `data`, `file_tok`: the file as read."""
-    from ..dump.jsonify import id_to_token
-    from ..mtok.header import read_header
-
     _, (_, file_stops, _), _ = read_header(data)
     names = id_to_token(lowered)
     expected = {i: src for i, src in getattr(lowering.meta, "stop_sources", ())}

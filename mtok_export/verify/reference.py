@@ -7,6 +7,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..ir import normalizers as N
+from ..ir import pre_tokenizers as P
+from ..readers.sentencepiece import is_sentencepiece
+from ..readers.tiktoken import looks_like_tiktoken
 from . import cache
 
 # What `AutoTokenizer.from_pretrained` may read is small; weights are skipped (and never hashed).
@@ -78,12 +82,8 @@ def reference_for(tok):
     """The reference for an IR not read from a tokenizer.json: `f(texts, chats) -> Reference`
     (sentencepiece for a .model, tiktoken for rank files with the pattern and specials the reader
     chose, HF built from the IR for vocab.json/merges.txt, vocab.txt and legacy .txt), or None when
-    HF on the source's tokenizer.json applies.  Only the sentencepiece reference renders chats."""
-    from ..ir import normalizers as N
-    from ..ir import pre_tokenizers as P
-    from ..readers.sentencepiece import is_sentencepiece
-    from ..readers.tiktoken import looks_like_tiktoken
-
+    HF on the source's tokenizer.json applies.  Only the sentencepiece reference renders chats.
+    (The two reference modules import this one's `Reference`, hence their imports here.)"""
     inputs = [Path(f.path) for f in tok.provenance.inputs]
     if not inputs or inputs[0].name == "tokenizer.json":
         return None

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..readers.finish import sha256
-from .reference import Reference
 from ..writers.hf_json import tokenizer_json_text
+from .reference import Reference, run_hf
 
 
 def tiktoken_reference(ranks_path, pattern: str, specials: Mapping[str, int], texts: Sequence[str], *,
@@ -58,6 +58,4 @@ def hf_from_ir(tok):
 
 def hf_ir_reference(tok, texts: Sequence[str]) -> Reference:
     """`hf_reference` for an IR instead of a tokenizer.json (no chat)."""
-    from .reference import run_hf
-
     return run_hf(hf_from_ir(tok), texts)
