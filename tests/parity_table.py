@@ -19,7 +19,7 @@ from mtok_export.formats import read_source
 from mtok_export.lower import Lowering, lower
 from mtok_export.mtok import write_mtok
 from mtok_export.verify.check import verify
-from mtok_export.verify.reference import reference_for
+from mtok_export.verify.reference_choice import reference_for
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 COLUMNS = ("engine ids", "raw ids", "streaming decode", "chat text", "chat ids", "chat paths", "stop ids")

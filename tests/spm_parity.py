@@ -38,7 +38,7 @@ from mtok_export.lower.processors import single_parts
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.sentencepiece import SPACE, TRAILING_SPACE, read_sentencepiece
 from mtok_export.verify.check import TEXT_CHECKS, Check, compare_texts, verify
-from mtok_export.verify.reference import reference_for
+from mtok_export.verify.reference_choice import reference_for
 from mtok_export.verify.reference_spm import charsmap_normalizer, spm_reference
 from mtok_export.verify.runtime import run_runtime
 from mtok_export.writers.hf_json import to_tokenizer_json

@@ -137,7 +137,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
 
     `source` is the IR as read and `lowered, lowering` its honest lowering (what a correct file
     holds; `lower(source)` again, not the file).  `reference(texts, chats) -> Reference` replaces HF
-    on `source_dir/tokenizer.json` for inputs without one (`reference.reference_for`).
+    on `source_dir/tokenizer.json` for inputs without one (`reference_choice.reference_for`).
     `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
     replaces the embedded template and EOS).  `progress(step)` is told each phase."""
     step = progress or (lambda s: None)

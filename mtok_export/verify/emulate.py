@@ -11,9 +11,9 @@ from functools import lru_cache
 
 from ..ir import decoders as D
 from ..ir import normalizers as N
-from ..mtok.constants import TABLE_CONTROL_TO_SPACE as _CONTROL
 from ..ir.byte_level import token_to_bytes
 from ..ir.walk import members
+from ..mtok.constants import TABLE_CONTROL_TO_SPACE as _CONTROL
 
 
 def normalize(n, text: str) -> str:

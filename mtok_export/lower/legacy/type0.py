@@ -7,7 +7,6 @@ type 0 cannot represent at all: WordPiece/WordLevel, byte-level BPE, non-dense i
 
 from __future__ import annotations
 
-
 from ... import losses as L
 from ...errors import UnsupportedError
 from ...ir import decoders as D
