@@ -33,7 +33,7 @@ samples: setup
 # A longer fuzz run than the suite's (tests/test_fuzz.py); FUZZ_SECONDS per reader.
 FUZZ_SECONDS ?= 60
 fuzz: setup
-	$(BIN)/python scripts/fuzz.py --seconds $(FUZZ_SECONDS)
+	$(BIN)/python tests/fuzz_readers.py --seconds $(FUZZ_SECONDS)
 
 # What the build, the demo and the tests create inside the repository.  The runtime venv the
 # legacy tests use (MNN 3.4.1) lives in the cache directory: `make clean-all` removes that too.

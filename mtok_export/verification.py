@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .errors import InputError
 from .formats import read_source
 from .lower import BOS_POLICIES, lower
@@ -15,8 +16,7 @@ from .model_folder import find
 from .readers.mnn_file import read_mnn_file
 from .targets import TARGETS, build
 from .verify.check import verify
-from .verify.corpus import builtin_chats, builtin_corpus, load_corpus_file
-from .verify.reference import reference_for
+from .verify.reference_choice import reference_for
 
 
 def engine_path(path: Path):

@@ -30,11 +30,11 @@ import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
+from mtok_export.corpus import builtin_corpus, slice_of
 from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.unicode.tables import cache_dir
-from mtok_export.verify.corpus import builtin_corpus, slice_of
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "tokenizers"
 MNN_COMMIT = "4d40bdbd7efb73a58383bb5da867a6f41eb1776e"  # the revision the spec was read from

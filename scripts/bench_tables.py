@@ -14,11 +14,8 @@ import sys
 import tempfile
 import time
 import unicodedata
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mtok_export.unicode import tables as T  # noqa: E402
+from mtok_export.unicode import tables as T
 
 
 def best_ms(fn, repeat: int) -> float:

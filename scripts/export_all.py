@@ -6,17 +6,15 @@ SentencePiece models) exported to `.mtok` (verified on this interpreter's MNN, 3
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-CORPUS = ROOT.parent / "shared" / "corpus" / "tokenizers"
+from mtok_export.errors import LossError, MtokError, VerificationError
+from mtok_export.export import VerifyOptions, export
+from mtok_export.policy import Policy
 
-from mtok_export.errors import LossError, MtokError, VerificationError  # noqa: E402
-from mtok_export.export import VerifyOptions, export  # noqa: E402
-from mtok_export.policy import Policy  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus" / "tokenizers"
 
 
 def sources():

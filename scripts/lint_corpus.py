@@ -13,14 +13,11 @@ template with ``rule=count`` pairs instead of the matrix.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mtok_export.chat.lint import RULES, lint_template  # noqa: E402
-from mtok_export.chat.sources import iter_templates  # noqa: E402
+from mtok_export.chat.lint import RULES, lint_template
+from mtok_export.chat.sources import iter_templates
 
 
 def main(argv: list[str] | None = None) -> int:

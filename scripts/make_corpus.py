@@ -1,4 +1,4 @@
-"""Generate the built-in verification corpus: mtok_export/verify/data/{corpus,chats}.jsonl.
+"""Generate the built-in verification corpus: mtok_export/data/{corpus,chats}.jsonl.
 
 The .jsonl files are the committed artifacts; this script is how they were written and must
 reproduce them byte for byte (`python scripts/make_corpus.py --check` exits 1 if they differ).
@@ -9,7 +9,7 @@ variation selectors, canonical singletons such as U+212B) are written to the JSO
 escapes, so that neither an editor nor a Unicode-normalizing tool can silently change them; the
 files also never contain a raw U+2028/U+2029/U+0085, so splitting them on any newline is safe.
 
-Tags come from `mtok_export.verify.corpus.TAGS` / `CHAT_TAGS`; this script refuses unknown tags,
+Tags come from `mtok_export.corpus.TAGS` / `CHAT_TAGS`; this script refuses unknown tags,
 duplicate ids and duplicate texts.
 """
 
@@ -24,11 +24,10 @@ import sys
 import unicodedata
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "mtok_export" / "verify" / "data"
-sys.path.insert(0, str(ROOT))
+from mtok_export.corpus import CHAT_TAGS, TAGS
 
-from mtok_export.verify.corpus import CHAT_TAGS, TAGS  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "mtok_export" / "data"
 
 NFD = lambda s: unicodedata.normalize("NFD", s)  # noqa: E731
 NFC = lambda s: unicodedata.normalize("NFC", s)  # noqa: E731

@@ -7,19 +7,17 @@ conformance test checks the chosen form on the real runtime."""
 
 from __future__ import annotations
 
-import sys
 import unicodedata
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-CORPUS = ROOT.parent / "shared" / "corpus"
+from mtok_export.corpus import builtin_corpus, testvector_corpus
+from mtok_export.ir import normalizers as N
+from mtok_export.lower.normalizers import as_replaces
+from mtok_export.unicode.tables import charsmap_table, table
+from mtok_export.verify import emulate
 
-from mtok_export.ir import normalizers as N  # noqa: E402
-from mtok_export.lower.normalizers import as_replaces  # noqa: E402
-from mtok_export.unicode.tables import charsmap_table, table  # noqa: E402
-from mtok_export.verify import emulate  # noqa: E402
-from mtok_export.verify.corpus import builtin_corpus, testvector_corpus  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
 
 CONTROL = emulate._CONTROL
 

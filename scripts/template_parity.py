@@ -2,7 +2,7 @@
 
 For every template in ``../shared/corpus/chat_templates`` (every named variant of a
 tokenizer_config.json too) and the templates of the shared-corpus tokenizers, render the built-in
-conversations (``mtok_export/verify/data/conversations.jsonl``) with transformers and the template as
+conversations (``mtok_export/data/conversations.jsonl``) with transformers and the template as
 written (the reference), and with the MNN runtime and (a) the template as written, (b) the template
 lowered by ``mtok_export.chat.lowering``.  Prints one line per template and the totals:
 
@@ -21,19 +21,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from mtok_export.chat.lint import lint_template
+from mtok_export.chat.lowering import TemplateHangError, lower_template
+from mtok_export.chat.sources import iter_templates
+from mtok_export.verify.chat_parity import builtin_conversations, compare, reference_render, runtime_renders
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from mtok_export.chat.lint import lint_template  # noqa: E402
-from mtok_export.chat.lowering import TemplateHangError, lower_template  # noqa: E402
-from mtok_export.verify.chat_parity import (builtin_conversations, compare, reference_render,  # noqa: E402
-                                     runtime_renders)
-from mtok_export.chat.sources import iter_templates  # noqa: E402
-
 CORPUS = REPO.parent / "shared" / "corpus"
 ALWAYS_ON = ("runtime-hang", "tuple-literal")
 DEFAULT_BOS, DEFAULT_EOS = "<s>", "</s>"

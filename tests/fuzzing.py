@@ -1,5 +1,5 @@
 """A small fuzzer for every reader (issue 13), shared by `tests/test_fuzz.py` (a few seconds per
-reader, in the suite) and `scripts/fuzz.py` (`make fuzz`, minutes).
+reader, in the suite) and `fuzz_readers.py` (`make fuzz`, minutes).
 
 Each target (tokenizer.json, SentencePiece, tiktoken, legacy .txt, .mtok, GGUF) starts from
 valid seed inputs built from `samples/`, mutates them with a seeded

@@ -90,6 +90,14 @@ def ensure_mnn341(venv: Path = VENV) -> str:
     return str(python)
 
 
+def installed_mnn341() -> str | None:
+    """The interpreter `ensure_mnn341` would return without creating one (for the parity tables'
+    command lines), or None."""
+    env = os.environ.get("MTOK_MNN341_PYTHON")
+    python = Path(env) if env else VENV / "bin/python"
+    return str(python) if python.is_file() else None
+
+
 @pytest.fixture(scope="session")
 def mnn341_python() -> str:
     try:

@@ -97,7 +97,7 @@ def eos_changed(low):
 
 def added_token_removed(low):
     """The first special added token that ordinary prompts contain is no longer split out."""
-    from mtok_export.verify.corpus import builtin_corpus
+    from mtok_export.corpus import builtin_corpus
 
     texts = [s.text for s in builtin_corpus() if "special" in s.tags]
     specials = [t for t in low.added_tokens if t.special and len(t.content) > 2 and any(t.content in x for x in texts)]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mtok_export.verify.parity import COLUMNS, parity_rows
+from parity_table import COLUMNS, parity_rows
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 DIRS = sorted(d for d in (CORPUS / "tokenizers").glob("*") if (d / "tokenizer.json").is_file())

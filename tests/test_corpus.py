@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mtok_export.errors import InputError
-from mtok_export.verify.corpus import (
+from mtok_export.corpus import (
     CHAT_TAGS, TAGS, TESTVECTOR_TAG, Chat, Sample, builtin_chats, builtin_corpus, load_corpus_file,
     testvector_corpus,
 )
@@ -177,7 +177,7 @@ def test_long_paragraph(by_id):
 
 def test_control_chars_are_escaped_in_data_file():
     from importlib import resources
-    raw = resources.files("mtok_export.verify").joinpath("data", "corpus.jsonl").read_bytes().decode("utf-8")
+    raw = resources.files("mtok_export").joinpath("data", "corpus.jsonl").read_bytes().decode("utf-8")
     for line in raw.split("\n"):
         assert not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in line), line[:60]
     assert raw.splitlines() == raw.split("\n")[:-1]  # no exotic line breaks anywhere

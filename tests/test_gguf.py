@@ -63,7 +63,7 @@ def test_ids_equal_the_corpus_tokenizer_json_of_the_same_model(name, hf_dir, rea
     bert-base-uncased's vocabulary), the built-in corpus encodes identically."""
     from tokenizers import Tokenizer
 
-    from mtok_export.verify.corpus import builtin_corpus
+    from mtok_export.corpus import builtin_corpus
 
     texts = [s.text for s in builtin_corpus()]
     ref = Tokenizer.from_file(str(REPO.parent / "shared/corpus/tokenizers" / hf_dir / "tokenizer.json"))

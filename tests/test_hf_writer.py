@@ -32,7 +32,7 @@ from mtok_export.ir.tokenizer import Metadata
 from mtok_export.mtok import read_mtok
 from mtok_export.readers.hf_json import parse_tokenizer_json
 from mtok_export.readers.model_dir import read_model_dir
-from mtok_export.verify.corpus import builtin_chats, builtin_corpus
+from mtok_export.corpus import builtin_chats, builtin_corpus
 from mtok_export.verify.emulate import normalize as runtime_normalize
 from mtok_export.writers.hf_json import (CONTROL_TO_SPACE, TOP_LEVEL, hf_equivalent, to_tokenizer_json,
                                          write_hf_dir, write_tokenizer_json)

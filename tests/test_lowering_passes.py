@@ -11,7 +11,7 @@ where the pass is meant to be exact, and that the runtime's ids equal HF's:
   `encode(text, add_special_tokens=True).ids`;
 * raw ids: the same minus the header prefix == HF `encode(text, add_special_tokens=False).ids`.
 
-Where MNN's own exporter (`lower.naive.naive`) would write something else, the naive file is run as
+Where MNN's own exporter (`naive_mapping.naive`) would write something else, the naive file is run as
 well and must give ids different from HF's on at least one string: the pass is needed, not
 decorative.  Where the naive mapping is identical, the test's docstring says so.
 
@@ -35,10 +35,10 @@ import pytest
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from mtok_export.lower import lower
-from mtok_export.lower.naive import naive
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.verify.runtime import RuntimeResult, run_runtime
+from naive_mapping import naive
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 

@@ -16,7 +16,7 @@ from mtok_export.mtok import read_mtok, write_mtok
 from mtok_export.mtok.header import read_header
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.verify.check import verify
-from mtok_export.verify.corpus import builtin_chats, builtin_corpus
+from mtok_export.corpus import builtin_chats, builtin_corpus
 from mtok_export.verify.reference import hf_reference
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "tokenizers"

@@ -17,7 +17,7 @@ import pytest
 from mtok_export.errors import InputError
 from mtok_export.formats import choose, classify, read_source
 from mtok_export.readers.openai_bpe import CLIP_MERGES, read_clip_merges
-from mtok_export.verify.corpus import builtin_corpus
+from mtok_export.corpus import builtin_corpus
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 from pypi_cache import ensure_package, wheel_file
 

@@ -8,25 +8,26 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+import other_parity
 from legacy_runtime import mnn341_python  # noqa: F401  (session fixture)
+from mtok_export import legacy
+from mtok_export.corpus import builtin_corpus
 from mtok_export.errors import FormatError, InputError, UnsupportedError
 from mtok_export.ir import AddedToken
 from mtok_export.ir import models as M
 from mtok_export.ir import normalizers as N
-from mtok_export import legacy
-from mtok_export.legacy import bert_txt, hf_txt, tiktoken_txt, text
+from mtok_export.ir.byte_level import BYTE_CHARS, bytes_to_token, token_to_bytes
+from mtok_export.legacy import bert_txt, hf_txt, text, tiktoken_txt
 from mtok_export.lower.legacy import PLANS
 from mtok_export.readers.bert_vocab import read_bert_vocab
-from mtok_export.readers.gpt2_files import BYTE_CHARS, bytes_to_token, read_gpt2_files, token_to_bytes
+from mtok_export.readers.gpt2_files import read_gpt2_files
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.tiktoken import KNOWN, read_tiktoken
-from mtok_export.verify.corpus import builtin_corpus
 from mtok_export.verify.reference_tiktoken import hf_from_ir, hf_ir_reference, nfc, tiktoken_reference
 
 REPO = Path(__file__).resolve().parents[1]
@@ -424,18 +425,7 @@ def test_legacy_files_load_in_mnn341(sources, mnn341_python, tmp_path):
         assert decoded.endswith(b"world"), (kind, name, decoded)
 
 
-# ------------------------------------------------------------------ parity (scripts/parity_other.py)
-
-
-def _parity_module():
-    import sys
-
-    if "parity_other" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("parity_other", REPO / "scripts/parity_other.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["parity_other"] = mod  # dataclasses look their module up
-        spec.loader.exec_module(mod)
-    return sys.modules["parity_other"]
+# ------------------------------------------------------------------ parity (other_parity.py)
 
 
 # Minimum share of matching samples (raw ids, engine ids, streaming decode), from the measured
@@ -455,7 +445,7 @@ TXT_PARITY = {
 
 
 def _check_row(row, minimum):
-    n = len(_parity_module().samples())
+    n = len(other_parity.samples())
     assert all(row.checks[c][1] == n for c in row.checks), row.checks
     got = tuple(row.checks[c][0] / n for c in ("raw ids", "engine ids", "streaming decode"))
     assert all(g >= m for g, m in zip(got, minimum)), (row.input, row.file, got, minimum)
@@ -463,15 +453,13 @@ def _check_row(row, minimum):
 
 
 def test_parity_mtok(sources):
-    parity = _parity_module()
     for name, (src, minimum) in MTOK_PARITY.items():
-        _check_row(parity.parity_mtok(name, sources[src]), minimum)
+        _check_row(other_parity.parity_mtok(name, sources[src]), minimum)
 
 
 def test_parity_legacy(sources, mnn341_python):
-    parity = _parity_module()
     for (name, kind), (src, minimum) in TXT_PARITY.items():
-        row = parity.parity_txt(name, kind, mnn341_python, sources[src])
+        row = other_parity.parity_txt(name, kind, mnn341_python, sources[src])
         _check_row(row, minimum)
         assert row.runtime == "3.4.1"
 

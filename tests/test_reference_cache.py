@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from mtok_export.corpus import builtin_chats
 from mtok_export.io import cache_dir
 from mtok_export.verify import reference as R
-from mtok_export.verify.corpus import builtin_chats
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples/qwen-bpe"
 TEXTS = ["Hello world", "  x\n\ny", "日本語 text", "<|im_start|>user"]

@@ -17,7 +17,7 @@ from mtok_export.errors import InputError
 from mtok_export.formats import classify, read_source
 from mtok_export.readers.remote_code import read_code
 from mtok_export.readers.tiktoken import read_tiktoken
-from mtok_export.verify.corpus import builtin_corpus
+from mtok_export.corpus import builtin_corpus
 from mtok_export.verify.reference_tiktoken import tiktoken_reference
 from pypi_cache import wheel_file
 

@@ -35,6 +35,7 @@ def project_type0(tok):
 def type0_losses(tok):
     return type0.plan(tok).losses
 from mtok_export.readers.sentencepiece import PieceType, bos_eos_policy, read_sentencepiece, sp_merges
+from spm_parity import spm_parity, spm_parity_txt
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared/corpus"
@@ -374,8 +375,6 @@ _PARITY: dict = {}
 
 
 def parity(name, tmp_path_factory, kind="mtok", python=None):
-    from mtok_export.verify.reference_spm import spm_parity, spm_parity_txt
-
     key = (name, kind)
     if key not in _PARITY:
         out = tmp_path_factory.mktemp("spm")

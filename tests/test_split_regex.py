@@ -19,7 +19,7 @@ from mtok_export.lower.regex import WHITE_SPACE, for_runtime, runs_on_wregex
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.gguf import read_gguf
 from mtok_export.readers.model_dir import read_model_dir
-from mtok_export.verify.corpus import builtin_corpus
+from mtok_export.corpus import builtin_corpus
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 from mtok_export.verify.runtime import run_runtime
 

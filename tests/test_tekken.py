@@ -13,7 +13,7 @@ import pytest
 from mtok_export.errors import InputError
 from mtok_export.formats import classify, read_source
 from mtok_export.readers.tekken import read_tekken
-from mtok_export.verify.corpus import builtin_corpus
+from mtok_export.corpus import builtin_corpus
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 from pypi_cache import ensure_package
 

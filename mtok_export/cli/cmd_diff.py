@@ -32,8 +32,8 @@ def diff(
     """Compare two tokenizers: per-layer static diff with content hashes, then a behavioural diff."""
     from ..compare import behaviour as B
     from ..compare import layers as L
+    from ..corpus import builtin_corpus, load_corpus_file
     from ..formats import read_source
-    from ..verify.corpus import builtin_corpus, load_corpus_file
 
     if layer is not None and layer not in STATIC_LAYERS + BEHAVIOUR_LAYERS:
         raise InputError(f"--layer {layer!r}: choose one of {', '.join(STATIC_LAYERS + BEHAVIOUR_LAYERS)}")

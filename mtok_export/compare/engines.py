@@ -2,7 +2,7 @@
 `diff` compares: normalized text, pre-tokenized pieces, ids (with and without special tokens) and
 decoded text.
 
-The engine is the one verification trusts for that input (`verify.reference.reference_for`):
+The engine is the one verification trusts for that input (`verify.reference_choice.reference_for`):
 HF `tokenizers` on the source `tokenizer.json`, sentencepiece on a `.model`, tiktoken on a rank
 file, else HF `tokenizers` built from the IR (`.mtok`, legacy `.txt`, vocab files).  The
 normalized and pre-tokenized views always come from HF `tokenizers` (the only engine exposing
@@ -17,7 +17,8 @@ from pathlib import Path
 from ..errors import UnsupportedError
 from ..readers.sentencepiece import is_sentencepiece
 from ..readers.tiktoken import looks_like_tiktoken
-from ..verify.reference import reference_for, run_hf
+from ..verify.reference import run_hf
+from ..verify.reference_choice import reference_for
 from ..verify.reference_tiktoken import hf_from_ir
 from ..verify.runtime import run_runtime
 

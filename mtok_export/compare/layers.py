@@ -22,12 +22,12 @@ from ..dump.render import one_line
 from ..dump.sanitize import show
 from ..ir import models as M
 from ..ir import normalizers as N
-from ..readers.hf_json import CHILDREN
+from ..ir.walk import CHILD_FIELDS
 from ..unicode.tables import FORMS, charsmap_table, table
 from . import STATIC_LAYERS
 
 LAYERS = STATIC_LAYERS
-KID_FIELDS = frozenset(CHILDREN.values())
+
 BULK_FIELDS = ("entries", "nfd_table", "precompiled_charsmap")  # compared in the `tables` layer
 
 
@@ -93,7 +93,7 @@ def tree_changes(a, b, path: str) -> list[Change]:
         if va == vb:
             continue
         where = f"{path}.{f.name}"
-        if f.name in KID_FIELDS:
+        if f.name in CHILD_FIELDS:
             out += _children(va, vb, where)
         elif f.name in BULK_FIELDS:
             out.append(Change("~", where, _bulk(va), _bulk(vb)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir import Pattern
+from ..ir.walk import child_field, children
 from .sanitize import clip, show
 
 
@@ -12,10 +13,8 @@ def one_line(obj, width: int = 70) -> str:
     """`Sequence[Split(/\\s+/, Removed), ByteLevel(use_regex=False)]` style, non-default fields only."""
     if obj is None:
         return "none"
-    kids = next((getattr(obj, f) for f in ("normalizers", "pretokenizers", "decoders", "processors")
-                 if hasattr(obj, f)), None)
-    if kids is not None:
-        return f"{obj.kind}[{', '.join(_runs(kids, width))}]"
+    if child_field(obj):
+        return f"{obj.kind}[{', '.join(_runs(children(obj), width))}]"
     args = []
     for f in dataclasses.fields(obj):
         v = getattr(obj, f.name)

@@ -41,9 +41,9 @@ from ..ir import Pattern, Tokenizer
 from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import pre_tokenizers as P
+from ..ir.byte_level import CHAR_BYTES, token_to_bytes
 from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
-from ..readers.gpt2_files import CHAR_BYTES, token_to_bytes
 from .text import Body, added_from_header, finish, token_names
 
 CPP_REGEX = (r"""('s|'t|'re|'ve|'m|'ll|'d)|[^\r\n[:alpha:][:digit:]]?[[:alpha:]]+|[[:digit:]]"""

@@ -32,9 +32,9 @@ from ..ir import Tokenizer
 from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import pre_tokenizers as P
+from ..ir.byte_level import bytes_to_token
 from ..mtok.constants import FileType
 from ..mtok.header import read_header
-from ..readers.gpt2_files import bytes_to_token
 from .text import NO_LIMIT, Body, added_from_header, finish, read_b64_lines, token_names
 
 # WordPiece needs an unk name; the runtime skips unmatched bytes instead.  Raw spaces never occur in

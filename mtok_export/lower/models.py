@@ -9,6 +9,8 @@ from dataclasses import replace
 
 from .. import cache
 from .. import losses as L
+from ..chat.render import render
+from ..corpus import builtin_chats
 from ..ir import models as M
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
@@ -176,9 +178,6 @@ def _rendered_specials(tok, specials: set[str]) -> set[str]:
     """The special tokens the chat template itself renders over the built-in conversations."""
     if not tok.chat.text:
         return set()
-    from ..chat.render import render
-    from ..verify.corpus import builtin_chats
-
     out = set()
     for chat in builtin_chats():
         try:

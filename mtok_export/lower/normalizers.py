@@ -48,6 +48,7 @@ from __future__ import annotations
 from .. import losses as L
 from ..ir import Pattern
 from ..ir import normalizers as N
+from ..unicode import tables
 from .regex import literal_of
 
 _TABLE_LOSS = ("per-code-point table: no composition or reordering, and the runtime turns "
@@ -96,16 +97,13 @@ def lower_normalizer(lw, n, jp: str):
         lw.loss(L.NORMALIZER_DROPPED, name, jp, f"regex Replace /{n.pattern.value}/ has no runtime form; dropped")
         return None
     if isinstance(n, (N.NFC, N.NFKC)):
-        from ..unicode.tables import table
-        return _unicode_form(lw, table(n.kind, progress=lw.progress), name, jp, n.kind, "unicode")
+        return _unicode_form(lw, tables.table(n.kind, progress=lw.progress), name, jp, n.kind, "unicode")
     if isinstance(n, (N.NFD, N.NFKD)):
-        from ..unicode.tables import table
         lw.did("unicode-table", f"{jp}: {n.kind} as a code-point table")
         lw.loss(L.NORMALIZER_TABLE, name, jp, _TABLE_LOSS, "\u0301\u0327")
-        return N.CodepointMap(table(n.kind, progress=lw.progress))
+        return N.CodepointMap(tables.table(n.kind, progress=lw.progress))
     if isinstance(n, N.Precompiled):
-        from ..unicode.tables import charsmap_table
-        return _unicode_form(lw, charsmap_table(n.precompiled_charsmap), name, jp, "precompiled charsmap",
+        return _unicode_form(lw, tables.charsmap_table(n.precompiled_charsmap), name, jp, "precompiled charsmap",
                              "charsmap", _CHARSMAP_LOSS)
     if isinstance(n, (N.BertNormalizer, N.Lowercase, N.StripAccents)):
         return _bert(lw, n, jp, name)
@@ -152,12 +150,11 @@ def _bert(lw, n, jp: str, name: str):
         # The runtime's accent stripping also drops spacing marks (Mc: Devanagari vowel signs) and
         # skips CJK characters; HF's is NFD then dropping Mn.  A code-point table of exactly that
         # runs first: before lowercasing, as in HF (İ strips to I, then lowercases to i).
-        from ..unicode.tables import table as build
         lw.did("bert-strip-accents-table", f"{jp}: strip_accents as a NFD-then-drop-Mn code-point table before "
                "the BERT normalizer (the runtime's own stripping drops Mc marks too)")
         lw.loss(L.NORMALIZER_TABLE, name, jp, _TABLE_LOSS, "a\u200bb")
         lw.did("bert-normalizer", f"{jp}: {n.kind} as MNN BertNormalizer")
-        return N.Sequence((N.CodepointMap(build("NFD-Mn", progress=lw.progress)),
+        return N.Sequence((N.CodepointMap(tables.table("NFD-Mn", progress=lw.progress)),
                            N.MnnBertNormalizer(clean, chinese, False, lower, None)))
     lw.did("bert-normalizer", f"{jp}: {n.kind} as MNN BertNormalizer" + (" + NFD table" if strip else ""))
     return N.MnnBertNormalizer(clean, chinese, strip, lower, table)
@@ -188,10 +185,8 @@ def composition_pairs() -> list[tuple[str, str]]:
     if not _PAIRS:
         import unicodedata
 
-        from ..unicode.tables import table
-
         found = []
-        for cp, full in table("NFD"):
+        for cp, full in tables.table("NFD"):
             c = chr(cp)
             d = unicodedata.decomposition(c)
             if not d or d.startswith("<"):

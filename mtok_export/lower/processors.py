@@ -7,11 +7,34 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import losses as L
+from ..chat.render import bos_placement
+from ..corpus import builtin_chats
 from ..ir import processors as R
+from ..ir.models import vocab_of
+
+
+def single_parts(p, jp: str = "$.post_processor") -> tuple[tuple | None, list[tuple[str, str, str]]]:
+    """-> ((prefix ids, suffix ids) that `p` adds to one sequence, or None when it cannot be
+    split that way), and why each dropped component was dropped: (component, json path, reason)."""
+    dropped: list[tuple[str, str, str]] = []
+    return _split(p, jp, dropped), dropped
+
+
+def single_prefix(p) -> tuple[int, ...]:
+    """The ids `p` puts before one sequence (empty when it adds none or cannot be split)."""
+    parts, _ = single_parts(p)
+    return tuple(parts[0]) if parts else ()
 
 
 def split_single(lw, p, jp: str):
-    """-> (prefix ids, suffix ids) that `p` adds to one sequence, or None after recording a loss."""
+    """`single_parts`, recording a `post-dropped` loss in `lw` for each dropped component."""
+    parts, dropped = single_parts(p, jp)
+    for component, where, reason in dropped:
+        lw.loss(L.POST_DROPPED, component, where, reason)
+    return parts
+
+
+def _split(p, jp: str, dropped: list):
     if p is None or isinstance(p, R.ByteLevel):
         return (), ()
     if isinstance(p, R.BertProcessing) or isinstance(p, R.RobertaProcessing):
@@ -19,7 +42,7 @@ def split_single(lw, p, jp: str):
     if isinstance(p, R.TemplateProcessing):
         seq = [i for i, piece in enumerate(p.single) if not piece.special]
         if len(seq) != 1 or p.single[seq[0]].id != "A":
-            lw.loss(L.POST_DROPPED, f"post_processor {p.kind}", f"{jp}.single", "single template must hold $A exactly once")
+            dropped.append((f"post_processor {p.kind}", f"{jp}.single", "single template must hold $A exactly once"))
             return None
         k = seq[0]
 
@@ -28,17 +51,17 @@ def split_single(lw, p, jp: str):
         return ids(p.single[:k]), ids(p.single[k + 1:])
     if isinstance(p, R.Sequence):
         found = [(i, s) for i, c in enumerate(p.processors)
-                 if (s := split_single(lw, c, f"{jp}.processors[{i}]")) != ()]
+                 if (s := _split(c, f"{jp}.processors[{i}]", dropped)) != ()]
         if any(s is None for _, s in found):
             return None
         adding = [(i, s) for i, s in found if s != ((), ())]
         if len(adding) > 1:
-            lw.loss(L.POST_DROPPED, "post_processor Sequence", jp, "more than one child adds tokens")
+            dropped.append(("post_processor Sequence", jp, "more than one child adds tokens"))
             return None
         return adding[0][1] if adding else ((), ())
     if isinstance(p, R.PostProgram):
         return None
-    lw.loss(L.POST_DROPPED, f"post_processor {p.kind}", jp, "unknown post-processor; dropped")
+    dropped.append((f"post_processor {p.kind}", jp, "unknown post-processor; dropped"))
     return None
 
 
@@ -52,8 +75,6 @@ def lower_post_processor(lw, tok):
     bos_id = _id_of(tok, chat.bos_token)
     where = "none"
     if prefix and bos_id in prefix:
-        from ..chat.render import bos_placement
-        from ..verify.corpus import builtin_chats
         where = bos_placement(chat.text, chat.bos_token, builtin_chats())
     if prefix and lw.bos == "none":
         lw.loss(L.BOS_NONE, "post_processor", jp, f"--bos none: encode() no longer adds {list(prefix)}", "Hi")
@@ -92,5 +113,4 @@ def _id_of(tok, text: str):
     for t in tok.added_tokens:
         if t.content == text:
             return t.id
-    from ..ir.models import vocab_of
     return vocab_of(tok.model).get(text)

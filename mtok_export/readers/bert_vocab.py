@@ -24,7 +24,7 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .gpt2_files import assemble, collect_added, read_side_files
+from .finish import assemble, collect_added, read_side_files
 
 _DEFAULTS = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
              "mask_token": "[MASK]"}

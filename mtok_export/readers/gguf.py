@@ -30,7 +30,7 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .gpt2_files import assemble, read_side_files
+from .finish import assemble, read_side_files
 from .sentencepiece import _build, _Configs
 
 _GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
@@ -205,7 +205,6 @@ def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
 def _spm(path, k: _Keys, tokens, types, scores, ids, flags) -> Tokenizer:
     """Rebuild the SentencePiece ModelProto and read it like a `.model` file."""
     from sentencepiece import sentencepiece_model_pb2 as pb
-
 
     if scores is None:
         raise InputError(f"{path}: a llama (SentencePiece) tokenizer needs tokenizer.ggml.scores")

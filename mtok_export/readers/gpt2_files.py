@@ -1,13 +1,7 @@
 """GPT-2 style `vocab.json` + `merges.txt` (with `added_tokens.json`, `special_tokens_map.json`,
 `tokenizer_config.json`) -> IR, matching what the `tokenizer.json` of GPT-2 / RoBERTa / Whisper holds.
 
-Also home of two things the other non-`tokenizer.json` readers share (`tiktoken.py`,
-`bert_vocab.py`) and the legacy `.txt` codecs use:
-
-* the GPT-2 byte <-> character map (`BYTE_CHARS`, `bytes_to_token`, `token_to_bytes`);
-* `SideFiles` / `assemble`: the JSON files beside a vocabulary and the common finishing of an IR
-  (added tokens, special/stop ids, chat template, metadata, provenance), following
-  `model_dir.read_model_dir` so every reader decides header lists the same way.
+The side files and the finishing of the IR are `finish.py`'s; the byte map is `ir.byte_level`.
 
 Which post-processor a vocab.json/merges.txt pair gets is decided from `tokenizer_config.json`
 `tokenizer_class`, conservatively (what transformers' slow->fast converters build):
@@ -26,205 +20,17 @@ decoder ByteLevel, the model BPE with `continuing_subword_prefix=""`, `end_of_wo
 
 from __future__ import annotations
 
-import unicodedata
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__
 from ..errors import InputError, UnsupportedError
-from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
+from ..ir import Tokenizer
 from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .hf_config import (Templates, embedding_range_notes, find_templates, header_special_order, id_list,
-                        is_decimal_id, load_json, load_json_object, pick_template, token_text)
-from .model_dir import END_OF_TURN, sha256
-
-# ------------------------------------------------------------------ GPT-2 byte map
-
-
-def _byte_chars() -> tuple[str, ...]:
-    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    out = {b: chr(b) for b in printable}
-    extra = 0
-    for b in range(256):
-        if b not in out:
-            out[b] = chr(0x100 + extra)
-            extra += 1
-    return tuple(out[b] for b in range(256))
-
-
-BYTE_CHARS: tuple[str, ...] = _byte_chars()  # byte value -> GPT-2 character
-CHAR_BYTES: dict[str, int] = {c: b for b, c in enumerate(BYTE_CHARS)}
-_TO_CHARS = {b: c for b, c in enumerate(BYTE_CHARS)}  # str.translate table over latin-1 text
-# The inverse; characters below U+0100 that are no GPT-2 character become U+0100 so that the
-# final latin-1 encode rejects them (translate does not re-map its own output).
-_FROM_CHARS = {**{cp: "\u0100" for cp in range(256)}, **{ord(c): chr(b) for b, c in enumerate(BYTE_CHARS)}}
-
-
-def bytes_to_token(b: bytes) -> str:
-    """Raw bytes -> the GPT-2 byte-level vocabulary string."""
-    return b.decode("latin-1").translate(_TO_CHARS)
-
-
-def token_to_bytes(token: str) -> bytes | None:
-    """GPT-2 byte-level vocabulary string -> raw bytes, or None if it is not byte-level."""
-    try:
-        return token.translate(_FROM_CHARS).encode("latin-1")
-    except UnicodeEncodeError:
-        return None
-
-
-# ------------------------------------------------------------------ side files and assembly
-
-SPECIAL_ROLES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
-
-
-@dataclass
-class SideFiles:
-    """The JSON files that may sit beside a vocabulary file (each `{}` when absent)."""
-
-    directory: Path | None
-    tcfg: dict = field(default_factory=dict)  # tokenizer_config.json
-    stm: dict = field(default_factory=dict)  # special_tokens_map.json
-    added_json: dict = field(default_factory=dict)  # added_tokens.json
-    gen: dict = field(default_factory=dict)  # generation_config.json
-    mcfg: dict = field(default_factory=dict)  # config.json
-    inputs: list[Path] = field(default_factory=list)
-
-    @property
-    def config_path(self) -> Path:
-        return (self.directory or Path(".")) / "tokenizer_config.json"
-
-    def role(self, name: str) -> str | None:
-        """A special-token role (`bos_token`, ...) from tokenizer_config.json, else special_tokens_map.json."""
-        for data, fname in ((self.tcfg, "tokenizer_config.json"), (self.stm, "special_tokens_map.json")):
-            if data.get(name) is not None:
-                return token_text(data[name], (self.directory or Path(".")) / fname, name)
-        return None
-
-    def additional(self) -> list[str]:
-        for data, fname in ((self.tcfg, "tokenizer_config.json"), (self.stm, "special_tokens_map.json")):
-            value = data.get("additional_special_tokens")
-            if value:
-                if not isinstance(value, list):
-                    raise UnsupportedError("must be a list", json_path="$.additional_special_tokens",
-                                           path=str((self.directory or Path(".")) / fname))
-                return [token_text(v, (self.directory or Path(".")) / fname, "additional_special_tokens") for v in value]
-        return []
-
-
-def read_side_files(directory: Path | None) -> SideFiles:
-    side = SideFiles(directory)
-    if directory is None:
-        return side
-    for attr, name in (("tcfg", "tokenizer_config.json"), ("stm", "special_tokens_map.json"),
-                       ("added_json", "added_tokens.json"), ("gen", "generation_config.json"),
-                       ("mcfg", "config.json")):
-        p = directory / name
-        if p.is_file():
-            setattr(side, attr, load_json_object(p))
-            side.inputs.append(p)
-    return side
-
-
-def collect_added(side: SideFiles, vocab: dict[str, int], roles: dict[str, str | None], notes: list[str],
-                  flags: dict[str, dict] | None = None) -> tuple[AddedToken, ...]:
-    """Added tokens as transformers builds them from the side files: `added_tokens_decoder` (with its
-    flags), then `added_tokens.json`, then every special-token role and additional special token
-    (special, not normalized).  A special token found nowhere gets the next free id, as HF does.
-    `roles` gives the family defaults used when the configs name no token for a role; `flags`
-    overrides default flags by content (e.g. RoBERTa's `<mask>` has lstrip)."""
-    flags = flags or {}
-    by_id: dict[int, AddedToken] = {}
-    decoder = side.tcfg.get("added_tokens_decoder") or {}
-    if not isinstance(decoder, dict):
-        raise UnsupportedError("added_tokens_decoder must be an object", json_path="$.added_tokens_decoder",
-                               path=str(side.config_path))
-    for key, t in decoder.items():
-        jp = f"$.added_tokens_decoder[{key!r}]"
-        if not (is_decimal_id(key) and isinstance(t, dict) and isinstance(t.get("content"), str)):
-            raise UnsupportedError("entries must be 'id': {content, ...}", json_path=jp, path=str(side.config_path))
-        by_id[int(key)] = AddedToken(int(key), t["content"], bool(t.get("single_word", False)),
-                                     bool(t.get("lstrip", False)), bool(t.get("rstrip", False)),
-                                     bool(t.get("normalized", not t.get("special", False))),
-                                     bool(t.get("special", False)))
-    specials = [v for v in (side.role(r) or roles.get(r) for r in SPECIAL_ROLES) if v]
-    specials += side.additional()
-    special_set = set(specials)
-    added_path = (side.directory or Path(".")) / "added_tokens.json"
-    for content, i in side.added_json.items():
-        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            raise UnsupportedError("ids must be non-negative integers", json_path=f"$[{content!r}]", path=str(added_path))
-        if i not in by_id:
-            special = content in special_set
-            by_id[i] = AddedToken(i, content, normalized=not special, special=special)
-    contents = {t.content: t.id for t in by_id.values()}
-    next_id = max([*vocab.values(), *by_id, -1]) + 1
-    for content in dict.fromkeys(specials):
-        if content in contents:
-            t = by_id[contents[content]]
-            if not t.special:  # a role names it: transformers marks it special
-                by_id[t.id] = AddedToken(t.id, t.content, t.single_word, t.lstrip, t.rstrip, False, True)
-            continue
-        extra = flags.get(content, {})
-        if content in vocab:
-            i = vocab[content]
-        else:
-            i = next_id
-            next_id += 1
-            notes.append(f"special token {content!r} is not in the vocabulary: added as id {i}, as transformers does")
-        by_id[i] = AddedToken(i, content, normalized=False, special=True, **extra)
-        contents[content] = i
-    return tuple(by_id[i] for i in sorted(by_id))
-
-
-def assemble(*, side: SideFiles, model, added: tuple[AddedToken, ...], inputs: list[Path], notes: list[str],
-             normalizer=None, pre_tokenizer=None, decoder=None, post_processor=None,
-             extra_stops: tuple[tuple[str, str], ...] = (), chat_template: str | None = None,
-             bos: str | None = None, eos: str | None = None) -> Tokenizer:
-    """The finishing every reader shares (same rules as `read_model_dir`): special ids are the special
-    added tokens, longest content first; stop ids are eos from every config, the family's end-of-turn
-    tokens and `extra_stops` ((text, source) pairs), each with its source; the chat template comes
-    from the directory (chat_template.jinja / .json / tokenizer_config.json)."""
-    directory = side.directory
-    ids = dict(M.vocab_of(model))
-    ids.update({t.content: t.id for t in added})
-    bos = bos if bos is not None else side.role("bos_token")
-    eos = eos if eos is not None else side.role("eos_token")
-    stops: dict[int, str] = {}
-    if eos is not None and eos in ids:
-        stops.setdefault(ids[eos], "eos_token")
-    if directory is not None:
-        for i in id_list(side.gen.get("eos_token_id"), directory / "generation_config.json", "eos_token_id"):
-            stops.setdefault(i, "generation_config.json eos_token_id")
-        for i in id_list(side.mcfg.get("eos_token_id"), directory / "config.json", "eos_token_id"):
-            stops.setdefault(i, "config.json eos_token_id")
-    for text, source in extra_stops:
-        if text in ids:
-            stops.setdefault(ids[text], source)
-    for text in END_OF_TURN:
-        if text in ids:
-            stops.setdefault(ids[text], f"end-of-turn token {text}")
-    special_ids = header_special_order(added)
-    templates = find_templates(directory, side.tcfg, side.config_path) if directory is not None else Templates()
-    text, name, source, others = pick_template(templates, directory or Path("."), side.config_path,
-                                               chat_template, inputs)
-
-    vocab_size = side.mcfg.get("vocab_size") if isinstance(side.mcfg.get("vocab_size"), int) else None
-    notes.extend(embedding_range_notes(side.mcfg, [*ids.values(), *stops]))
-    return Tokenizer(
-        model=model, normalizer=normalizer, pre_tokenizer=pre_tokenizer, decoder=decoder,
-        post_processor=post_processor, added_tokens=added, special_ids=special_ids, stop_ids=tuple(stops),
-        chat=ChatTemplate(text, bos or "", eos or "", side.tcfg.get("clean_up_tokenization_spaces") is True,
-                          others, name=name, source=source),
-        meta=Metadata(add_bos_token=side.tcfg.get("add_bos_token"), add_eos_token=side.tcfg.get("add_eos_token"),
-                      model_vocab_size=vocab_size, stop_sources=tuple(stops.items()), notes=tuple(notes)),
-        provenance=Provenance(tuple(InputFile(str(p), sha256(p)) for p in dict.fromkeys(inputs)), __version__,
-                              unicodedata.unidata_version),
-    )
-
+from ..ir.byte_level import BYTE_CHARS
+from .finish import SideFiles, assemble, collect_added, read_side_files
+from .hf_config import load_json
 
 # ------------------------------------------------------------------ vocab.json + merges.txt
 

@@ -16,10 +16,10 @@ from operator import methodcaller
 from ..errors import UnsupportedError
 from ..ir import REGISTRIES, AddedToken, Pattern
 from ..ir import models as M
+from ..ir.pre_tokenizers import BEHAVIORS
 from ..ir.processors import Piece, SpecialToken, TemplateProcessing
+from ..ir.walk import CHILDREN
 
-CHILDREN = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers",
-            "decoder": "decoders", "post_processor": "processors"}
 _SCALARS = {"bool": bool, "int": int, "str": str, "float": (int, float)}
 
 
@@ -105,7 +105,6 @@ def _value(ctx: Ctx, cls, f, value, fp: str):
     if want is None or not isinstance(value, want) or (base == "int" and isinstance(value, bool)):
         ctx.fail(fp, f"must be {ann}, got {value!r:.60}")
     if f.name in ("behavior",):
-        from ..ir.pre_tokenizers import BEHAVIORS
         if value not in BEHAVIORS:
             ctx.fail(fp, f"unknown behavior {value!r} (known: {', '.join(BEHAVIORS)})")
     if f.name == "prepend_scheme" and value not in ("always", "first", "never"):

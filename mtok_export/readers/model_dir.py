@@ -3,33 +3,19 @@
 Header lists are decided here from what the files say: special ids are every special added token,
 longest content first (the runtime takes the first listed token that matches at a position, so
 this order makes it leftmost-longest like HF); stop ids are eos from every config plus the family's
-end-of-turn tokens, each with its source."""
+end-of-turn tokens, each with its source (`finish.stop_ids`)."""
 
 from __future__ import annotations
 
-import hashlib
-import unicodedata
 from pathlib import Path
 
-from .. import __version__
-from ..errors import InputError, UnsupportedError
-from ..ir import ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
+from ..errors import InputError
+from ..ir import AddedToken, ChatTemplate, Metadata, Tokenizer
 from ..ir.models import vocab_of
-from .hf_config import (embedding_range_notes, find_templates, header_special_order, id_list, is_decimal_id, load_json,
-                        load_json_object, pick_template, token_text)
+from .finish import decoder_entries, provenance, stop_ids
+from .hf_config import embedding_range_notes, find_templates, header_special_order, load_json, load_json_object, \
+    pick_template, token_text
 from .hf_json import parse_tokenizer_json
-
-# End-of-turn tokens of common chat families: stop ids when present.
-END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<end_of_turn>", "<|end_of_turn|>",
-               "<turn|>", "<|return|>", "<|endofturn|>")
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def read_model_dir(directory: Path, chat_template: str | None = None, *,
@@ -56,14 +42,9 @@ def read_model_dir(directory: Path, chat_template: str | None = None, *,
 
     added = list(parts["added_tokens"])
     known = {t.id for t in added}
-    from ..ir import AddedToken
-    decoder = tcfg.get("added_tokens_decoder") or {}
-    if not isinstance(decoder, dict) or not all(is_decimal_id(k) and isinstance(v, dict) for k, v in decoder.items()):
-        raise UnsupportedError("added_tokens_decoder must map decimal ids to token objects",
-                               json_path="$.added_tokens_decoder", path=str(config_path))
-    for key, t in sorted(decoder.items(), key=lambda kv: int(kv[0])):
-        if int(key) not in known and isinstance(t.get("content"), str):
-            added.append(AddedToken(int(key), t["content"], t.get("single_word", False), t.get("lstrip", False),
+    for key, t in decoder_entries(tcfg):
+        if key not in known:
+            added.append(AddedToken(key, t["content"], t.get("single_word", False), t.get("lstrip", False),
                                     t.get("rstrip", False), t.get("normalized", True), t.get("special", False)))
             notes.append(f"added token {t['content']!r} (id {key}) is only in tokenizer_config.json's added_tokens_decoder")
     added = tuple(added)
@@ -73,20 +54,8 @@ def read_model_dir(directory: Path, chat_template: str | None = None, *,
 
     bos = token_text(tcfg.get("bos_token"), config_path, "bos_token")
     eos = token_text(tcfg.get("eos_token"), config_path, "eos_token")
-    stops: dict[int, str] = {}
-
-    def stop(i: int, source: str):
-        stops.setdefault(i, source)
-
-    if eos is not None and eos in ids:
-        stop(ids[eos], "tokenizer_config.json eos_token")
-    for i in id_list(gen.get("eos_token_id"), directory / "generation_config.json", "eos_token_id"):
-        stop(i, "generation_config.json eos_token_id")
-    for i in id_list(mcfg.get("eos_token_id"), directory / "config.json", "eos_token_id"):
-        stop(i, "config.json eos_token_id")
-    for text in END_OF_TURN:
-        if text in ids:
-            stop(ids[text], f"end-of-turn token {text}")
+    eos_id = (ids[eos], "tokenizer_config.json eos_token") if eos is not None and eos in ids else None
+    stops = stop_ids(ids, eos_id, directory, gen, mcfg)
 
     special_ids = header_special_order(added)
     text, name, source, others = pick_template(find_templates(directory, tcfg, config_path), directory,
@@ -104,6 +73,5 @@ def read_model_dir(directory: Path, chat_template: str | None = None, *,
         meta=Metadata(add_bos_token=tcfg.get("add_bos_token"), add_eos_token=tcfg.get("add_eos_token"),
                       model_vocab_size=vocab_size, stop_sources=tuple(stops.items()), notes=tuple(notes),
                       tokenizer_class=tcfg.get("tokenizer_class"), legacy=tcfg.get("legacy")),
-        provenance=Provenance(tuple(InputFile(str(p), sha256(p)) for p in inputs), __version__,
-                              unicodedata.unidata_version),
+        provenance=provenance(inputs),
     )

@@ -27,7 +27,8 @@ from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..losses import Loss
-from .gpt2_files import BYTE_CHARS, assemble, read_side_files
+from ..ir.byte_level import BYTE_CHARS
+from .finish import assemble, read_side_files
 
 CLIP_MERGES = 49152 - 256 - 2  # the merges CLIP's SimpleTokenizer keeps (vocabulary 49,408)
 CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""

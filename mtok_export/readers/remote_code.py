@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .hf_config import load_json_object
-from .model_dir import sha256
+from .finish import sha256
 from .tiktoken import KNOWN, read_tiktoken
 
 MAX_ITEMS = 1 << 16  # a range or comprehension longer than this is not a token table

@@ -55,22 +55,20 @@ Companions read from `config_dir` (default: the model's folder): `tokenizer_conf
 from __future__ import annotations
 
 import math
-import unicodedata
 from enum import IntEnum
 from pathlib import Path
 
 from .. import losses as L
-from ..losses import Loss
-from .. import __version__
 from ..errors import InputError, UnsupportedError
-from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Pattern, Provenance, Tokenizer
+from ..ir import AddedToken, ChatTemplate, Metadata, Pattern, Tokenizer
 from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir.processors import Piece, SpecialToken, TemplateProcessing
-from .hf_config import (find_templates, header_special_order, id_list, is_decimal_id, load_json, load_json_object,
-                        pick_template, token_text)
+from ..losses import Loss
+from .finish import decoder_entries, provenance, stop_ids
+from .hf_config import find_templates, header_special_order, load_json, load_json_object, pick_template, token_text
 
 SPACE = "\u2581"
 COLLAPSE_PASSES = 16  # Replace('  ', ' ') halves a run of spaces: 16 passes collapse runs up to 65,536
@@ -417,15 +415,8 @@ def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=Non
     post = bos_eos_template([bos] if want_bos and bos else [], [eos] if want_eos and eos else [])
     notes.append(f"BOS/EOS policy from {why}: add_bos={want_bos}, add_eos={want_eos}")
 
-    stops: dict[int, str] = {}
-    if eos is not None:
-        stops.setdefault(eos[1], "config eos_token" if cfg.token("eos_token") else "the model's eos_id")
-    for i in id_list(cfg.gen.get("eos_token_id"), cfg.dir / "generation_config.json", "eos_token_id"):
-        stops.setdefault(i, "generation_config.json eos_token_id")
-    from .model_dir import END_OF_TURN, sha256
-    for text in END_OF_TURN:
-        if text in ids:
-            stops.setdefault(ids[text], f"end-of-turn token {text}")
+    eos_source = "config eos_token" if cfg.token("eos_token") else "the model's eos_id"
+    stops = stop_ids(ids, (eos[1], eos_source) if eos is not None else None, cfg.dir, cfg.gen, {})
 
     inputs = [path, *cfg.used]
     config_path = cfg.dir / "tokenizer_config.json"
@@ -462,8 +453,7 @@ def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=Non
         meta=Metadata(add_bos_token=bool(post and want_bos and bos), add_eos_token=bool(post and want_eos and eos),
                       stop_sources=tuple(stops.items()), notes=tuple(notes), tokenizer_class=tclass, legacy=legacy,
                       differences=tuple(diffs)),
-        provenance=Provenance(tuple(InputFile(str(p), sha256(p)) for p in inputs), __version__,
-                              unicodedata.unidata_version),
+        provenance=provenance(inputs),
     )
 
 
@@ -494,14 +484,8 @@ def _added_tokens(pieces, cfg: _Configs, dummy: bool, notes: list[str]) -> tuple
     for i, (p, _, t) in enumerate(pieces):
         if t in (PieceType.CONTROL, PieceType.USER_DEFINED):
             by_id[i] = AddedToken(i, p, normalized=False, special=t == PieceType.CONTROL)
-    where = cfg.dir / "tokenizer_config.json"
-    decoder = cfg.tok.get("added_tokens_decoder") or {}
-    if not isinstance(decoder, dict) or not all(is_decimal_id(k) and isinstance(v, dict)
-                                                and isinstance(v.get("content"), str) for k, v in decoder.items()):
-        raise UnsupportedError("added_tokens_decoder must map decimal ids to {content, ...} objects",
-                               json_path="$.added_tokens_decoder", path=str(where))
-    for key, t in sorted(decoder.items(), key=lambda kv: int(kv[0])):
-        i, content = int(key), t["content"]
+    for i, t in decoder_entries(cfg.tok):
+        content = t["content"]
         if i < n and pieces[i][0] != content:
             notes.append(f"added_tokens_decoder renames piece {i} {pieces[i][0]!r} to {content!r}: ignored")
             continue

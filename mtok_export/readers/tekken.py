@@ -29,7 +29,7 @@ from ..ir import models as M
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..losses import Loss
-from .gpt2_files import assemble, read_side_files
+from .finish import assemble, read_side_files
 from .tiktoken import ranks_to_bpe
 
 # mistral_common's Tekkenizer.DEPRECATED_SPECIAL_TOKENS (files before v7 carry no list)

@@ -52,16 +52,11 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .gpt2_files import (
-    BYTE_CHARS,
-    assemble,
-    bytes_to_token,
-    collect_added,
-    read_side_files,
-)
+from ..ir.byte_level import BYTE_CHARS, bytes_to_token
+from ..ir.walk import members
+from .finish import assemble, collect_added, read_side_files, sha256
 from .hf_json import parse_tokenizer_json
 from .json_value import check_value, load_json, parse_json
-from .model_dir import sha256
 
 _LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
 FILE_NAMES = ("*.tiktoken", "tiktoken.model", "tokenizer.model")
@@ -242,8 +237,7 @@ def _beside_tokenizer_json(directory: Path):
     parts, _ = parse_tokenizer_json(data, str(p))
     pattern = None
     pre = parts["pre_tokenizer"]
-    kids = pre.pretokenizers if isinstance(pre, P.Sequence) else (pre,)
-    splits = [k for k in kids if isinstance(k, P.Split) and k.pattern.regex]
+    splits = [k for k in members(pre) if isinstance(k, P.Split) and k.pattern.regex]
     if len(splits) == 1:
         pattern = splits[0].pattern.value
     return pattern, (parts["added_tokens"] or None), parts["normalizer"], p, len(M.vocab_of(parts["model"]))

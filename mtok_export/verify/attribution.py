@@ -23,8 +23,7 @@ from ..chat.render import render
 from ..ir import models as M
 from ..ir.paths import replace_at
 from ..losses import CHAT_RULES, Loss
-from ..lower import Lowering
-from ..lower.processors import split_single
+from ..lower.processors import single_prefix
 from . import emulate
 from .reference_tiktoken import hf_from_ir
 
@@ -47,7 +46,7 @@ class Attribution:
         self._added = tuple(t.content for t in lowered.added_tokens)
         self.prefix = list(lowered.prefix_ids)
         if self.legacy:  # a legacy type's projection keeps its prefix in the post-processor
-            self.prefix = list((split_single(Lowering(), lowered.post_processor, "$") or ((), ()))[0])
+            self.prefix = list(single_prefix(lowered.post_processor))
         self.ref_normalize = ref_normalize
 
     def of(self, *projections: str) -> list[Loss]:

@@ -59,11 +59,11 @@ class Conversation:
 
 
 def builtin_conversations() -> tuple[Conversation, ...]:
-    """The built-in conversations (``verify/data/conversations.jsonl``): system / no system,
+    """The built-in conversations (``mtok_export/data/conversations.jsonl``): system / no system,
     multi-turn, empty content, tools, tool calls (dict and string arguments, parallel), tool
     results, reasoning, multimodal parts, long multilingual text, special-token text; one tool's
     parameters and arguments are not in alphabetical order (the runtime's tojson sorts keys)."""
-    raw = resources.files("mtok_export.verify").joinpath("data", "conversations.jsonl").read_text("utf-8")
+    raw = resources.files("mtok_export").joinpath("data", "conversations.jsonl").read_text("utf-8")
     out = []
     for line in raw.splitlines():
         if line.strip():

@@ -13,19 +13,18 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..corpus import slice_of
+from ..dump.jsonify import id_to_token
 from ..errors import InputError, MtokError
 from ..losses import EDGE, Loss, Severity
 from ..model_folder import jinja_block
+from ..mtok.header import read_header
 from ..readers.mnn_file import read_mnn_bytes
 from .. import cache
 from .attribution import Attribution
-from .chat_parity import (
-    HANG,
-    builtin_conversations,
-    prints_parts,
-    reference_render,
-    runtime_renders,
-)
+from .chat_parity import HANG, builtin_conversations, prints_parts, reference_render, runtime_renders
+from .reference import hf_reference
+from .runtime import run_runtime
 
 CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "chat paths",
           "stop ids")
@@ -138,13 +137,9 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
 
     `source` is the IR as read and `lowered, lowering` its honest lowering (what a correct file
     holds; `lower(source)` again, not the file).  `reference(texts, chats) -> Reference` replaces HF
-    on `source_dir/tokenizer.json` for inputs without one (`reference.reference_for`).
+    on `source_dir/tokenizer.json` for inputs without one (`reference_choice.reference_for`).
     `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
     replaces the embedded template and EOS).  `progress(step)` is told each phase."""
-    from .corpus import slice_of
-    from .reference import hf_reference
-    from .runtime import run_runtime
-
     step = progress or (lambda s: None)
     usable = [s for s in samples if "\x00" not in s.text]
     left_out = len(samples) - len(usable)
@@ -176,14 +171,11 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
             checks[name].skipped = f"{left_out} sample(s) with NUL left out: the MNN Python binding passes text as a C string"
     base_decode = why.base_decode(ref.raw) if why.legacy or why.of("reader") else [None] * len(usable)
 
-    for s, got, eng, raw, dec, bdec in zip(usable, rt.encodes, ref.engine, ref.raw, ref.decoded, base_decode):
-        cut = why.prefix if got[:len(why.prefix)] == why.prefix else []
-        got_raw = got[len(cut):]
-        sl = slice_of(s)
-        raw_why = _compare(checks["raw ids"], s, sl, raw, got_raw, lambda: why.raw(s.text, raw, got_raw))
-        _compare(checks["engine ids"], s, sl, eng, got, lambda: why.engine(s.text, eng, raw, got, raw_why))
-        stream = b"".join(rt.decodes.get(i, b"") for i in raw).decode("utf-8", "replace")
-        _compare(checks["streaming decode"], s, sl, dec, stream, lambda: why.stream(raw, dec, stream, bdec))
+    compare_texts(checks, usable, rt, ref, why.prefix,
+                  explain_raw=lambda j, raw, got_raw: why.raw(usable[j].text, raw, got_raw),
+                  explain_engine=lambda j, eng, raw, got, got_raw, raw_why: why.engine(usable[j].text, eng, raw, got,
+                                                                                      raw_why),
+                  explain_stream=lambda j, raw, dec, stream: why.stream(raw, dec, stream, base_decode[j]))
     checks["full decode"].skipped = "the MNN Python API exposes only single-id decode"
 
     # Chat: the runtime always adds the generation prompt and is given no tools.
@@ -202,10 +194,10 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
             want = want[len(cleared):]
         s = _Sample(c.id, json.dumps(list(c.messages), ensure_ascii=False)[:300])
         sl = "edge" if "special" in c.tags else "everyday"
-        text_why = _compare(checks["chat text"], s, sl, want, got, lambda: why.chat_text(c, want, got))
+        text_why = compare(checks["chat text"], s, want, got, lambda: why.chat_text(c, want, got), slice=sl)
         if got is not None:
-            _compare(checks["chat ids"], s, sl, want_ids, got_ids,
-                     lambda: why.chat_ids(want, got, want_ids, got_ids, text_why))
+            compare(checks["chat ids"], s, want_ids, got_ids,
+                    lambda: why.chat_ids(want, got, want_ids, got_ids, text_why), slice=sl)
 
     if has_chat:
         step("chat paths")
@@ -239,7 +231,7 @@ def _chat_paths(check: Check, source, lowered, lowering, python, llm_config):
         if cleared and want.startswith(cleared):
             want = want[len(cleared):]
         sample = _Sample(conv.id, json.dumps(list(conv.messages), ensure_ascii=False)[:300])
-        _compare(check, sample, "edge" if "special" in conv.tags else "everyday", want, runtime, lambda: ())
+        compare(check, sample, want, runtime, slice="edge" if "special" in conv.tags else "everyday")
     if left_out:
         check.skipped = f"{left_out} conversation(s) transformers does not render (raises, or prints content parts)"
 
@@ -261,23 +253,18 @@ def _stop_checks(check: Check, data: bytes, file_tok, source, lowered, lowering)
     """The file's stop list equals the expected set (the source's eos / end-of-turn ids, each with
     where it came from), and the embedded eos/bos strings are the source's (BOS empty when the
     lowering moved it to the header prefix).  `data`, `file_tok`: the file as read."""
-    from ..dump.jsonify import id_to_token
-    from ..mtok.header import read_header
-
     _, (_, file_stops, _), _ = read_header(data)
     names = id_to_token(lowered)
     expected = {i: src for i, src in getattr(lowering.meta, "stop_sources", ())}
     for i in sorted(set(expected) | set(file_stops)):
         what = f"{names.get(i, '?')} ({expected[i]})" if i in expected else f"{names.get(i, '?')} (not a stop id of the source)"
-        _compare(check, _Sample(f"stop-{i}", what), "everyday", i if i in expected else None,
-                 i if i in file_stops else None, lambda: ())
+        compare(check, _Sample(f"stop-{i}", what), i if i in expected else None, i if i in file_stops else None)
     if lowering.target == "mnn-legacy":
         return
     chat = file_tok.chat
     want_bos = "" if lowering.cleared_bos else source.chat.bos_token
-    _compare(check, _Sample("eos-token", "embedded eos_token"), "everyday", source.chat.eos_token, chat.eos_token,
-             lambda: ())
-    _compare(check, _Sample("bos-token", "embedded bos_token"), "everyday", want_bos, chat.bos_token, lambda: ())
+    compare(check, _Sample("eos-token", "embedded eos_token"), source.chat.eos_token, chat.eos_token)
+    compare(check, _Sample("bos-token", "embedded bos_token"), want_bos, chat.bos_token)
 
 
 @dataclass
@@ -286,15 +273,38 @@ class _Sample:
     text: str
 
 
-def _compare(check: Check, sample, sl: str, expected, got, explain) -> tuple[str, ...] | None:
-    """Count one comparison; on a mismatch record it with `explain()`'s losses.  Returns the
-    explanation (None when they matched)."""
+TEXT_CHECKS = ("raw ids", "engine ids", "streaming decode")
+
+
+def compare(check: Check, sample, expected, got, explain=tuple, *, slice: str = "everyday"):
+    """Count one comparison of the runtime (`got`) with the reference (`expected`); on a mismatch
+    record it with what `explain()` returns: losses, or loss codes as strings (callers whose
+    explanations are not `Loss` objects).  Returns that explanation (None when they matched)."""
     check.total += 1
     if expected == got:
         check.ok += 1
         return None
-    losses = explain()
-    codes = tuple(dict.fromkeys(x.code for x in losses))
-    where = tuple(dict.fromkeys(x.json_path for x in losses))
-    check.mismatches.append(Mismatch(check.name, sample.id, sample.text, expected, got, codes, sl, where))
-    return losses
+    found = explain() or ()
+    codes = tuple(dict.fromkeys(x if isinstance(x, str) else x.code for x in found))
+    where = tuple(dict.fromkeys(x.json_path for x in found if not isinstance(x, str)))
+    check.mismatches.append(Mismatch(check.name, sample.id, sample.text, expected, got, codes, slice, where))
+    return found
+
+
+def compare_texts(checks: dict[str, Check], samples, rt, ref, prefix, *, explain_raw, explain_engine,
+                  explain_stream) -> None:
+    """The text checks (`TEXT_CHECKS`) of one runtime run against one reference, sample by sample:
+    the runtime's ids against the reference's engine ids, the same without the header `prefix` the
+    runtime adds against its raw ids, and the concatenated single-id decodes of the reference's raw
+    ids against its decode.  `rt` has `encodes` and `decodes` (id -> bytes), `ref` has `engine`,
+    `raw` and `decoded`, all aligned with `samples`.  The explainers take the sample's index first:
+    `explain_raw(j, raw, got_raw)`, `explain_engine(j, engine, raw, got, got_raw, raw explanation)`,
+    `explain_stream(j, raw, decoded, stream)`."""
+    prefix = list(prefix)
+    for j, (s, got, eng, raw, dec) in enumerate(zip(samples, rt.encodes, ref.engine, ref.raw, ref.decoded)):
+        got_raw = got[len(prefix):] if got[:len(prefix)] == prefix else got
+        sl = slice_of(s)
+        raw_why = compare(checks["raw ids"], s, raw, got_raw, lambda: explain_raw(j, raw, got_raw), slice=sl)
+        compare(checks["engine ids"], s, eng, got, lambda: explain_engine(j, eng, raw, got, got_raw, raw_why), slice=sl)
+        stream = b"".join(rt.decodes.get(i, b"") for i in raw).decode("utf-8", "replace")
+        compare(checks["streaming decode"], s, dec, stream, lambda: explain_stream(j, raw, dec, stream), slice=sl)

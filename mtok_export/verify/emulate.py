@@ -11,8 +11,9 @@ from functools import lru_cache
 
 from ..ir import decoders as D
 from ..ir import normalizers as N
+from ..ir.byte_level import token_to_bytes
+from ..ir.walk import members
 from ..mtok.constants import TABLE_CONTROL_TO_SPACE as _CONTROL
-from ..readers.gpt2_files import token_to_bytes
 
 
 def normalize(n, text: str) -> str:
@@ -98,7 +99,7 @@ def _added_regex(tokens: tuple[str, ...]):
 
 def decoder_flags(d) -> tuple[str | None, bool]:
     """(WordPiece prefix or None, byte_level_) of a lowered decoder: what single-id decode looks at."""
-    kids = d.decoders if isinstance(d, D.Sequence) else (d,) if d is not None else ()
+    kids = members(d)
     prefix = next((k.prefix for k in kids if isinstance(k, D.WordPiece)), None)
     return prefix, any(isinstance(k, D.ByteLevel) for k in kids)
 

@@ -19,8 +19,9 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from .reference import Reference
+from ..readers.finish import sha256
 from ..writers.hf_json import tokenizer_json_text
+from .reference import Reference, run_hf
 
 
 def tiktoken_reference(ranks_path, pattern: str, specials: Mapping[str, int], texts: Sequence[str], *,
@@ -28,8 +29,6 @@ def tiktoken_reference(ranks_path, pattern: str, specials: Mapping[str, int], te
                        name: str = "mtok-reference") -> Reference:
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
-
-    from ..readers.model_dir import sha256
 
     path = str(Path(ranks_path))
     # The expected hash keeps tiktoken's path-keyed cache from serving an older file at this path.
@@ -59,6 +58,4 @@ def hf_from_ir(tok):
 
 def hf_ir_reference(tok, texts: Sequence[str]) -> Reference:
     """`hf_reference` for an IR instead of a tokenizer.json (no chat)."""
-    from .reference import run_hf
-
     return run_hf(hf_from_ir(tok), texts)

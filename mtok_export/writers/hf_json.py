@@ -52,7 +52,7 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from ..readers.hf_json import CHILDREN  # Keep in sync: the reader and the writer share the child keys.
+from ..ir.walk import CHILDREN
 
 VERSION = "1.0"
 TOP_LEVEL = ("version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer",

@@ -9,6 +9,7 @@ from ...errors import UnsupportedError
 from ...ir import decoders as D
 from ...ir import models as M
 from ...ir import pre_tokenizers as P
+from ...ir.walk import members
 from ...legacy import describe
 from ...mtok.constants import FileType
 from .. import Lowering
@@ -22,9 +23,8 @@ PLANS = {FileType.SENTENCEPIECE: type0.plan, FileType.TIKTOKEN: type1.plan, File
 def choose_type(tok) -> tuple[FileType, str]:
     """The legacy type for a model family, and why; `UnsupportedError` when none can carry it."""
     m, pre, dec = tok.model, tok.pre_tokenizer, tok.decoder
-    parts = lambda x, f: getattr(x, f, None) or (x,)  # noqa: E731
-    byte_level = any(isinstance(p, P.ByteLevel) for p in parts(pre, "pretokenizers")) or \
-        any(isinstance(d, D.ByteLevel) for d in parts(dec, "decoders"))
+    byte_level = any(isinstance(p, P.ByteLevel) for p in members(pre)) or \
+        any(isinstance(d, D.ByteLevel) for d in members(dec))
     if isinstance(m, M.WordPiece):
         return FileType.BERT, "a WordPiece model: type 2 (BERT)"
     if isinstance(m, M.BPE) and byte_level:

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field, replace
 from ... import losses as L
 from ...errors import UnsupportedError
 from ...ir import decoders as D
+from ...ir.walk import members
 from ...legacy.text import prefix_template
 from ...losses import Loss
 from .. import Lowering
-from ..processors import split_single
+from ..processors import single_prefix, split_single
 
 
 @dataclass
@@ -106,9 +107,7 @@ def common_steps(chain: Chain, suffix: tuple[int, ...], what: str, normalizer: b
 
 
 def _prefix_only(tok):
-    lw = Lowering("mnn-3.6")
-    parts = split_single(lw, tok.post_processor, "$.post_processor")
-    prefix = parts[0] if parts else ()
+    prefix = single_prefix(tok.post_processor)
     names = {t.id: t.content for t in tok.added_tokens}
     return prefix_template(tuple(prefix), names)
 
@@ -121,7 +120,5 @@ def template_loss(tok, what: str) -> list[Loss]:
 
 
 def decoder_is_byte_level(d) -> bool:
-    if isinstance(d, D.Sequence):
-        return any(isinstance(c, D.ByteLevel) for c in d.decoders)
-    return isinstance(d, D.ByteLevel)
+    return any(isinstance(c, D.ByteLevel) for c in members(d))
 

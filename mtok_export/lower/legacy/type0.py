@@ -7,8 +7,6 @@ type 0 cannot represent at all: WordPiece/WordLevel, byte-level BPE, non-dense i
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ... import losses as L
 from ...errors import UnsupportedError
 from ...ir import decoders as D
@@ -16,18 +14,13 @@ from ...ir import models as M
 from ...ir import normalizers as N
 from ...ir import pre_tokenizers as P
 from ...ir import processors as R
+from ...ir.walk import walk
 from ...legacy.sentencepiece_txt import BYTE_PIECE, Type0, tokenizer_from_type0
 from ...losses import Loss
 from ...mtok.constants import FileType
 from ...readers.sentencepiece import SPACE, PieceType, sp_decoder, sp_merges, sp_normalizer
-from .. import Lowering
-from ..processors import split_single
+from ..processors import single_parts
 from .chain import LegacyPlan, memo_last
-
-def _walk(c, attr):
-    yield c
-    for k in getattr(c, attr, ()) if c is not None else ():
-        yield from _walk(k, attr)
 
 
 def _fatal(tok) -> None:
@@ -37,9 +30,9 @@ def _fatal(tok) -> None:
         raise UnsupportedError(f"type 0 runs SentencePiece BPE over characters; a {m.kind} model cannot be "
                                f"represented{hint}")
     byte_level = (getattr(m, "mnn_byte_level", False)
-                  or any(isinstance(c, P.ByteLevel) for c in _walk(tok.pre_tokenizer, "pretokenizers"))
-                  or any(isinstance(c, D.ByteLevel) for c in _walk(tok.decoder, "decoders"))
-                  or any(isinstance(c, N.ByteLevel) for c in _walk(tok.normalizer, "normalizers")))
+                  or any(isinstance(c, P.ByteLevel) for c in walk(tok.pre_tokenizer))
+                  or any(isinstance(c, D.ByteLevel) for c in walk(tok.decoder))
+                  or any(isinstance(c, N.ByteLevel) for c in walk(tok.normalizer)))
     if byte_level:
         raise UnsupportedError("a byte-level BPE cannot be represented in type 0: its vocabulary is in GPT-2 "
                                "byte-mapped characters, and type 0 matches raw UTF-8 characters with '▁' for "
@@ -145,10 +138,9 @@ def plan(tok) -> LegacyPlan:
         k = ops.index(None) if None in ops else len(ops)
         prefix, suffix = tuple(ops[:k]) + tuple(tok.prefix_ids), tuple(ops[k + 1:])
     else:
-        lw = Lowering("mnn-3.6")
-        parts = split_single(lw, tok.post_processor, "$.post_processor")
-        for x in lw.losses:
-            losses.append(replace(x, kind=L.TYPE0_POST))
+        parts, dropped = single_parts(tok.post_processor)
+        for component, jp, reason in dropped:
+            loss(L.TYPE0_POST, component, jp, reason)
         prefix, suffix = parts if parts is not None else ((), ())
     if suffix:
         loss(L.TYPE0_SUFFIX, "post_processor", "$.post_processor", f"type 0 has only a prefix list: encode() does "

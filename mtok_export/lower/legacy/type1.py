@@ -23,11 +23,11 @@ from ... import losses as L
 from ...errors import UnsupportedError
 from ...ir import decoders as D
 from ...ir import models as M
+from ...ir.byte_level import bytes_to_token, token_to_bytes
 from ...legacy.text import NO_LIMIT, TokenLines, added_from_header, finish, token_names
 from ...legacy.tiktoken_txt import GREEDY_PRE, GREEDY_UNK
 from ...losses import Loss
 from ...mtok.constants import FileType
-from ...readers.gpt2_files import bytes_to_token, token_to_bytes
 from .. import Lowering
 from .chain import Chain, LegacyPlan, common_steps, decoder_is_byte_level, dense_size, header_lists, memo_last, \
     template_loss

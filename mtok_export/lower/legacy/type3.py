@@ -23,10 +23,10 @@ from ...errors import UnsupportedError
 from ...ir import decoders as D
 from ...ir import models as M
 from ...ir import pre_tokenizers as P
+from ...ir.byte_level import BYTE_CHARS, bytes_to_token, token_to_bytes
 from ...legacy.hf_txt import CPP_REGEX, RUNTIME_PRE, Type3, first_ids, runtime_decode
 from ...legacy.text import added_from_header, finish, token_names
 from ...mtok.constants import FileType
-from ...readers.gpt2_files import BYTE_CHARS, bytes_to_token, token_to_bytes
 from .. import Lowering
 from .chain import Chain, LegacyPlan, common_steps, decoder_is_byte_level, dense_size, header_lists, memo_last, \
     template_loss

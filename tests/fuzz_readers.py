@@ -2,30 +2,25 @@
 tried, clean errors (`MtokError`), other exceptions (must be 0), hangs (must be 0), peak memory,
 and outputs written for mutated inputs that the strict reader rejects (must be 0).
 
-    python scripts/fuzz.py [--seconds 60] [--seed 13] [--reader NAME ...] [--json]
+    python tests/fuzz_readers.py [--seconds 60] [--seed 13] [--reader NAME ...] [--json]
 
 Each reader runs in its own process so its peak memory (max RSS) is its own.  The harness is
-`tests/fuzzing.py` (shared with `tests/test_fuzz.py`).  Exit 1 when any defect was found, and each
+`fuzzing.py` beside it (shared with `test_fuzz.py`).  Exit 1 when any defect was found, and each
 defect is listed with an input that shows it."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from fuzzing import TARGETS, fuzz
 
 
 def child(reader: str, seconds: float, seed: int) -> None:
     """Run one reader here and print its row as JSON (with this process's peak RSS)."""
     import resource
-
-    sys.path.insert(0, str(REPO / "tests"))
-    from fuzzing import fuzz
 
     stats = fuzz(reader, seconds, seed)
     row = stats.as_row()
@@ -36,9 +31,6 @@ def child(reader: str, seconds: float, seed: int) -> None:
 
 
 def main() -> int:
-    sys.path.insert(0, str(REPO / "tests"))
-    from fuzzing import TARGETS
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=60, help="per reader")
     ap.add_argument("--seed", type=int, default=13)
@@ -50,10 +42,9 @@ def main() -> int:
         child(args.child, args.seconds, args.seed)
         return 0
     rows = []
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     for reader in args.reader or list(TARGETS):
         r = subprocess.run([sys.executable, __file__, "--child", reader, "--seconds", str(args.seconds),
-                            "--seed", str(args.seed)], capture_output=True, text=True, env=env)
+                            "--seed", str(args.seed)], capture_output=True, text=True)
         if r.returncode != 0:
             print(f"{reader}: the fuzzing process failed (exit {r.returncode}):\n{r.stderr[-2000:]}", file=sys.stderr)
             return 1

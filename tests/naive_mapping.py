@@ -1,23 +1,23 @@
 """The naive mapping: what MNN's own exporter writes (spec section 3, "writer" columns), each HF
 component replaced by its nearest code with no rewriting and no loss records.  Used only to show
-what lowering buys (`scripts/parity.py --naive`); never used for real exports."""
+what lowering buys (`test_lowering_passes.py`, `python tests/parity_table.py --naive`); never used
+for real exports."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ..ir import Pattern
-from ..ir import decoders as D
-from ..ir import models as M
-from ..ir import normalizers as N
-from ..ir import pre_tokenizers as P
-from ..ir import processors as R
+from mtok_export.ir import Pattern
+from mtok_export.ir import decoders as D
+from mtok_export.ir import models as M
+from mtok_export.ir import normalizers as N
+from mtok_export.ir import pre_tokenizers as P
+from mtok_export.ir import processors as R
+from mtok_export.unicode.tables import table
 
 
 def naive(tok, encode=None, decode=None):
     """`encode(text) -> ids` / `decode(id) -> str` are the HF tokenizer's, for MNN's prefix heuristic."""
-    from ..unicode.tables import table
-
     def norm(n):
         if n is None:
             return None

@@ -19,8 +19,11 @@ Every mismatch is given a class:
   output differs from the previous one (joined with `+`); `UNEXPLAINED` if the runtime does not do
   what the projection (the runtime-faithful IR) does.
 
-Usage: python scripts/parity_other.py [--only NAME] [--mnn341 PYTHON] [--json FILE]
-The MNN 3.4.1 interpreter defaults to /work/venv341/bin/python or <repo>/.venv-mnn341/bin/python."""
+A test harness of `test_other_readers.py`, and the tables when run:
+
+    python tests/other_parity.py [--only NAME] [--mnn341 PYTHON] [--json FILE]
+
+The MNN 3.4.1 interpreter defaults to the venv the tests make (`legacy_runtime`)."""
 
 from __future__ import annotations
 
@@ -32,9 +35,24 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from legacy_runtime import installed_mnn341
 
+from mtok_export.corpus import builtin_corpus
+from mtok_export.ir import normalizers as N
+from mtok_export.legacy import write_content
+from mtok_export.lower import lower
+from mtok_export.lower.legacy import PLANS
+from mtok_export.lower.processors import single_prefix
+from mtok_export.mtok import write_mtok
+from mtok_export.readers.bert_vocab import read_bert_vocab
+from mtok_export.readers.gpt2_files import read_gpt2_files
+from mtok_export.readers.tiktoken import read_tiktoken
+from mtok_export.verify.check import TEXT_CHECKS, Check, compare_texts, verify
+from mtok_export.verify.reference import hf_reference
+from mtok_export.verify.reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
+from mtok_export.verify.runtime import run_runtime
+
+REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared/corpus/tokenizers"
 
 # name -> (reader, path under the corpus, reference kind, legacy types)
@@ -60,34 +78,17 @@ class Row:
     seconds: float = 0.0
 
 
-def default_341() -> str | None:
-    for p in (Path("/work/venv341/bin/python"), REPO / ".venv-mnn341/bin/python"):
-        if p.is_file():
-            return str(p)
-    return None
-
-
 def samples():
-    from mtok_export.verify.corpus import builtin_corpus
-
     return [s for s in builtin_corpus() if "\x00" not in s.text]
 
 
 def read_input(name: str):
-    from mtok_export.readers.bert_vocab import read_bert_vocab
-    from mtok_export.readers.gpt2_files import read_gpt2_files
-    from mtok_export.readers.tiktoken import read_tiktoken
-
     kind, rel, _ = INPUTS[name]
     path = CORPUS / rel
     return {"tiktoken": read_tiktoken, "gpt2": read_gpt2_files, "bert": read_bert_vocab}[kind](path)
 
 
 def reference(name: str, ir, texts):
-    from mtok_export.ir import normalizers as N
-    from mtok_export.verify.reference import hf_reference
-    from mtok_export.verify.reference_tiktoken import nfc, tiktoken_reference
-
     kind, rel, _ = INPUTS[name]
     if kind == "tiktoken":
         pattern = ir.pre_tokenizer.pretokenizers[0].pattern.value
@@ -97,27 +98,21 @@ def reference(name: str, ir, texts):
     return hf_reference(CORPUS / rel, texts, [])
 
 
-def _compare(row: Row, check: str, sample_id: str, want, got, explain):
-    ok, total = row.checks.setdefault(check, [0, 0])
-    row.checks[check] = [ok + (want == got), total + 1]
-    if want != got:
-        cls = explain() or "UNEXPLAINED"
-        key = f"{check}: {cls}"
-        row.classes[key] = row.classes.get(key, 0) + 1
-        row.examples.setdefault(key, sample_id)
-
-
-def _stream(rt, ids) -> str:
-    return b"".join(rt.decodes.get(i, b"") for i in ids).decode("utf-8", "replace")
+def _summarize(row: Row, checks) -> Row:
+    """The text checks' counts and mismatch classes (joined loss codes, or UNEXPLAINED) into `row`."""
+    for c in checks:
+        if c.name in TEXT_CHECKS:
+            row.checks[c.name] = [c.ok, c.total]
+            for m in c.mismatches:
+                key = f"{c.name}: {'+'.join(m.explanation) or 'UNEXPLAINED'}"
+                row.classes[key] = row.classes.get(key, 0) + 1
+                row.examples.setdefault(key, m.sample)
+    return row
 
 
 def parity_mtok(name: str, ir=None, ref=None, python: str | None = None) -> Row:
     """(a): lower for mnn-3.6, write .mtok, run MNN 3.6.1 (this interpreter unless `python`); the
     mismatches are attributed by `verify` itself (reproduction by the recorded losses)."""
-    from mtok_export.lower import lower
-    from mtok_export.mtok import write_mtok
-    from mtok_export.verify.check import verify
-
     start = time.perf_counter()
     ss = samples()
     texts = [s.text for s in ss]
@@ -129,14 +124,8 @@ def parity_mtok(name: str, ir=None, ref=None, python: str | None = None) -> Row:
         path.write_bytes(write_mtok(low))
         report = verify(path, ir, low, lw, samples=ss, chats=[], python=python, timeout=600,
                         reference=lambda t, c: ref)
-    row = Row(name, ".mtok", report.runtime, {}, losses=sorted({x.code for x in lw.losses}))
-    for c in report.checks:
-        if c.name in ("raw ids", "engine ids", "streaming decode"):
-            row.checks[c.name] = [c.ok, c.total]
-            for m in c.mismatches:
-                key = f"{c.name}: {','.join(m.explanation) or 'UNEXPLAINED'}"
-                row.classes[key] = row.classes.get(key, 0) + 1
-                row.examples.setdefault(key, m.sample)
+    row = _summarize(Row(name, ".mtok", report.runtime, {}, losses=sorted({x.code for x in lw.losses})),
+                     report.checks)
     row.seconds = round(time.perf_counter() - start, 1)
     return row
 
@@ -145,11 +134,6 @@ def parity_mtok(name: str, ir=None, ref=None, python: str | None = None) -> Row:
 
 def parity_txt(name: str, kind: int, python: str, ir=None, ref=None) -> Row:
     """(b): write the legacy type, run MNN 3.4.1 (`python`), attribute mismatches by projection steps."""
-    from mtok_export.legacy import write_content
-    from mtok_export.lower.legacy import PLANS
-    from mtok_export.verify.reference_tiktoken import hf_from_ir
-    from mtok_export.verify.runtime import run_runtime
-
     start = time.perf_counter()
     ss = samples()
     texts = [s.text for s in ss]
@@ -163,24 +147,16 @@ def parity_txt(name: str, kind: int, python: str, ir=None, ref=None) -> Row:
         path.write_bytes(data)
         ids = sorted({i for r in ref.raw for i in r})
         rt = run_runtime(path, texts=texts, decode_ids=ids, python=python, timeout=600)
-    from mtok_export.lower.processors import split_single
-    from mtok_export.lower import Lowering
+    prefix = single_prefix(final.post_processor)
 
-    parts = split_single(Lowering(), final.post_processor, "$")
-    prefix = list(parts[0]) if parts else []
-    row = Row(name, f"tokenizer.txt type {kind}", rt.version, {}, losses=[x.code for x in losses])
-
-    # Collect mismatches first, then run the projection chain on those samples only.
-    pending = []  # (check, index, want, got)
-    for j, (s, got, eng, raw, dec) in enumerate(zip(ss, rt.encodes, ref.engine, ref.raw, ref.decoded)):
-        got_raw = got[len(prefix):] if got[:len(prefix)] == prefix else got
-        for check, want, have in (("raw ids", raw, got_raw), ("engine ids", eng, got),
-                                  ("streaming decode", dec, _stream(rt, raw))):
-            if want != have:
-                pending.append((check, j, want, have))
+    # Find the mismatching samples first, then run the projection chain on those samples only.
+    probe = {n: Check(n) for n in TEXT_CHECKS}
+    compare_texts(probe, ss, rt, ref, prefix, explain_raw=lambda *a: (), explain_engine=lambda *a: (),
+                  explain_stream=lambda *a: ())
+    index = {s.id: j for j, s in enumerate(ss)}
+    js = sorted({index[m.sample] for c in probe.values() for m in c.mismatches})
     chain_out = {}
-    if pending:
-        js = sorted({j for _, j, _, _ in pending})
+    if js:
         sub = [texts[j] for j in js]
         for code, step_ir in steps:
             hf = hf_from_ir(step_ir)
@@ -192,7 +168,9 @@ def parity_txt(name: str, kind: int, python: str, ir=None, ref=None) -> Row:
                                                            "streaming decode": dec[k]}))
     unk_codes = {x.code for x in losses} & {"legacy-bert-unk"}
 
-    def explain(check, j, want, have):
+    def explain(check, j, want, have) -> tuple[str, ...]:
+        """The chain steps whose output changes `check` on sample `j`; UNEXPLAINED appended when
+        the last step still differs from the runtime."""
         prev, causes = want, []
         for code, out in chain_out.get(j, []):
             if out[check] != prev:
@@ -201,18 +179,17 @@ def parity_txt(name: str, kind: int, python: str, ir=None, ref=None) -> Row:
                 prev = out[check]
         if prev != have:
             if unk_codes and check != "streaming decode":
-                return "+".join(causes + ["legacy-bert-unk"])
-            return "+".join(causes + ["UNEXPLAINED"]) if causes else None
-        return "+".join(dict.fromkeys(causes)) or None
+                return (*causes, "legacy-bert-unk")
+            return (*causes, "UNEXPLAINED") if causes else ()
+        return tuple(dict.fromkeys(causes))
 
-    bad = {(check, j): (want, have) for check, j, want, have in pending}
-    for j, s in enumerate(ss):
-        for check in ("raw ids", "engine ids", "streaming decode"):
-            if (check, j) in bad:
-                want, have = bad[(check, j)]
-                _compare(row, check, s.id, want, have, lambda: explain(check, j, want, have))
-            else:
-                _compare(row, check, s.id, 0, 0, lambda: None)
+    checks = {n: Check(n) for n in TEXT_CHECKS}
+    compare_texts(checks, ss, rt, ref, prefix,
+                  explain_raw=lambda j, raw, got_raw: explain("raw ids", j, raw, got_raw),
+                  explain_engine=lambda j, eng, raw, got, got_raw, raw_why: explain("engine ids", j, eng, got),
+                  explain_stream=lambda j, raw, dec, stream: explain("streaming decode", j, dec, stream))
+    row = _summarize(Row(name, f"tokenizer.txt type {kind}", rt.version, {}, losses=[x.code for x in losses]),
+                     checks.values())
     row.seconds = round(time.perf_counter() - start, 1)
     return row
 
@@ -231,7 +208,8 @@ def render(rows: list[Row]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="substring of the input names to run")
-    ap.add_argument("--mnn341", default=default_341(), help="python with MNN 3.4.1 for the .txt table")
+    ap.add_argument("--mnn341", default=installed_mnn341(),
+                    help="python with MNN 3.4.1 for the .txt table (default: the tests' MNN 3.4.1 venv, if made)")
     ap.add_argument("--json", help="also write the rows as JSON here")
     args = ap.parse_args()
     texts = [s.text for s in samples()]

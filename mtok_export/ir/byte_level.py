@@ -1,0 +1,37 @@
+"""The GPT-2 byte <-> character map of byte-level vocabularies (HF `ByteLevel`): every byte value
+has one printable character, so a token's raw bytes are spelled as text.  Readers (vocab.json,
+tiktoken, OpenAI BPE), the legacy `.txt` codecs and the runtime emulation all use it."""
+
+from __future__ import annotations
+
+
+def _byte_chars() -> tuple[str, ...]:
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    out = {b: chr(b) for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in out:
+            out[b] = chr(0x100 + extra)
+            extra += 1
+    return tuple(out[b] for b in range(256))
+
+
+BYTE_CHARS: tuple[str, ...] = _byte_chars()  # byte value -> GPT-2 character
+CHAR_BYTES: dict[str, int] = {c: b for b, c in enumerate(BYTE_CHARS)}
+_TO_CHARS = {b: c for b, c in enumerate(BYTE_CHARS)}  # str.translate table over latin-1 text
+# The inverse; characters below U+0100 that are no GPT-2 character become U+0100 so that the
+# final latin-1 encode rejects them (translate does not re-map its own output).
+_FROM_CHARS = {**{cp: "\u0100" for cp in range(256)}, **{ord(c): chr(b) for b, c in enumerate(BYTE_CHARS)}}
+
+
+def bytes_to_token(b: bytes) -> str:
+    """Raw bytes -> the GPT-2 byte-level vocabulary string."""
+    return b.decode("latin-1").translate(_TO_CHARS)
+
+
+def token_to_bytes(token: str) -> bytes | None:
+    """GPT-2 byte-level vocabulary string -> raw bytes, or None if it is not byte-level."""
+    try:
+        return token.translate(_FROM_CHARS).encode("latin-1")
+    except UnicodeEncodeError:
+        return None
