@@ -240,6 +240,9 @@ DECODER_DROPPED = _kind("decoder-dropped", "decoder", "a decoder with no runtime
 # Reader differences: the IR (HF semantics) against the source's own library.
 SP_ADDED_TOKEN_TEXT = _kind("sp-added-token-text", "reader", "control/user-defined piece text is split out (as "
                             "transformers does); sentencepiece encodes it as text", EDGE, "reader")
+SP_CONTROL_TEXT = _kind("sp-control-text", "reader", "control-piece text (<s>, </s>) is split out (as transformers "
+                        "does); sentencepiece, the reference of a bare .model, encodes it as text (the .mtok "
+                        "lowering follows sentencepiece)", EDGE, "reader")
 SP_RESERVED_PIECE_TEXT = _kind("sp-reserved-piece-text", "reader", "literal reserved-piece text (<unk>, <0xHH>) can "
                                "match those pieces", EDGE, "reader")
 SP_TRAILING_U2581 = _kind("sp-trailing-u2581", "reader", "sentencepiece also strips a trailing literal U+2581",

@@ -9,9 +9,15 @@ from dataclasses import replace
 
 from .. import cache
 from .. import losses as L
+from ..ir import Pattern
+from ..ir import decoders as D
 from ..ir import models as M
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
+# A Unigram score the runtime's Viterbi treats as no piece at all: any path through it sums to at most
+# -1e17, which TC UnigramModel::tokenize takes as unreachable (and then falls back to unk as it does
+# where no piece ends).
+UNREACHABLE = -1e18
 
 
 def lower_model(lw, tok):
@@ -108,7 +114,39 @@ def _byte_piece_scores(lw, m, jp: str):
     return replace(m, vocab=vocab)
 
 
+def sentencepiece_controls(lw, tok):
+    """A bare SentencePiece model's reference is the sentencepiece library, which never produces a
+    control piece from text (`sp-control-text`, recorded by the reader): `<s>` typed by a user is
+    text.  The file follows it: those pieces leave the added-token section and the header list (so
+    neither split matches their text), a Unigram model scores them `UNREACHABLE` (its Viterbi would
+    otherwise match the text, at score 0), and the decoder drops them as sentencepiece's decode does.
+    Their ids stay stop ids (a separate list).  `is_special()` is false for them: the header list
+    is the only place it reads, and every name in it is matched in the input."""
+    found = next((x for x in lw.losses if x.kind is L.SP_CONTROL_TEXT), None)
+    if found is None:
+        return tok
+    texts = set(found.trigger)
+    ids = {t.id: t.content for t in tok.added_tokens if t.special and t.content in texts}
+    m = tok.model
+    if isinstance(m, M.Unigram):
+        m = replace(m, vocab=tuple((p, UNREACHABLE) if i in ids else (p, s) for i, (p, s) in enumerate(m.vocab)))
+    pieces = [p for p, i in M.vocab_of(m).items() if i not in ids]
+    # the decoder replaces within each token: only where no other piece holds the control text
+    drop = [c for i, c in sorted(ids.items()) if not any(c in p for p in pieces)]
+    steps = tuple(D.Replace(Pattern(c), "") for c in drop)
+    old = tok.decoder.decoders if isinstance(tok.decoder, D.Sequence) else (tok.decoder,) if tok.decoder else ()
+    lw.losses.remove(found)
+    lw.did("sentencepiece-controls", f"$.added_tokens: {len(ids)} control piece(s) ({', '.join(sorted(texts))}) "
+           "encoded as text, as sentencepiece does: not split out, "
+           + ("never matched by the Unigram model, " if isinstance(m, M.Unigram) else "")
+           + f"dropped by decode ({len(drop)} decoder Replace step(s)); not is_special()")
+    return replace(tok, model=m, added_tokens=tuple(t for t in tok.added_tokens if t.id not in ids),
+                   special_ids=tuple(i for i in tok.special_ids if i not in ids),
+                   decoder=D.Sequence(steps + old) if steps else tok.decoder)
+
+
 def lower_added_tokens(lw, tok):
+    tok = sentencepiece_controls(lw, tok)
     m = tok.model
     vocab = M.vocab_of(m)
     added, special = [], list(tok.special_ids)
