@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
+from decimal import Decimal
 
 from .. import cache
 from .. import losses as L
@@ -48,8 +49,10 @@ def lower_model(lw, tok):
             lw.loss(L.WORDPIECE_BYTES, name, f"{jp}.max_input_chars_per_word",
                     "the runtime counts the word limit in bytes, HF in characters", "\u4e00" * 40)
     elif isinstance(m, M.Unigram):
-        lw.loss(L.UNIGRAM_TIES, name, f"{jp}.vocab", "segmentations with equal total score are broken "
-                "differently by the runtime's Viterbi", "77777")
+        m = _hf_scores(lw, m, jp)
+        lw.loss(L.UNIGRAM_TIES, name, f"{jp}.vocab", "segmentations with exactly equal total score are broken "
+                "differently (HF keeps the longest last piece, the runtime's Viterbi the shortest); for the same "
+                "pieces in another order no score in the file can change that (tests/test_unigram_ties.py)", "77777")
         if m.unk_id is None:
             lw.loss(L.UNIGRAM_UNK, name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
             m = replace(m, unk_id=0)
@@ -95,6 +98,30 @@ def _words_merges_miss(m) -> list[str]:
                     key=lambda w: (len(w), w))
     cache.store("bpe-missed-words", digest, missed)
     return missed
+
+
+def hf_f64(score: float) -> float:
+    """The f64 HF `tokenizers` holds for `score` read from JSON: serde_json (without its
+    float_roundtrip feature) takes the decimal digits as an integer, rounds that to f64, then divides
+    by the power of ten, so it can land one ulp off the correctly rounded value Python reads.  The
+    digits are Python's shortest repr, which is also what serde_json and ryu write."""
+    sign, digits, exp = Decimal(repr(score)).as_tuple()
+    f = float(int("".join(map(str, digits))))
+    f = f * float(10 ** exp) if exp >= 0 else f / float(10 ** -exp)
+    return -f if sign else f
+
+
+def _hf_scores(lw, m, jp: str):
+    """Scores as HF `tokenizers` holds them in memory (`hf_f64`).  The runtime adds the file's f64
+    scores in the order HF does (best up to the start + the piece), so with HF's own values every
+    comparison of two paths comes out as in HF, ties (equal f64 sums) included; only an exact tie is
+    then broken differently (HF keeps the longest last piece, the runtime the shortest)."""
+    vocab = tuple((p, hf_f64(s)) for p, s in m.vocab)
+    changed = sum(1 for a, b in zip(vocab, m.vocab) if a[1] != b[1])
+    if changed:
+        lw.did("unigram-hf-scores", f"{jp}.vocab: {changed} score(s) written as the f64 HF parses from their "
+               "JSON digits (one ulp from Python's), so path sums compare as in HF")
+    return replace(m, vocab=vocab)
 
 
 def _byte_piece_scores(lw, m, jp: str):
