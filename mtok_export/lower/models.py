@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import replace
 from decimal import Decimal
 
@@ -13,6 +14,9 @@ from .. import losses as L
 from ..ir import Pattern
 from ..ir import decoders as D
 from ..ir import models as M
+from ..ir import normalizers as N
+from ..ir import pre_tokenizers as P
+from ..readers.sentencepiece import TRAILING_SPACE
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 # A Unigram score the runtime's Viterbi treats as no piece at all: any path through it sums to at most
@@ -36,8 +40,12 @@ def lower_model(lw, tok):
         if m.ignore_merges:
             _ignore_merges(lw, m, jp, name)
         if m.unk_token is not None and not m.byte_fallback:
-            lw.loss(L.UNK_DROP, name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped to unk",
-                    "\U0001fae0", patch=(f"{jp}.unk_token", None))
+            lowered = _unk_table(lw, tok, m, jp)
+            if lowered is None:
+                lw.loss(L.UNK_DROP, name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped "
+                        "to unk", "\U0001fae0", patch=(f"{jp}.unk_token", None))
+            else:
+                m, tok = lowered[0], replace(tok, normalizer=lowered[1])
         m = replace(m, dropout=None, unk_token=None, continuing_subword_prefix=None,
                     end_of_word_suffix=None, fuse_unk=False, ignore_merges=False)
     elif isinstance(m, M.WordPiece):
@@ -98,6 +106,65 @@ def _words_merges_miss(m) -> list[str]:
                     key=lambda w: (len(w), w))
     cache.store("bpe-missed-words", digest, missed)
     return missed
+
+
+UNK_MARKS = ("\u2047", "\ufffd")  # what the unk token is written as: the first not in the alphabet
+UNK_COLLAPSE_PASSES = 16  # Replace(PP, P) halves a run: 16 passes fuse runs up to 65,536 unknown characters
+
+
+def _unk_table(lw, tok, m, jp: str):
+    """BPE with an unk token and no byte fallback: the runtime drops a character that is not in the
+    vocab (spec 2.5), HF emits unk (fused with its unknown neighbours when `fuse_unk`).  Lowered as:
+    the unk token is written as one character U outside the alphabet, and a code-point table at the
+    end of the normalizer maps every character of planes 0-1 and every assigned one (`L.unk_table_gap`)
+    outside the alphabet to U; the space the
+    table makes of control/format characters becomes U too (when the space is not itself known), and
+    with `fuse_unk` runs of U collapse to one.  The runtime's BPE then finds U in the vocab as the
+    unk id.  -> (model, normalizer), or None where this does not hold (byte-level BPE, a merge that
+    makes the unk token, a pre-tokenizer that may split between unknown characters of a fused run)."""
+    pres = _flat(tok.pre_tokenizer, P.Sequence, "pretokenizers")
+    unk = m.unk_token
+    if unk not in m.vocab or m.mnn_byte_level or any(isinstance(x, P.ByteLevel) for x in pres):
+        return None
+    if any(a + b == unk for a, b in m.merges):
+        return None
+    splits_words = any(not (isinstance(x, P.Metaspace) and not x.split) and not _trailing_space(x) for x in pres)
+    if m.fuse_unk and splits_words:
+        return None
+    known = {t for t in m.vocab if len(t) == 1 and t != unk}
+    if any(isinstance(x, P.Metaspace) and x.replacement in known for x in pres):
+        known.add(" ")  # the pre-tokenizer turns it into a known character
+    mark = next((u for u in UNK_MARKS if u not in known), None)
+    if mark is None:
+        return None
+    entries = tuple((cp, mark) for cp in range(0x110000) if not 0xD800 <= cp < 0xE000 and chr(cp) not in known
+                    and chr(cp) != mark and not L.unk_table_gap(chr(cp)))
+    steps = [N.CodepointMap(entries)]
+    if " " not in known:
+        steps.append(N.Replace(Pattern(" "), mark))
+    if m.fuse_unk:
+        steps += [N.Replace(Pattern(mark * 2), mark)] * UNK_COLLAPSE_PASSES
+    normalizer = N.Sequence((*_flat(tok.normalizer, N.Sequence, "normalizers"), *steps))
+    lw.did("unk-table", f"{jp}.unk_token: {unk!r} written as {mark!r}; a table maps {len(entries):,} code points "
+           f"outside the alphabet of {len(known)} to it" + (", runs fused" if m.fuse_unk else ""))
+    lw.loss(L.UNK_TABLE_GAPS, f"model {m.kind}", f"{jp}.unk_token", "characters outside the unk table (unassigned "
+            f"in Unicode {unicodedata.unidata_version} or private use, beyond plane 1) are dropped, and control/format "
+            "characters become spaces before the table" + (" (then unk)" if " " not in known else ""), "\U000e0080")
+    lw.loss(L.UNK_SURFACE, "decoder", f"{jp}.unk_token", f"the unk token is written as {mark!r}: decode shows "
+            f"{mark!r} for it, not {unk!r}", trigger=(unk,))
+    vocab = {(mark if t == unk else t): i for t, i in m.vocab.items()}
+    return replace(m, vocab=vocab), normalizer
+
+
+def _flat(x, seq, field: str) -> tuple:
+    if x is None:
+        return ()
+    return tuple(getattr(x, field)) if isinstance(x, seq) else (x,)
+
+
+def _trailing_space(x) -> bool:
+    """The SentencePiece reader's Split that drops one trailing space: it never splits a run."""
+    return isinstance(x, P.Split) and x.behavior == "Removed" and x.pattern.value == TRAILING_SPACE
 
 
 def hf_f64(score: float) -> float:
