@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from .mtok.constants import TABLE_CONTROL_TO_SPACE
+
 
 class Severity(str, Enum):
     EDGE = "edge"
@@ -147,6 +149,14 @@ def _long_words(loss: Loss, text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in re.finditer(r"\S{21,}", text)]
 
 
+def unk_table_gap(c: str) -> bool:
+    """A character the BPE unk table (`lower.models`) cannot map to unk: beyond plane 1, unassigned or
+    private use (not in the table: where new characters are rarely assigned, at ~9 bytes an entry), or
+    one the runtime turns into a space before any table lookup."""
+    cp = ord(c)
+    return (cp >= 0x20000 and unicodedata.category(c) in ("Cn", "Co")) or cp in TABLE_CONTROL_TO_SPACE
+
+
 def _decomposable_or_mark(c: str) -> bool:
     return unicodedata.normalize("NFD", c) != c or unicodedata.category(c) in ("Mn", "Mc", "Me")
 
@@ -198,6 +208,12 @@ IGNORE_MERGES = _kind("ignore-merges", "model", "ignore_merges: whole words in t
                       "pair by pair", TEXT, "patch", any_input)
 UNK_DROP = _kind("unk-drop", "model", "characters outside the vocab are dropped, not mapped to unk", TEXT, "patch",
                  any_input)
+UNK_TABLE_GAPS = _kind("unk-table-gaps", "model", "BPE unk by a code-point table: characters outside it (unassigned "
+                       "or private use beyond plane 1) are dropped; control and format characters the table turns "
+                       "into spaces stay spaces where spaces are known", EDGE, None,
+                       chars("unassigned, private use, control/format", lambda c: unk_table_gap(c)))
+UNK_SURFACE = _kind("unk-surface", "decoder", "the unk token is written as one character the unk table maps to: "
+                    "decode shows that character for it", TEXT, "stream")
 UNIGRAM_TIES = _kind("unigram-ties", "model", "equal-score Unigram segmentations are broken differently", TEXT, "ties",
                      any_input)
 UNIGRAM_UNK = _kind("unigram-unk", "model", "a Unigram model without unk_id gets unk 0", EDGE)
@@ -240,6 +256,9 @@ DECODER_DROPPED = _kind("decoder-dropped", "decoder", "a decoder with no runtime
 # Reader differences: the IR (HF semantics) against the source's own library.
 SP_ADDED_TOKEN_TEXT = _kind("sp-added-token-text", "reader", "control/user-defined piece text is split out (as "
                             "transformers does); sentencepiece encodes it as text", EDGE, "reader")
+SP_CONTROL_TEXT = _kind("sp-control-text", "reader", "control-piece text (<s>, </s>) is split out (as transformers "
+                        "does); sentencepiece, the reference of a bare .model, encodes it as text (the .mtok "
+                        "lowering follows sentencepiece)", EDGE, "reader")
 SP_RESERVED_PIECE_TEXT = _kind("sp-reserved-piece-text", "reader", "literal reserved-piece text (<unk>, <0xHH>) can "
                                "match those pieces", EDGE, "reader")
 SP_TRAILING_U2581 = _kind("sp-trailing-u2581", "reader", "sentencepiece also strips a trailing literal U+2581",

@@ -5,15 +5,26 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import replace
+from decimal import Decimal
 
 from .. import cache
 from .. import losses as L
 from ..chat.render import render
 from ..corpus import builtin_chats
+from ..ir import Pattern
+from ..ir import decoders as D
 from ..ir import models as M
+from ..ir import normalizers as N
+from ..ir import pre_tokenizers as P
+from ..readers.sentencepiece import TRAILING_SPACE
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
+# A Unigram score the runtime's Viterbi treats as no piece at all: any path through it sums to at most
+# -1e17, which TC UnigramModel::tokenize takes as unreachable (and then falls back to unk as it does
+# where no piece ends).
+UNREACHABLE = -1e18
 
 
 def lower_model(lw, tok):
@@ -31,8 +42,12 @@ def lower_model(lw, tok):
         if m.ignore_merges:
             _ignore_merges(lw, m, jp, name)
         if m.unk_token is not None and not m.byte_fallback:
-            lw.loss(L.UNK_DROP, name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped to unk",
-                    "\U0001fae0", patch=(f"{jp}.unk_token", None))
+            lowered = _unk_table(lw, tok, m, jp)
+            if lowered is None:
+                lw.loss(L.UNK_DROP, name, f"{jp}.unk_token", "characters outside the vocab are dropped, not mapped "
+                        "to unk", "\U0001fae0", patch=(f"{jp}.unk_token", None))
+            else:
+                m, tok = lowered[0], replace(tok, normalizer=lowered[1])
         m = replace(m, dropout=None, unk_token=None, continuing_subword_prefix=None,
                     end_of_word_suffix=None, fuse_unk=False, ignore_merges=False)
     elif isinstance(m, M.WordPiece):
@@ -44,8 +59,10 @@ def lower_model(lw, tok):
             lw.loss(L.WORDPIECE_BYTES, name, f"{jp}.max_input_chars_per_word",
                     "the runtime counts the word limit in bytes, HF in characters", "\u4e00" * 40)
     elif isinstance(m, M.Unigram):
-        lw.loss(L.UNIGRAM_TIES, name, f"{jp}.vocab", "segmentations with equal total score are broken "
-                "differently by the runtime's Viterbi", "77777")
+        m = _hf_scores(lw, m, jp)
+        lw.loss(L.UNIGRAM_TIES, name, f"{jp}.vocab", "segmentations with exactly equal total score are broken "
+                "differently (HF keeps the longest last piece, the runtime's Viterbi the shortest); for the same "
+                "pieces in another order no score in the file can change that (tests/test_unigram_ties.py)", "77777")
         if m.unk_id is None:
             lw.loss(L.UNIGRAM_UNK, name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
             m = replace(m, unk_id=0)
@@ -93,6 +110,89 @@ def _words_merges_miss(m) -> list[str]:
     return missed
 
 
+UNK_MARKS = ("\u2047", "\ufffd")  # what the unk token is written as: the first not in the alphabet
+UNK_COLLAPSE_PASSES = 16  # Replace(PP, P) halves a run: 16 passes fuse runs up to 65,536 unknown characters
+
+
+def _unk_table(lw, tok, m, jp: str):
+    """BPE with an unk token and no byte fallback: the runtime drops a character that is not in the
+    vocab (spec 2.5), HF emits unk (fused with its unknown neighbours when `fuse_unk`).  Lowered as:
+    the unk token is written as one character U outside the alphabet, and a code-point table at the
+    end of the normalizer maps every character of planes 0-1 and every assigned one (`L.unk_table_gap`)
+    outside the alphabet to U; the space the
+    table makes of control/format characters becomes U too (when the space is not itself known), and
+    with `fuse_unk` runs of U collapse to one.  The runtime's BPE then finds U in the vocab as the
+    unk id.  -> (model, normalizer), or None where this does not hold (byte-level BPE, a merge that
+    makes the unk token, a pre-tokenizer that may split between unknown characters of a fused run)."""
+    pres = _flat(tok.pre_tokenizer, P.Sequence, "pretokenizers")
+    unk = m.unk_token
+    if unk not in m.vocab or m.mnn_byte_level or any(isinstance(x, P.ByteLevel) for x in pres):
+        return None
+    if any(a + b == unk for a, b in m.merges):
+        return None
+    splits_words = any(not (isinstance(x, P.Metaspace) and not x.split) and not _trailing_space(x) for x in pres)
+    if m.fuse_unk and splits_words:
+        return None
+    known = {t for t in m.vocab if len(t) == 1 and t != unk}
+    if any(isinstance(x, P.Metaspace) and x.replacement in known for x in pres):
+        known.add(" ")  # the pre-tokenizer turns it into a known character
+    mark = next((u for u in UNK_MARKS if u not in known), None)
+    if mark is None:
+        return None
+    entries = tuple((cp, mark) for cp in range(0x110000) if not 0xD800 <= cp < 0xE000 and chr(cp) not in known
+                    and chr(cp) != mark and not L.unk_table_gap(chr(cp)))
+    steps = [N.CodepointMap(entries)]
+    if " " not in known:
+        steps.append(N.Replace(Pattern(" "), mark))
+    if m.fuse_unk:
+        steps += [N.Replace(Pattern(mark * 2), mark)] * UNK_COLLAPSE_PASSES
+    normalizer = N.Sequence((*_flat(tok.normalizer, N.Sequence, "normalizers"), *steps))
+    lw.did("unk-table", f"{jp}.unk_token: {unk!r} written as {mark!r}; a table maps {len(entries):,} code points "
+           f"outside the alphabet of {len(known)} to it" + (", runs fused" if m.fuse_unk else ""))
+    lw.loss(L.UNK_TABLE_GAPS, f"model {m.kind}", f"{jp}.unk_token", "characters outside the unk table (unassigned "
+            f"in Unicode {unicodedata.unidata_version} or private use, beyond plane 1) are dropped, and control/format "
+            "characters become spaces before the table" + (" (then unk)" if " " not in known else ""), "\U000e0080")
+    lw.loss(L.UNK_SURFACE, "decoder", f"{jp}.unk_token", f"the unk token is written as {mark!r}: decode shows "
+            f"{mark!r} for it, not {unk!r}", trigger=(unk,))
+    vocab = {(mark if t == unk else t): i for t, i in m.vocab.items()}
+    return replace(m, vocab=vocab), normalizer
+
+
+def _flat(x, seq, field: str) -> tuple:
+    if x is None:
+        return ()
+    return tuple(getattr(x, field)) if isinstance(x, seq) else (x,)
+
+
+def _trailing_space(x) -> bool:
+    """The SentencePiece reader's Split that drops one trailing space: it never splits a run."""
+    return isinstance(x, P.Split) and x.behavior == "Removed" and x.pattern.value == TRAILING_SPACE
+
+
+def hf_f64(score: float) -> float:
+    """The f64 HF `tokenizers` holds for `score` read from JSON: serde_json (without its
+    float_roundtrip feature) takes the decimal digits as an integer, rounds that to f64, then divides
+    by the power of ten, so it can land one ulp off the correctly rounded value Python reads.  The
+    digits are Python's shortest repr, which is also what serde_json and ryu write."""
+    sign, digits, exp = Decimal(repr(score)).as_tuple()
+    f = float(int("".join(map(str, digits))))
+    f = f * float(10 ** exp) if exp >= 0 else f / float(10 ** -exp)
+    return -f if sign else f
+
+
+def _hf_scores(lw, m, jp: str):
+    """Scores as HF `tokenizers` holds them in memory (`hf_f64`).  The runtime adds the file's f64
+    scores in the order HF does (best up to the start + the piece), so with HF's own values every
+    comparison of two paths comes out as in HF, ties (equal f64 sums) included; only an exact tie is
+    then broken differently (HF keeps the longest last piece, the runtime the shortest)."""
+    vocab = tuple((p, hf_f64(s)) for p, s in m.vocab)
+    changed = sum(1 for a, b in zip(vocab, m.vocab) if a[1] != b[1])
+    if changed:
+        lw.did("unigram-hf-scores", f"{jp}.vocab: {changed} score(s) written as the f64 HF parses from their "
+               "JSON digits (one ulp from Python's), so path sums compare as in HF")
+    return replace(m, vocab=vocab)
+
+
 def _byte_piece_scores(lw, m, jp: str):
     """The runtime's Viterbi offers every single byte that is not itself a piece as its <0xHH> piece,
     scored with that piece's own score (TC UnigramModel::tokenize), so with SentencePiece's usual
@@ -110,7 +210,39 @@ def _byte_piece_scores(lw, m, jp: str):
     return replace(m, vocab=vocab)
 
 
+def sentencepiece_controls(lw, tok):
+    """A bare SentencePiece model's reference is the sentencepiece library, which never produces a
+    control piece from text (`sp-control-text`, recorded by the reader): `<s>` typed by a user is
+    text.  The file follows it: those pieces leave the added-token section and the header list (so
+    neither split matches their text), a Unigram model scores them `UNREACHABLE` (its Viterbi would
+    otherwise match the text, at score 0), and the decoder drops them as sentencepiece's decode does.
+    Their ids stay stop ids (a separate list).  `is_special()` is false for them: the header list
+    is the only place it reads, and every name in it is matched in the input."""
+    found = next((x for x in lw.losses if x.kind is L.SP_CONTROL_TEXT), None)
+    if found is None:
+        return tok
+    texts = set(found.trigger)
+    ids = {t.id: t.content for t in tok.added_tokens if t.special and t.content in texts}
+    m = tok.model
+    if isinstance(m, M.Unigram):
+        m = replace(m, vocab=tuple((p, UNREACHABLE) if i in ids else (p, s) for i, (p, s) in enumerate(m.vocab)))
+    pieces = [p for p, i in M.vocab_of(m).items() if i not in ids]
+    # the decoder replaces within each token: only where no other piece holds the control text
+    drop = [c for i, c in sorted(ids.items()) if not any(c in p for p in pieces)]
+    steps = tuple(D.Replace(Pattern(c), "") for c in drop)
+    old = tok.decoder.decoders if isinstance(tok.decoder, D.Sequence) else (tok.decoder,) if tok.decoder else ()
+    lw.losses.remove(found)
+    lw.did("sentencepiece-controls", f"$.added_tokens: {len(ids)} control piece(s) ({', '.join(sorted(texts))}) "
+           "encoded as text, as sentencepiece does: not split out, "
+           + ("never matched by the Unigram model, " if isinstance(m, M.Unigram) else "")
+           + f"dropped by decode ({len(drop)} decoder Replace step(s)); not is_special()")
+    return replace(tok, model=m, added_tokens=tuple(t for t in tok.added_tokens if t.id not in ids),
+                   special_ids=tuple(i for i in tok.special_ids if i not in ids),
+                   decoder=D.Sequence(steps + old) if steps else tok.decoder)
+
+
 def lower_added_tokens(lw, tok):
+    tok = sentencepiece_controls(lw, tok)
     m = tok.model
     vocab = M.vocab_of(m)
     added, special = [], list(tok.special_ids)

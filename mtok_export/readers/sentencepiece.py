@@ -17,7 +17,10 @@ the forms MNN's lowering carries exactly wherever one exists:
   pieces are what `byte_fallback` uses.  unused (5) pieces stay in the vocab but are never merge
   parts (as in transformers); SentencePiece's re-segmentation of them has no HF form.  The legacy
   writer recovers types from the IR: unk, added tokens (special -> control), `<0xHH>` with byte
-  fallback -> byte, everything else normal.
+  fallback -> byte, everything else normal.  Which library is the reference for control-piece text:
+  transformers (split out) when HF configs or a chat template sit beside the model, sentencepiece
+  (ordinary text) for a bare `.model`; the latter is recorded as the `sp-control-text` difference,
+  which the `.mtok` lowering resolves in sentencepiece's favour.
 * **Normalizer** (SentencePiece's order: charsmap, whitespace clean-up, dummy prefix, escaping).
   The charsmap itself is carried as `Precompiled(blob)` (named rules `nmt_nfkc`, `nfkc`,
   `*_cf` or user TSV rules all live in the blob; `identity` has none).  Then:
@@ -426,10 +429,19 @@ def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=Non
                         tcfg.get("clean_up_tokenization_spaces") is True, others, name=name, source=source)
 
     diffs = []
-    if added:
+    # A bare model (no HF config, no template beside it) is sentencepiece's: its control pieces are
+    # never produced from text.  The IR keeps transformers' form (they are special added tokens, as
+    # the legacy writer needs); the .mtok lowering follows sentencepiece (`lower.models`).
+    bare = cfg.read and not cfg.used and not text
+    controls = tuple(t.content for t in added if bare and t.special)
+    if controls:
+        diffs.append(Loss(L.SP_CONTROL_TEXT, "reader", "$.added_tokens", "control pieces are split out of the text "
+                          "as transformers does; the sentencepiece library (the reference of a bare model) encodes "
+                          "their text as ordinary text", trigger=controls))
+    if others := tuple(t.content for t in added if t.content and t.content not in controls):
         diffs.append(Loss(L.SP_ADDED_TOKEN_TEXT, "reader", "$.added_tokens", "control and user-defined pieces are "
                           "split out of the text as transformers does; the sentencepiece library encodes their text "
-                          "as ordinary text", trigger=tuple(t.content for t in added if t.content)))
+                          "as ordinary text", trigger=others))
     if isinstance(model, M.Unigram):
         reserved = tuple(p for i, (p, _) in enumerate(model.vocab)
                          if i == model.unk_id or (model.byte_fallback and len(p) == 6 and p.startswith("<0x")))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from difflib import SequenceMatcher
+from fractions import Fraction
 
 from .. import losses as L
 from ..chat.render import render
@@ -119,7 +120,10 @@ class Attribution:
         return self.ref_normalize(text) != hf.normalizer.normalize_str(text)
 
     def _tie(self, a: list[int], b: list[int]) -> bool:
-        """Another Viterbi path: the same text and the same total score (unigram-ties)."""
+        """Another Viterbi path: the same text and exactly the same total score (unigram-ties).  The
+        runtime adds the file's f64 scores in HF's order, so it breaks only exact ties: equal f64
+        sums, or equal exact sums (the same pieces in another order; per pre-token the engines' sums
+        are exact for float32 scores).  A near tie is another result, not a tie."""
         m = self.lowered.model
         if not isinstance(m, M.Unigram):
             return False
@@ -127,8 +131,9 @@ class Attribution:
         if any(i >= n for i in a + b):
             return False
         surface = lambda ids: "".join(m.vocab[i][0] for i in ids)  # noqa: E731
-        score = lambda ids: sum(m.vocab[i][1] for i in ids)  # noqa: E731
-        return surface(a) == surface(b) and abs(score(a) - score(b)) < 1e-4
+        f64 = lambda ids: sum(m.vocab[i][1] for i in ids)  # noqa: E731  left to right, as the engines add
+        exact = lambda ids: sum(Fraction(m.vocab[i][1]) for i in ids)  # noqa: E731
+        return surface(a) == surface(b) and (f64(a) == f64(b) or exact(a) == exact(b))
 
     def surface(self, i: int) -> bytes:
         return emulate.decode_id(self._token.get(i), self._wp, self._byte_level)
