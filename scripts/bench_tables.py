@@ -15,6 +15,7 @@ import tempfile
 import time
 import unicodedata
 
+from mtok_export.mtok.normtable import decode_table, encode_table
 from mtok_export.unicode import tables as T
 
 
@@ -47,10 +48,10 @@ def main() -> None:
 
             warm_ms = best_ms(warm, args.repeat)
             assert T.table(form) == entries
-            blob = T.encode_table(entries)
-            enc = best_ms(lambda: T.encode_table(entries), args.repeat)
-            dec = best_ms(lambda: T.decode_table(blob, 0), args.repeat)
-            assert T.decode_table(blob, 0) == (entries, len(blob))
+            blob = encode_table(entries)
+            enc = best_ms(lambda: encode_table(entries), args.repeat)
+            dec = best_ms(lambda: decode_table(blob, 0), args.repeat)
+            assert decode_table(blob, 0) == (entries, len(blob))
             print(f"{form:6} {len(entries):8d} {len(blob):8d} {cold:9.1f} {warm_ms:9.2f} {enc:10.2f} {dec:10.2f}")
 
 

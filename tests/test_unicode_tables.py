@@ -1,4 +1,5 @@
-"""Tests for mtok_export.unicode.tables: per-code-point tables, cache, NormTable codec, charsmaps."""
+"""Tests for mtok_export.unicode.tables (per-code-point tables, cache, charsmaps) and the `.mtok`
+NormTable codec that writes them (mtok_export.mtok.normtable)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from mtok_export.errors import FormatError
+from mtok_export.mtok.normtable import decode_table, encode_table
 from mtok_export.unicode import tables as T
 from mtok_export.unicode import (
-    build_table, cache_path, charsmap_rules, charsmap_table, clear_memory_cache, decode_table,
-    encode_table, table,
+    build_table, cache_path, charsmap_rules, charsmap_table, clear_memory_cache, table,
 )
 
 CORPUS = Path(__file__).parents[1] / "../shared/corpus"

@@ -10,21 +10,24 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
+from collections import deque
 from dataclasses import dataclass, field
+from itertools import islice
+from operator import attrgetter, le, lt
 
 from ..errors import FormatError, MtokError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, Pattern, Tokenizer
 from ..ir import models as M
 from ..ir.processors import PostProgram
-from .constants import FLAG_CLEAN_UP_SPACES, MAX_U32, FileType, ModelCode, NormalizerCode, PostOp
+from .constants import FLAG_CLEAN_UP_SPACES, MAX_U16, MAX_U32, FileType, PostOp
 from .header import read_header, write_header
-from .primitives import Reader, Writer
-from .schema import FAMILIES, FIRST_OPTIONAL, NULL_CODE, SECTIONS, Variant
+from .normtable import decode_table, encode_table
+from .primitives import F64, U32, Reader, Writer
+from .schema import BEHAVIORS, COUNT_OF, FAMILIES, FIRST_OPTIONAL, SECTIONS, Family, Variant
 
-_U16, _U32, _F64 = struct.Struct("<H"), struct.Struct("<I"), struct.Struct("<d")
-_BY_CODE = {fam: {v.code: v for v in vs} for fam, vs in FAMILIES.items()}
-_BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious")  # index = wire value
+_BY_CODE = {name: {v.code: v for v in fam.variants} for name, fam in FAMILIES.items()}
 _MAX_DEPTH = 64
+_LITTLE = sys.byteorder == "little"
 
 
 @dataclass
@@ -33,6 +36,7 @@ class Section:
     offset: int
     size: int
     present: bool = True
+    doc: str = ""  # the section's layout, from the schema
 
 
 @dataclass
@@ -47,31 +51,57 @@ class Layout:
     program_pad: bool = False  # one 0x00 after the program, written to avoid spec 2.9 ambiguity
 
 
-# ---------------------------------------------------------------- components
+def _u32s(raw) -> array:
+    """Little-endian u32 bytes -> array of ints."""
+    out = array("I")
+    out.frombytes(raw)
+    if not _LITTLE:
+        out.byteswap()
+    return out
 
-def _read_component(r: Reader, family: str, layout: Layout, depth: int = 0):
+
+def _consume(iterator) -> None:
+    """Run a `map` for its side effects at C speed (used to scatter values into a list by id)."""
+    deque(iterator, maxlen=0)
+
+
+# ---------------------------------------------------------------- components and the model
+
+def _read_component(r: Reader, family: Family, layout: Layout, depth: int = 0):
     if depth > _MAX_DEPTH:
-        r.fail(f"{family} nesting deeper than {_MAX_DEPTH}")
+        r.fail(f"{family.name} nesting deeper than {_MAX_DEPTH}")
     start = r.pos
-    code = r.u8(f"{family} code")
-    if family in NULL_CODE and code == NULL_CODE[family]:
+    code = r.u8(family.code_what)
+    if code == family.null_code:
         return None
-    if family == "normalizer" and code == NormalizerCode.NFKC_OLD:
-        layout.warnings.append("normalizer code 1 (old NFKC) has an empty table: a no-op in every runtime")
+    if code in family.noop_codes:
+        layout.warnings.append(family.noop_codes[code])
         return None
-    variant = _BY_CODE[family].get(code)
+    variant = _BY_CODE[family.name].get(code)
     if variant is None:
-        r.fail(f"unknown {family} code {code} (the runtime would desynchronize here)", start)
+        r.fail(f"unknown {family.code_what} {code} ({family.on_unknown})", start)
     kwargs = dict(variant.fixed)
+    wire: dict = {}  # what the format carries but the IR does not: counts, field offsets, tokens
     for name, kind in variant.fields:
-        kwargs[name] = _read_field(r, kind, family, name, kwargs, layout, depth)
+        wire[name, "at"] = r.pos
+        value = _read_field(r, kind, family, name, kwargs, wire, layout, depth)
+        if kind == "count":
+            wire[name] = value
+        else:
+            kwargs[name] = value
+    for name, kind in variant.fields:
+        if kind == "vocab_id" and kwargs[name] >= len(wire["tokens"]):
+            r.fail(f"{name} {kwargs[name]} is outside the vocab of {len(wire['tokens'])}", wire[name, "at"])
     return variant.cls(**kwargs)
 
 
-def _read_field(r: Reader, kind: str, family: str, name: str, done: dict, layout: Layout, depth: int):
-    what = f"{family}.{name}"
+def _read_field(r: Reader, kind: str, family: Family, name: str, done: dict, wire: dict, layout: Layout,
+                depth: int):
+    what = f"{family.name}.{name}"
     if kind in ("bool", "u8", "u32", "f64", "str"):
         return getattr(r, kind)(what)
+    if kind in ("count", "vocab_id"):
+        return r.u32(name)
     if kind == "pattern":
         return Pattern(r.str(what))
     if kind == "regex":
@@ -80,9 +110,9 @@ def _read_field(r: Reader, kind: str, family: str, name: str, done: dict, layout
         return "always" if r.bool(what) else "never"
     if kind == "behavior":
         v = r.u8(what)
-        if v >= len(_BEHAVIORS):
+        if v >= len(BEHAVIORS):
             r.fail(f"{what}: unknown Split behavior {v} (MNN writes 0, 1 or 2)", r.pos - 1)
-        return _BEHAVIORS[v]
+        return BEHAVIORS[v]
     if kind == "children":
         n = r.u32(f"{what} count")
         if n > r.remaining:
@@ -91,12 +121,11 @@ def _read_field(r: Reader, kind: str, family: str, name: str, done: dict, layout
         for _ in range(n):
             child = _read_component(r, family, layout, depth + 1)
             if child is None:
-                layout.warnings.append(f"null {family} inside a Sequence: the runtime skips it")
+                layout.warnings.append(f"null {family.name} inside a Sequence: the runtime skips it")
             else:
                 children.append(child)
         return tuple(children)
     if kind == "table" or (kind == "bert_table" and done["strip_accents"]):
-        from ..unicode.tables import decode_table
         try:
             entries, r.pos = decode_table(r.buf, r.pos)
         except FormatError as e:
@@ -104,30 +133,43 @@ def _read_field(r: Reader, kind: str, family: str, name: str, done: dict, layout
         return entries
     if kind == "bert_table":
         return ()
+    if kind in ("vocab", "scored_vocab"):
+        n = wire["vocab_size"]
+        per_entry = 14 if kind == "scored_vocab" else 6  # smallest entry: empty string
+        if n * per_entry > r.remaining:
+            r.fail(f"vocab_size {n} cannot fit in the {r.remaining} bytes left", wire["vocab_size", "at"])
+        tokens, scores = _read_vocab(r, n, with_score=kind == "scored_vocab")
+        wire["tokens"] = tokens
+        if scores is not None:
+            return tuple(zip(tokens, scores))
+        return dict(zip(tokens, range(n)))
+    if kind == "merges":
+        return _read_merges(r, wire["merge_size"], wire["tokens"])
     raise AssertionError(kind)
 
 
-def _variant_for(family: str, obj) -> Variant:
-    for v in FAMILIES[family]:
+def _variant_for(family: Family, obj) -> Variant:
+    for v in family.variants:
         if type(obj) is v.cls and (v.when is None or v.when(obj)):
             return v
-    raise UnsupportedError(f"the .mtok format has no code for {family} {getattr(obj, 'kind', type(obj).__name__)}"
-                           " (lower the tokenizer for MNN first)")
+    raise UnsupportedError(f"the .mtok format has no code for {family.name} "
+                           f"{getattr(obj, 'kind', type(obj).__name__)} (lower the tokenizer for MNN first)")
 
 
-def _check_fixed(family: str, obj, v: Variant):
+def _check_fixed(family: Family, obj, v: Variant):
     for k, want in v.fixed.items():
         got = getattr(obj, k)
         if got != want:
-            raise UnsupportedError(f"the .mtok format cannot carry {family} {obj.kind} with {k}={got!r} "
+            raise UnsupportedError(f"the .mtok format cannot carry {family.name} {obj.kind} with {k}={got!r} "
                                    f"(only {want!r}); lower the tokenizer for MNN first")
 
 
-def _write_component(w: Writer, family: str, obj):
+def _write_component(w: Writer, family: Family, obj):
     if obj is None:
-        if family not in NULL_CODE:
-            raise UnsupportedError(f"the .mtok format has no 'none' {family} (code 0 is ByteLevel)")
-        w.u8(NULL_CODE[family])
+        if family.null_code is None:
+            raise UnsupportedError(f"the .mtok format has no 'none' {family.name} "
+                                   f"(code 0 is {family.variants[0].cls.__name__})")
+        w.u8(family.null_code)
         return
     v = _variant_for(family, obj)
     _check_fixed(family, obj, v)
@@ -136,12 +178,17 @@ def _write_component(w: Writer, family: str, obj):
         _write_field(w, kind, family, obj, name)
 
 
-def _write_field(w: Writer, kind: str, family: str, obj, name: str):
-    value, what = getattr(obj, name), f"{family} {obj.kind}.{name}"
-    if kind in ("bool", "u8", "u32", "f64"):
-        if kind == "u32" and not 0 <= value <= MAX_U32:
+def _write_field(w: Writer, kind: str, family: Family, obj, name: str):
+    if kind == "count":
+        w.u32(len(getattr(obj, COUNT_OF[name])))
+        return
+    value, what = getattr(obj, name), f"{family.name} {obj.kind}.{name}"
+    if kind == "vocab_id" and value is None:
+        raise UnsupportedError(f"{obj.kind} model without {name}: the format needs one")
+    if kind in ("bool", "u8", "u32", "f64", "vocab_id"):
+        if kind in ("u32", "vocab_id") and not 0 <= value <= MAX_U32:
             raise UnsupportedError(f"{what}={value} is not a u32")
-        getattr(w, kind)(value)
+        getattr(w, "u32" if kind == "vocab_id" else kind)(value)
     elif kind == "str":
         _str(w, value, what)
     elif kind in ("pattern", "regex"):
@@ -154,15 +201,14 @@ def _write_field(w: Writer, kind: str, family: str, obj, name: str):
             raise UnsupportedError(f"{what}={value!r}: the format has only always/never")
         w.bool(value == "always")
     elif kind == "behavior":
-        if value not in _BEHAVIORS:
-            raise UnsupportedError(f"{what}={value!r}: the runtime has only {', '.join(_BEHAVIORS)}")
-        w.u8(_BEHAVIORS.index(value))
+        if value not in BEHAVIORS:
+            raise UnsupportedError(f"{what}={value!r}: the runtime has only {', '.join(BEHAVIORS)}")
+        w.u8(BEHAVIORS.index(value))
     elif kind == "children":
         w.u32(len(value))
         for child in value:
             _write_component(w, family, child)
     elif kind == "table" or (kind == "bert_table" and obj.strip_accents):
-        from ..unicode.tables import encode_table
         try:
             w.raw(encode_table(value))
         except ValueError as e:
@@ -170,6 +216,13 @@ def _write_field(w: Writer, kind: str, family: str, obj, name: str):
     elif kind == "bert_table":
         if value:
             raise UnsupportedError(f"{what}: an NFD table is only written when strip_accents is set")
+    elif kind == "vocab":
+        w.raw(_encode_vocab(*_dense_sorted(value), None))
+    elif kind == "scored_vocab":  # a list of (piece, score): the id is the position
+        order = sorted(range(len(value)), key=lambda i: value[i][0])
+        w.raw(_encode_vocab([value[i][0] for i in order], order, [value[i][1] for i in order]))
+    elif kind == "merges":
+        w.raw(_encode_merges(obj))
     else:
         raise AssertionError(kind)
 
@@ -183,41 +236,60 @@ def _str(w: Writer, s: str, what: str):
         raise UnsupportedError(str(e)) from None
 
 
-# ---------------------------------------------------------------- model (spec 2.5)
-
-def _read_model(r: Reader, layout: Layout):
-    start = r.pos
-    code = r.u8("model type")
-    variant = _BY_CODE["model"].get(code)
-    if variant is None:
-        r.fail(f"unknown model type {code} (the runtime would crash on encode)", start)
-    n = r.u32("vocab_size")
-    kwargs = dict(variant.fixed)
-    for name, kind in variant.fields:
-        kwargs[name] = _read_field(r, kind, "model", name, kwargs, layout, 0)
-    n_merges = r.u32("merge_size") if code == ModelCode.BPE else 0
-    per_entry = 14 if code == ModelCode.UNIGRAM else 6  # smallest entry: empty string
-    if n * per_entry > r.remaining:
-        r.fail(f"vocab_size {n} cannot fit in the {r.remaining} bytes left", start + 1)
-    tokens, scores = _read_vocab(r, n, with_score=code == ModelCode.UNIGRAM)
-    if code == ModelCode.UNIGRAM:
-        if kwargs["unk_id"] >= n:
-            r.fail(f"unk_id {kwargs['unk_id']} is outside the vocab of {n}", start + 5)
-        return M.Unigram(vocab=tuple(zip(tokens, scores)), **kwargs)
-    vocab = {t: i for i, t in enumerate(tokens)}
-    if code == ModelCode.WORDPIECE:
-        return M.WordPiece(vocab=vocab, **kwargs)
-    return M.BPE(vocab=vocab, merges=_read_merges(r, n_merges, tokens), **kwargs)
-
+# ---------------------------------------------------------------- vocab and merges (spec 2.5)
+# Each reader validates whole arrays at once; when a check fails, the entry-by-entry reader runs
+# instead, so the message, its offset and the lenient reader's warnings come from one place.
 
 def _read_vocab(r: Reader, n: int, with_score: bool):
+    """-> (tokens by id, scores by id or None)."""
+    buf, first = r.buf, r.pos
+    tail = 12 if with_score else 4
+    step = 2 + tail
+    pos = first
+    try:  # where each entry ends; IndexError = a length field past the end
+        ends = [pos := pos + step + (buf[pos] | buf[pos + 1] << 8) for _ in range(n)]
+    except IndexError:
+        return _read_vocab_entries(r, n, with_score)
+    if n == 0:
+        return [], [] if with_score else None
+    if ends[-1] > len(buf):
+        return _read_vocab_entries(r, n, with_score)
+    starts = [first, *islice(ends, n - 1)]
+    tok_at = [x - tail for x in ends]
+    raw = list(map(buf.__getitem__, map(slice, [x + 2 for x in starts], tok_at)))
+    ids = _u32s(b"".join(map(buf.__getitem__, map(slice, tok_at, [x + 4 for x in tok_at]))))
+    if not (all(map(lt, raw, islice(raw, 1, None))) and max(ids) < n and len(set(ids)) == n):
+        return _read_vocab_entries(r, n, with_score)
+    by_id: list = [None] * n
+    _consume(map(by_id.__setitem__, ids, raw))
+    try:  # one decode for all: NUL is ASCII, so the join is valid UTF-8 iff every token is
+        tokens = b"\x00".join(by_id).decode("utf-8").split("\x00")
+    except UnicodeDecodeError:
+        return _read_vocab_entries(r, n, with_score)
+    if len(tokens) != n:  # some token holds a NUL itself
+        tokens = [b.decode("utf-8") for b in by_id]
+    scores = None
+    if with_score:
+        packed = array("d")
+        packed.frombytes(b"".join(map(buf.__getitem__, map(slice, [x + 4 for x in tok_at], ends))))
+        if not _LITTLE:
+            packed.byteswap()
+        scores = [0.0] * n
+        _consume(map(scores.__setitem__, ids, packed))
+    r.pos = ends[-1]
+    return tokens, scores
+
+
+def _read_vocab_entries(r: Reader, n: int, with_score: bool):
+    """Entry by entry, stopping at the first broken one with its offset (lenient: warning on an
+    unsorted entry and going on)."""
     buf, pos, end = r.buf, r.pos, len(r.buf)
     first = pos
     tail = 12 if with_score else 4
     by_id: list = [None] * n
     scores = [0.0] * n if with_score else None
     prev = None
-    unpack_u32, unpack_f64 = _U32.unpack_from, _F64.unpack_from
+    unpack_u32, unpack_f64 = U32.unpack_from, F64.unpack_from
     for _ in range(n):
         if pos + 2 > end:
             r.pos = pos
@@ -267,7 +339,27 @@ def _is_utf8(b: bytes) -> bool:
 
 def _read_merges(r: Reader, n: int, tokens: list[str]) -> tuple:
     start = r.need(12 * n, f"{n} merges")
-    flat = struct.unpack_from(f"<{3 * n}I", r.buf, start)
+    if n == 0:
+        return ()
+    flat = _u32s(r.buf[start:start + 12 * n])
+    first, second, ranks = flat[0::3], flat[1::3], flat[2::3]
+    size = len(tokens)
+    # (id1 << 32) | id2 as one u64 per merge: the two u32 halves side by side in host order
+    halves = array("I", bytes(8 * n))
+    halves[0::2], halves[1::2] = (second, first) if _LITTLE else (first, second)
+    keys = array("Q")
+    keys.frombytes(halves.tobytes())
+    if not (max(first) < size and max(second) < size and max(ranks) < n and len(set(ranks)) == n
+            and all(map(le, keys, islice(keys, 1, None)))):
+        return _read_merge_entries(r, start, flat, n, tokens)
+    out: list = [None] * n
+    _consume(map(out.__setitem__, ranks, zip(map(tokens.__getitem__, first), map(tokens.__getitem__, second))))
+    return tuple(out)
+
+
+def _read_merge_entries(r: Reader, start: int, flat, n: int, tokens: list[str]) -> tuple:
+    """Merge by merge, stopping at the first broken one with its offset (lenient: warning on an
+    unsorted merge and going on)."""
     size = len(tokens)
     out: list = [None] * n
     prev = -1
@@ -288,46 +380,32 @@ def _read_merges(r: Reader, n: int, tokens: list[str]) -> tuple:
     return tuple(out)
 
 
-def _write_model(w: Writer, model):
-    v = _variant_for("model", model)
-    _check_fixed("model", model, v)
-    if isinstance(model, M.Unigram):
-        if model.unk_id is None:
-            raise UnsupportedError("Unigram model without unk_id: the format needs one")
-        order = sorted(range(len(model.vocab)), key=lambda i: model.vocab[i][0])
-        tokens = [model.vocab[i][0] for i in order]
-        ids = order
-    else:
-        tokens, ids = _dense_sorted(model.vocab)
-    w.u8(v.code)
-    w.u32(len(tokens))
-    for name, kind in v.fields:
-        _write_field(w, kind, "model", model, name)
-    if isinstance(model, M.BPE):
-        w.u32(len(model.merges))
-    w.raw(_encode_vocab(tokens, ids, [model.vocab[i][1] for i in ids] if isinstance(model, M.Unigram) else None))
-    if isinstance(model, M.BPE):
-        w.raw(_encode_merges(model))
-
-
 def _encode_vocab(tokens: list[str], ids: list[int], scores) -> bytes:
     """Entries in the given (sorted) order: str token, u32 id [, f64 score]."""
-    try:
-        encoded = [t.encode("utf-8") for t in tokens]
+    n = len(tokens)
+    try:  # one encode for all, split at the NULs we joined with (unless a token holds one)
+        encoded = "\x00".join(tokens).encode("utf-8").split(b"\x00") if n else []
     except UnicodeEncodeError:
         bad = next(t for t in tokens if not _encodable(t))
         raise UnsupportedError(f"vocab token {bad!r} is not valid Unicode (a lone surrogate?)") from None
-    if scores is not None:  # Unigram lists can repeat a piece; dict vocabs cannot
-        for b, t, prev in zip(encoded[1:], tokens[1:], encoded):
-            if b == prev:
-                raise UnsupportedError(f"vocab token {t!r} appears twice")
-    if encoded and max(map(len, encoded)) > 0xFFFF:
-        i = next(k for k, b in enumerate(encoded) if len(b) > 0xFFFF)
-        raise UnsupportedError(f"vocab token id {ids[i]} is {len(encoded[i])} bytes; the format allows 65535")
-    pack_h, pack_i, pack_d = _U16.pack, _U32.pack, _F64.pack
-    if scores is None:
-        return b"".join([pack_h(len(b)) + b + pack_i(i) for b, i in zip(encoded, ids)])
-    return b"".join([pack_h(len(b)) + b + pack_i(i) + pack_d(s) for b, i, s in zip(encoded, ids, scores)])
+    if len(encoded) != n:
+        encoded = [t.encode("utf-8") for t in tokens]
+    if scores is not None and any(map(bytes.__eq__, encoded, islice(encoded, 1, None))):
+        # Unigram lists can repeat a piece; dict vocabs cannot
+        k = next(k for k in range(1, n) if encoded[k] == encoded[k - 1])
+        raise UnsupportedError(f"vocab token {tokens[k]!r} appears twice")
+    lengths = list(map(len, encoded))
+    if n and max(lengths) > MAX_U16:
+        i = next(k for k, b in enumerate(lengths) if b > MAX_U16)
+        raise UnsupportedError(f"vocab token id {ids[i]} is {lengths[i]} bytes; the format allows 65535")
+    # One pack call for the whole table: `<` means no padding, so this is the entries back to back.
+    per_entry = "H{}sId" if scores is not None else "H{}sI"
+    fields: list = [None] * ((4 if scores is not None else 3) * n)
+    step = len(fields) // n if n else 1
+    fields[0::step], fields[1::step], fields[2::step] = lengths, encoded, ids
+    if scores is not None:
+        fields[3::step] = scores
+    return struct.pack("<" + "".join(map(per_entry.format, lengths)), *fields)
 
 
 def _encodable(t: str) -> bool:
@@ -373,7 +451,7 @@ def _encode_merges(model: M.BPE) -> bytes:
     out[0::3] = array("I", [left[k] for k in order])
     out[1::3] = array("I", [right[k] for k in order])
     out[2::3] = array("I", order)
-    if sys.byteorder == "big":
+    if not _LITTLE:
         out.byteswap()
     return out.tobytes()
 
@@ -458,45 +536,69 @@ def _write_program(w: Writer, program):
 
 # ---------------------------------------------------------------- whole file
 
+def _read_section(r: Reader, kind: str, name: str, layout: Layout):
+    if kind in FAMILIES:
+        return _read_component(r, FAMILIES[kind], layout)
+    if kind == "added_tokens":
+        return _read_added(r)
+    if kind == "program":
+        return _read_program(r, layout)
+    if kind == "flags":  # the bits are checked once every section is read
+        return r.u8(name)
+    return getattr(r, kind)(name)  # str, lstr
+
+
+def _write_section(w: Writer, kind: str, what: str, value):
+    if kind in FAMILIES:
+        _write_component(w, FAMILIES[kind], value)
+    elif kind == "added_tokens":
+        _write_added(w, value)
+    elif kind == "program":
+        _write_program(w, value)
+    elif kind == "flags":
+        w.u8(FLAG_CLEAN_UP_SPACES if value else 0)
+    elif kind == "lstr":
+        try:
+            w.lstr(value, what)
+        except ValueError as e:
+            raise UnsupportedError(str(e)) from None
+    else:
+        _str(w, value, what)
+
+
+_GET = {spec.attr: attrgetter(spec.attr) for spec in SECTIONS}
+_FLAGS = next(spec.attr for spec in SECTIONS if spec.kind == "flags")
+
+
 def read_mtok(data: bytes, path: str | None = None, strict: bool = True) -> tuple[Tokenizer, Layout]:
     """`strict=False` (for `inspect`) reports unsorted vocab and merges as warnings instead of errors."""
+    data = bytes(data)  # slices of the whole-array checks must compare as bytes
     _, (special, stop, prefix), pos = read_header(data, path, expect=FileType.PIPELINE)
     r = Reader(data, pos, path)
     r.strict = strict
     r.warn = lambda msg: None if msg in layout.warnings else layout.warnings.append(msg)
     layout = Layout(size=len(data), header_size=pos)
-    values: dict = {}
+    values: dict = {}  # IR attribute (`chat.<field>` for the chat template's) -> value
     optional = False
-    for name, kind, _doc in SECTIONS:
-        optional = optional or name == FIRST_OPTIONAL
+    for spec in SECTIONS:
+        optional = optional or spec.name == FIRST_OPTIONAL
         start = r.pos
-        r.section = name
+        r.section = spec.name
         if optional and r.remaining == 0:
-            layout.sections.append(Section(name, start, 0, present=False))
+            layout.sections.append(Section(spec.name, start, 0, present=False, doc=spec.doc))
             continue
-        if kind == "component":
-            values[name] = _read_component(r, name, layout)
-        elif kind == "model":
-            values[name] = _read_model(r, layout)
-        elif kind == "added_tokens":
-            values[name] = _read_added(r)
-        elif kind == "program":
-            values[name] = _read_program(r, layout)
-        else:
-            values[name] = getattr(r, kind)(name)
-        layout.sections.append(Section(name, start, r.pos - start))
+        values[spec.attr] = _read_section(r, spec.kind, spec.name, layout)
+        layout.sections.append(Section(spec.name, start, r.pos - start, doc=spec.doc))
     if r.remaining:
         r.section = None
         r.fail(f"{r.remaining} trailing byte(s) after the last section")
-    flags = values.get("flags", 0)
+    flags = values.get(_FLAGS, 0)
     if flags & ~FLAG_CLEAN_UP_SPACES:
         raise FormatError(f"unknown flag bits 0x{flags:02x}", offset=_offset(layout, "flags"),
                           section="flags", path=path)
-    chat = ChatTemplate(values.get("chat_template", ""), values.get("bos", ""), values.get("eos", ""),
-                        bool(flags & FLAG_CLEAN_UP_SPACES), source=str(path or ""))
-    tok = Tokenizer(model=values["model"], normalizer=values["normalizer"],
-                    pre_tokenizer=values["pre_tokenizer"], decoder=values["decoder"],
-                    post_processor=values.get("post_program"), added_tokens=values["added_tokens"],
+    values[_FLAGS] = bool(flags & FLAG_CLEAN_UP_SPACES)
+    chat = ChatTemplate(**{k[5:]: v for k, v in values.items() if k.startswith("chat.")}, source=str(path or ""))
+    tok = Tokenizer(**{k: v for k, v in values.items() if not k.startswith("chat.")},
                     special_ids=special, stop_ids=stop, prefix_ids=prefix, chat=chat)
     layout.warnings.extend(_id_warnings(tok))
     return tok, layout
@@ -522,20 +624,8 @@ def _id_warnings(tok: Tokenizer) -> list[str]:
 def write_mtok(tok: Tokenizer) -> bytes:
     w = Writer()
     w.raw(write_header(FileType.PIPELINE, (tok.special_ids, tok.stop_ids, tok.prefix_ids)))
-    _write_component(w, "normalizer", tok.normalizer)
-    _write_component(w, "pre_tokenizer", tok.pre_tokenizer)
-    _write_model(w, tok.model)
-    _write_component(w, "decoder", tok.decoder)
-    _write_added(w, tok.added_tokens)
-    chat = tok.chat
-    try:
-        w.lstr(chat.text, "chat template")
-    except ValueError as e:
-        raise UnsupportedError(str(e)) from None
-    _str(w, chat.eos_token, "eos token")
-    w.u8(FLAG_CLEAN_UP_SPACES if chat.clean_up_tokenization_spaces else 0)
-    _str(w, chat.bos_token, "bos token")
-    _write_program(w, tok.post_processor)
+    for spec in SECTIONS:
+        _write_section(w, spec.kind, spec.what, _GET[spec.attr](tok))
     return w.getvalue()
 
 

@@ -59,12 +59,6 @@ class DecoderCode(IntEnum):
     SEQUENCE = 7
 
 
-class SplitBehavior(IntEnum):
-    Isolated = 0
-    Removed = 1  # the runtime reads every value other than 0 and 2 as Removed
-    MergedWithPrevious = 2
-
-
 class PostOp(IntEnum):
     SEQUENCE_A = 0
     SPECIAL_TOKEN = 1

@@ -9,9 +9,10 @@ import struct
 from ..errors import FormatError
 from .constants import MAX_U16, MAX_U32
 
-_U16 = struct.Struct("<H")
-_U32 = struct.Struct("<I")
-_F64 = struct.Struct("<d")
+# The format's fixed-size fields; every module packing or unpacking them uses these.
+U16 = struct.Struct("<H")
+U32 = struct.Struct("<I")
+F64 = struct.Struct("<d")
 
 
 class Reader:
@@ -46,13 +47,13 @@ class Reader:
         return v == 1
 
     def u16(self, what="u16") -> int:
-        return _U16.unpack_from(self.buf, self.need(2, what))[0]
+        return U16.unpack_from(self.buf, self.need(2, what))[0]
 
     def u32(self, what="u32") -> int:
-        return _U32.unpack_from(self.buf, self.need(4, what))[0]
+        return U32.unpack_from(self.buf, self.need(4, what))[0]
 
     def f64(self, what="f64") -> float:
-        return _F64.unpack_from(self.buf, self.need(8, what))[0]
+        return F64.unpack_from(self.buf, self.need(8, what))[0]
 
     def _text(self, n: int, what: str) -> str:
         start = self.need(n, what)
@@ -84,25 +85,25 @@ class Writer:
         self.raw(b"\x01" if v else b"\x00")
 
     def u16(self, v: int):
-        self.raw(_U16.pack(v))
+        self.raw(U16.pack(v))
 
     def u32(self, v: int):
-        self.raw(_U32.pack(v))
+        self.raw(U32.pack(v))
 
     def f64(self, v: float):
-        self.raw(_F64.pack(v))
+        self.raw(F64.pack(v))
 
     def str(self, s: str, what="string"):
         b = s.encode("utf-8")
         if len(b) > MAX_U16:
             raise ValueError(f"{what} is {len(b)} bytes; the format's u16 length allows {MAX_U16}")
-        self.raw(_U16.pack(len(b)) + b)
+        self.raw(U16.pack(len(b)) + b)
 
     def lstr(self, s: str, what="string"):
         b = s.encode("utf-8")
         if len(b) > MAX_U32:
             raise ValueError(f"{what} is {len(b)} bytes; more than a u32 length allows")
-        self.raw(_U32.pack(len(b)) + b)
+        self.raw(U32.pack(len(b)) + b)
 
     def getvalue(self) -> bytes:
         return b"".join(self.parts)

@@ -26,7 +26,13 @@ class Variant:
 # Wire kinds: bool u8 u32 f64 str (u16 length) | pattern (str <-> Pattern(String)) |
 # regex (str <-> Pattern(Regex)) | scheme (bool add_prefix_space <-> prepend_scheme) |
 # behavior (u8 <-> Split behavior name) | children (u32 count + components of the same family) |
-# table (NormTable, spec 2.3.1) | bert_table (a NormTable present iff strip_accents).
+# table (NormTable, spec 2.3.1) | bert_table (a NormTable present iff strip_accents) |
+# vocab_id (u32 that must name a vocab entry) | count (u32 length of the field COUNT_OF names,
+# computed on write, never stored in the IR) | vocab ({str token, u32 id} x vocab_size) |
+# scored_vocab ({str token, u32 id, f64 score} x vocab_size) | merges ({u32 id1, u32 id2, u32 rank}
+# x merge_size).
+
+BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious")  # index = wire value (spec 2.4)
 
 NORMALIZERS = (
     Variant(NC.PREPEND, N.Prepend, (("prepend", "str"),)),
@@ -65,37 +71,72 @@ DECODERS = (
     Variant(DC.SEQUENCE, D.Sequence, (("decoders", "children"),)),
 )
 
-# Model headers; the vocab and merges that follow them have their own fast codecs in codec.py.
+# The model body (spec 2.5): the counts come first, the entries they count last.
+COUNT_OF = {"vocab_size": "vocab", "merge_size": "merges"}
 MODELS = (
-    Variant(MC.BPE, M.BPE, (("byte_fallback", "bool"), ("mnn_byte_level", "bool")),
+    Variant(MC.BPE, M.BPE,
+            (("vocab_size", "count"), ("byte_fallback", "bool"), ("mnn_byte_level", "bool"),
+             ("merge_size", "count"), ("vocab", "vocab"), ("merges", "merges")),
             {"dropout": None, "unk_token": None, "continuing_subword_prefix": None,
              "end_of_word_suffix": None, "fuse_unk": False, "ignore_merges": False}),
     Variant(MC.WORDPIECE, M.WordPiece,
-            (("unk_token", "str"), ("continuing_subword_prefix", "str"), ("max_input_chars_per_word", "u32"))),
-    Variant(MC.UNIGRAM, M.Unigram, (("unk_id", "u32"), ("byte_fallback", "bool"))),
+            (("vocab_size", "count"), ("unk_token", "str"), ("continuing_subword_prefix", "str"),
+             ("max_input_chars_per_word", "u32"), ("vocab", "vocab"))),
+    Variant(MC.UNIGRAM, M.Unigram,
+            (("vocab_size", "count"), ("unk_id", "vocab_id"), ("byte_fallback", "bool"),
+             ("vocab", "scored_vocab"))),
 )
 
-FAMILIES = {
-    "normalizer": NORMALIZERS,
-    "pre_tokenizer": PRE_TOKENIZERS,
-    "decoder": DECODERS,
-    "model": MODELS,
-}
-# Families where code 0 means "no component" (the decoder's 0 is ByteLevel; the model's is BPE).
-NULL_CODE = {"normalizer": 0, "pre_tokenizer": 0}
 
-# Sections in file order (spec 2.2).  Sections after `added_tokens` are optional to the reader
-# (older writers stop early) and always written by us.
+@dataclass(frozen=True)
+class Family:
+    """One component family: its variants and how its code byte reads in messages."""
+
+    name: str
+    variants: tuple[Variant, ...]
+    code_what: str  # the code byte, as error messages name it
+    on_unknown: str  # why an unknown code is fatal
+    null_code: int | None = None  # the code meaning "no component" (the decoder's 0 is ByteLevel)
+    noop_codes: dict = field(default_factory=dict)  # code -> warning; read as "no component"
+
+
+_DESYNC = "the runtime would desynchronize here"
+FAMILIES = {f.name: f for f in (
+    Family("normalizer", NORMALIZERS, "normalizer code", _DESYNC, null_code=NC.NONE,
+           noop_codes={NC.NFKC_OLD: "normalizer code 1 (old NFKC) has an empty table: a no-op in every runtime"}),
+    Family("pre_tokenizer", PRE_TOKENIZERS, "pre_tokenizer code", _DESYNC, null_code=PC.NONE),
+    Family("model", MODELS, "model type", "the runtime would crash on encode"),
+    Family("decoder", DECODERS, "decoder code", _DESYNC),
+)}
+
+
+@dataclass(frozen=True)
+class SectionSpec:
+    """One body section (spec 2.2).  `kind` is a family name or a wire kind; `attr` is where the
+    value lives in the IR (a `Tokenizer` attribute, or `chat.<field>`); `what` names it in the
+    writer's messages; `doc` is the layout `inspect` shows."""
+
+    name: str
+    kind: str
+    attr: str
+    what: str
+    doc: str
+
+
+# Sections in file order.  Sections from FIRST_OPTIONAL on are optional to the reader (older
+# writers stop early) and always written by us.
 SECTIONS = (
-    ("normalizer", "component", "normalizer (recursive)"),
-    ("pre_tokenizer", "component", "pre-tokenizer (recursive)"),
-    ("model", "model", "model header, vocab, merges"),
-    ("decoder", "component", "decoder (recursive)"),
-    ("added_tokens", "added_tokens", "u32 count x {u32 id, u8 special, u8 lstrip, u8 rstrip, str}"),
-    ("chat_template", "lstr", "u32 length + UTF-8"),
-    ("eos", "str", "u16 length + UTF-8"),
-    ("flags", "u8", "bit0 clean_up_tokenization_spaces"),
-    ("bos", "str", "u16 length + UTF-8"),
-    ("post_program", "program", "u16 op count x {u8 op [u32 id]}"),
+    SectionSpec("normalizer", "normalizer", "normalizer", "normalizer", "u8 code + fields (recursive)"),
+    SectionSpec("pre_tokenizer", "pre_tokenizer", "pre_tokenizer", "pre_tokenizer", "u8 code + fields (recursive)"),
+    SectionSpec("model", "model", "model", "model", "u8 type, u32 vocab_size, fields, vocab, merges"),
+    SectionSpec("decoder", "decoder", "decoder", "decoder", "u8 code + fields (recursive)"),
+    SectionSpec("added_tokens", "added_tokens", "added_tokens", "added tokens",
+                "u32 count x {u32 id, u8 special, u8 lstrip, u8 rstrip, str}"),
+    SectionSpec("chat_template", "lstr", "chat.text", "chat template", "u32 length + UTF-8"),
+    SectionSpec("eos", "str", "chat.eos_token", "eos token", "u16 length + UTF-8"),
+    SectionSpec("flags", "flags", "chat.clean_up_tokenization_spaces", "flags",
+                "u8, bit0 clean_up_tokenization_spaces"),
+    SectionSpec("bos", "str", "chat.bos_token", "bos token", "u16 length + UTF-8"),
+    SectionSpec("post_program", "program", "post_processor", "post program", "u16 op count x {u8 op [u32 id]}"),
 )
 FIRST_OPTIONAL = "chat_template"

@@ -6,7 +6,7 @@ listing only the code points whose replacement differs from the character itself
 * `build_table` walks U+0000..U+10FFFF with `unicodedata.normalize` (uncached).
 * `table` is the cached version: in memory, plus a small binary file per form and Unicode version
   under `cache_dir()`.
-* `encode_table` / `decode_table` read and write the `.mtok` NormTable layout (spec 2.3.1).
+* The `.mtok` NormTable codec that writes these tables is `mtok/normtable.py`.
 * `charsmap_rules` / `charsmap_table` read a SentencePiece ``precompiled_charsmap`` blob.
 
 The library never prints; a cold build reports through the optional ``progress`` callback.
@@ -22,7 +22,7 @@ import threading
 import unicodedata
 import zlib
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import partial
 from itertools import islice
 from operator import lt
@@ -34,7 +34,7 @@ from ..io import cache_dir
 __all__ = [
     "FORMS", "MAX_CODEPOINT", "CACHE_FORMAT_VERSION", "Entry", "Table", "Progress",
     "build_table", "table", "cache_dir", "cache_path", "clear_memory_cache",
-    "encode_table", "decode_table", "charsmap_rules", "charsmap_table",
+    "charsmap_rules", "charsmap_table",
 ]
 
 Entry = tuple[int, str]
@@ -44,11 +44,11 @@ Progress = Callable[[int, int], None]
 FORMS = ("NFC", "NFKC", "NFD", "NFKD", "NFD-Mn")  # NFD-Mn: NFD, then nonspacing marks removed (HF's
 # BertNormalizer strip_accents)
 MAX_CODEPOINT = 0x10FFFF
-_SURROGATES = (0xD800, 0xDFFF)
+SURROGATES = (0xD800, 0xDFFF)
 _TOTAL = MAX_CODEPOINT + 1
 _CHUNK = 0x10000
-_NORM_SECTION = "NormTable"
 _CHARSMAP_SECTION = "precompiled_charsmap"
+_TRIE_SIZE = struct.Struct("<I")  # the charsmap blob's leading u32
 
 
 def _check_form(form: str) -> str:
@@ -98,8 +98,8 @@ def build_table(form: str, *, progress: Progress | None = None) -> Table:
         progress(0, _TOTAL)
     for lo in range(0, _TOTAL, _CHUNK):
         hi = lo + _CHUNK
-        if lo <= _SURROGATES[0] < hi:
-            cps = [*range(lo, _SURROGATES[0]), *range(_SURROGATES[1] + 1, hi)]
+        if lo <= SURROGATES[0] < hi:
+            cps = [*range(lo, SURROGATES[0]), *range(SURROGATES[1] + 1, hi)]
         else:
             cps = range(lo, hi)
         chars = list(map(chr, cps))
@@ -235,87 +235,6 @@ def _store_cache(path: Path, form: str, entries: Table) -> bool:
 
 
 # --------------------------------------------------------------------------------------------------
-# .mtok NormTable (spec 2.3.1): u32 count, then count x {u32 codepoint; u16 utf8_len; bytes}
-
-_ENTRY_HEAD = struct.Struct("<IH")
-_COUNT = struct.Struct("<I")
-
-
-def encode_table(entries: Iterable[Entry]) -> bytes:
-    """Serialize a table as a `.mtok` NormTable.  Raises ValueError for entries that the reader
-    could not use: code points not strictly increasing, outside U+0000..U+10FFFF or surrogates,
-    or a replacement longer than 65535 UTF-8 bytes."""
-    pack = _ENTRY_HEAD.pack
-    parts = [b""]
-    prev = -1
-    for cp, rep in entries:
-        if cp <= prev:
-            raise ValueError(f"NormTable code points must be strictly increasing: U+{cp:04X} after U+{prev:04X}")
-        if cp > MAX_CODEPOINT or _SURROGATES[0] <= cp <= _SURROGATES[1]:
-            raise ValueError(f"NormTable code point 0x{cp:X} is not a Unicode scalar value")
-        b = rep.encode("utf-8")
-        if len(b) > 0xFFFF:
-            raise ValueError(f"NormTable replacement for U+{cp:04X} is {len(b)} bytes (max 65535)")
-        parts.append(pack(cp, len(b)))
-        parts.append(b)
-        prev = cp
-    parts[0] = _COUNT.pack((len(parts) - 1) // 2)
-    return b"".join(parts)
-
-
-def decode_table(buf, offset: int = 0) -> tuple[Table, int]:
-    """Parse a NormTable at ``buf[offset:]``; returns ``(entries, offset just past the table)``.
-
-    Raises `FormatError` (section ``NormTable``, with the byte offset of the bad field) on
-    truncation, code points that are not strictly increasing, code points above U+10FFFF or in the
-    surrogate range, and replacements that are not valid UTF-8."""
-    mv = memoryview(buf).cast("B") if not isinstance(buf, bytes) else buf
-    end = len(mv)
-    pos = offset
-    if pos < 0 or pos + 4 > end:
-        raise FormatError(f"truncated NormTable: need 4 bytes for the entry count, {max(end - pos, 0)} left",
-                          offset=pos, section=_NORM_SECTION)
-    (count,) = _COUNT.unpack_from(mv, pos)
-    pos += 4
-    if count * 6 > end - pos:
-        raise FormatError(f"truncated NormTable: {count} entries need at least {count * 6} bytes, "
-                          f"{end - pos} left", offset=pos - 4, section=_NORM_SECTION)
-    unpack = _ENTRY_HEAD.unpack_from
-    out: list[Entry] = []
-    append = out.append
-    prev = -1
-    for i in range(count):
-        if pos + 6 > end:
-            raise FormatError(f"truncated NormTable entry {i}: need 6 bytes, {end - pos} left",
-                              offset=pos, section=_NORM_SECTION)
-        cp, n = unpack(mv, pos)
-        if cp <= prev or cp > MAX_CODEPOINT or 0xD800 <= cp <= 0xDFFF:
-            if cp > MAX_CODEPOINT:
-                msg = f"entry {i}: code point 0x{cp:X} is above U+10FFFF"
-            elif 0xD800 <= cp <= 0xDFFF:
-                msg = f"entry {i}: code point U+{cp:04X} is a surrogate"
-            elif cp == prev:
-                msg = f"entry {i}: duplicate code point U+{cp:04X}"
-            else:
-                msg = f"entry {i}: code points not strictly increasing (U+{cp:04X} after U+{prev:04X})"
-            raise FormatError(msg, offset=pos, section=_NORM_SECTION)
-        pos += 6
-        stop = pos + n
-        if stop > end:
-            raise FormatError(f"truncated NormTable entry {i} (U+{cp:04X}): replacement of {n} bytes, "
-                              f"{end - pos} left", offset=pos, section=_NORM_SECTION)
-        try:
-            rep = str(mv[pos:stop], "utf-8")
-        except UnicodeDecodeError as e:
-            raise FormatError(f"entry {i}: replacement for U+{cp:04X} is not valid UTF-8 ({e.reason} at byte "
-                              f"{e.start})", offset=pos + e.start, section=_NORM_SECTION) from None
-        append((cp, rep))
-        prev = cp
-        pos = stop
-    return tuple(out), pos
-
-
-# --------------------------------------------------------------------------------------------------
 # SentencePiece precompiled_charsmap: u32 trie_bytes, darts-clone double array, NUL-separated pool
 
 _MAX_KEY_BYTES = 256
@@ -327,7 +246,7 @@ def _split_charsmap(blob) -> tuple[array, bytes]:
     if len(data) < 4:
         raise FormatError(f"truncated: need 4 bytes for the trie size, {len(data)} present",
                           offset=0, section=_CHARSMAP_SECTION)
-    (size,) = _COUNT.unpack_from(data, 0)
+    (size,) = _TRIE_SIZE.unpack_from(data, 0)
     if size % 4:
         raise FormatError(f"trie size {size} is not a multiple of 4", offset=0, section=_CHARSMAP_SECTION)
     if size == 0 or 4 + size > len(data):
