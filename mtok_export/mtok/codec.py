@@ -246,22 +246,25 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
     tail = 12 if with_score else 4
     step = 2 + tail
     pos = first
-    try:  # where each entry ends; IndexError = a length field past the end
-        ends = [pos := pos + step + (buf[pos] | buf[pos + 1] << 8) for _ in range(n)]
+    try:  # the token bytes of each entry, walking the u16 lengths (IndexError: a length past the end)
+        raw = [buf[pos + 2:(pos := pos + step + (buf[pos] | buf[pos + 1] << 8)) - tail] for _ in range(n)]
     except IndexError:
         return _read_vocab_entries(r, n, with_score)
+    end = pos
     if n == 0:
         return [], [] if with_score else None
-    if ends[-1] > len(buf):
+    if end > len(buf):
         return _read_vocab_entries(r, n, with_score)
-    starts = [first, *islice(ends, n - 1)]
-    tok_at = [x - tail for x in ends]
-    raw = list(map(buf.__getitem__, map(slice, [x + 2 for x in starts], tok_at)))
-    ids = _u32s(b"".join(map(buf.__getitem__, map(slice, tok_at, [x + 4 for x in tok_at]))))
-    if not (all(map(lt, raw, islice(raw, 1, None))) and max(ids) < n and len(set(ids)) == n):
+    # the ids (and scores) in one unpack: skip each length and token, then read the tail
+    tail_fmt = "{}xId" if with_score else "{}xI"
+    values = struct.unpack_from("<" + "".join(map(tail_fmt.format, [len(t) + 2 for t in raw])), buf, first)
+    ids = values[0::2] if with_score else values
+    if not (all(map(lt, raw, islice(raw, 1, None))) and max(ids) < n):
         return _read_vocab_entries(r, n, with_score)
     by_id: list = [None] * n
     _consume(map(by_id.__setitem__, ids, raw))
+    if None in by_id:  # n ids below n leave a hole exactly when one repeats
+        return _read_vocab_entries(r, n, with_score)
     try:  # one decode for all: NUL is ASCII, so the join is valid UTF-8 iff every token is
         tokens = b"\x00".join(by_id).decode("utf-8").split("\x00")
     except UnicodeDecodeError:
@@ -270,13 +273,9 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
         tokens = [b.decode("utf-8") for b in by_id]
     scores = None
     if with_score:
-        packed = array("d")
-        packed.frombytes(b"".join(map(buf.__getitem__, map(slice, [x + 4 for x in tok_at], ends))))
-        if not _LITTLE:
-            packed.byteswap()
         scores = [0.0] * n
-        _consume(map(scores.__setitem__, ids, packed))
-    r.pos = ends[-1]
+        _consume(map(scores.__setitem__, ids, values[1::2]))
+    r.pos = end
     return tokens, scores
 
 
@@ -349,11 +348,13 @@ def _read_merges(r: Reader, n: int, tokens: list[str]) -> tuple:
     halves[0::2], halves[1::2] = (second, first) if _LITTLE else (first, second)
     keys = array("Q")
     keys.frombytes(halves.tobytes())
-    if not (max(first) < size and max(second) < size and max(ranks) < n and len(set(ranks)) == n
+    if not (max(first) < size and max(second) < size and max(ranks) < n
             and all(map(le, keys, islice(keys, 1, None)))):
         return _read_merge_entries(r, start, flat, n, tokens)
     out: list = [None] * n
     _consume(map(out.__setitem__, ranks, zip(map(tokens.__getitem__, first), map(tokens.__getitem__, second))))
+    if None in out:  # n ranks below n leave a hole exactly when one repeats
+        return _read_merge_entries(r, start, flat, n, tokens)
     return tuple(out)
 
 

@@ -1,0 +1,109 @@
+"""The reader checks the vocab and merges on whole arrays and re-reads entry by entry only when a
+check fails.  These properties hold the two paths to one answer: on random tables, valid or broken
+in every way the format can be (unsorted, duplicate tokens or ids, ids or ranks out of range,
+invalid UTF-8, NULs inside tokens, truncation), the bulk reader returns what the entry-by-entry
+reader returns, or fails with the same message at the same offset, strict and lenient alike."""
+
+from __future__ import annotations
+
+import struct
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtok_export.errors import FormatError
+from mtok_export.mtok.codec import _read_merge_entries, _read_merges, _read_vocab, _read_vocab_entries, _u32s
+from mtok_export.mtok.primitives import Reader
+
+PREFIX = b"\xaa" * 3  # the table never starts at offset 0 in a file
+
+token = st.one_of(st.sampled_from([b"", b"a", b"ab", b"b", b"\x00", b"a\x00", b"\xff", b"\xc3", b"\xc3\xa9",
+                                   b"\xed\xa0\x80", "中".encode()]),
+                  st.binary(max_size=4))
+
+
+@st.composite
+def vocab_tables(draw):
+    scored = draw(st.booleans())
+    toks = draw(st.lists(token, max_size=8))
+    if draw(st.booleans()):  # mostly valid tables, so the bulk path gets to run its later checks
+        toks = sorted(set(toks))
+    n = len(toks)
+    ids = draw(st.permutations(range(n)))
+    if n and draw(st.booleans()):  # one id repeated or out of range
+        ids[draw(st.integers(0, n - 1))] = draw(st.integers(0, n + 1))
+    body = b"".join(struct.pack("<H", len(t)) + t + struct.pack("<I", i)
+                    + (struct.pack("<d", draw(st.floats(allow_nan=False))) if scored else b"")
+                    for t, i in zip(toks, ids))
+    cut = draw(st.one_of(st.just(len(body)), st.integers(0, len(body))))
+    return n, scored, body[:cut] + draw(st.binary(max_size=3))
+
+
+def outcome(fn, data: bytes, strict: bool, *args):
+    r = Reader(data, len(PREFIX))
+    r.strict = strict
+    warnings: list[str] = []
+    r.warn = warnings.append
+    try:
+        return ("ok", fn(r, *args), r.pos, warnings)
+    except FormatError as e:
+        return ("error", e.message, e.offset, warnings)
+
+
+@settings(max_examples=400, deadline=None)
+@given(vocab_tables(), st.booleans())
+def test_bulk_vocab_reader_agrees_with_entry_reader(table, strict):
+    n, scored, body = table
+    data = PREFIX + body
+    fast = outcome(_read_vocab, data, strict, n, scored)
+    slow = outcome(_read_vocab_entries, data, strict, n, scored)
+    assert fast == slow
+
+
+@st.composite
+def merge_tables(draw):
+    size = draw(st.integers(1, 6))
+    n = draw(st.integers(0, 8))
+    pairs = draw(st.lists(st.tuples(st.integers(0, size), st.integers(0, size)), min_size=n, max_size=n))
+    if draw(st.booleans()):
+        pairs.sort()
+    ranks = draw(st.permutations(range(n)))
+    if n and draw(st.booleans()):  # one rank repeated or out of range
+        ranks[draw(st.integers(0, n - 1))] = draw(st.integers(0, n))
+    body = b"".join(struct.pack("<3I", a, b, k) for (a, b), k in zip(pairs, ranks))
+    return size, n, body
+
+
+def _entries(r: Reader, n: int, tokens: list[str]):
+    start = r.need(12 * n, f"{n} merges")
+    return _read_merge_entries(r, start, _u32s(r.buf[start:start + 12 * n]), n, tokens)
+
+
+@settings(max_examples=400, deadline=None)
+@given(merge_tables(), st.booleans())
+def test_bulk_merge_reader_agrees_with_entry_reader(table, strict):
+    size, n, body = table
+    tokens = [f"t{i}" for i in range(size)]
+    data = PREFIX + body
+    assert outcome(_read_merges, data, strict, n, tokens) == outcome(_entries, data, strict, n, tokens)
+
+
+def test_tokens_holding_nul_read_back():
+    # the bulk decode joins tokens with NUL; a token holding one must not split
+    toks = [b"\x00", b"a", b"a\x00b"]
+    data = PREFIX + b"".join(struct.pack("<H", len(t)) + t + struct.pack("<I", i) for i, t in enumerate(toks))
+    r = Reader(data, len(PREFIX))
+    assert _read_vocab(r, 3, False) == (["\x00", "a", "a\x00b"], None)
+    assert r.pos == len(data)
+
+
+def test_valid_files_never_take_the_entry_by_entry_path(tokenizer_name, lowered_corpus, monkeypatch):
+    from mtok_export.mtok import codec, read_mtok
+
+    def refuse(*args):
+        raise AssertionError("a valid table fell back to the entry-by-entry reader")
+
+    monkeypatch.setattr(codec, "_read_vocab_entries", refuse)
+    monkeypatch.setattr(codec, "_read_merge_entries", refuse)
+    e = lowered_corpus[tokenizer_name]
+    assert read_mtok(e.data)[0] == e.lowered
