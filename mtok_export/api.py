@@ -159,7 +159,7 @@ def inspect(file: PathLike, *, limit: int = 5, strict: bool = False) -> InspectR
             raise InputError(f"{file}: the engine would load {engine['tokenizer_file']!r} "
                              f"(from {engine['tokenizer_file_from']}), which does not exist")
         file = folder.tokenizer_path
-    tok, layout = read_mnn_file(file, strict=strict)
+    tok, layout = read_mnn_file(file, strict=strict, lazy=True)
     info = describe(tok, layout, limit)
     info["file"].update(_provenance(file))
     if engine is not None:

@@ -201,7 +201,10 @@ def test_inspect_text(cli, spec_file):
     for name, offset, size in [("normalizer", 0x10, 1), ("pre_tokenizer", 0x11, 1), ("model", 0x12, 54),
                                ("decoder", 0x48, 1), ("added_tokens", 0x49, 16), ("chat_template", 0x59, 9),
                                ("eos", 0x62, 6), ("flags", 0x68, 1), ("bos", 0x69, 5), ("post_program", 0x6e, 8)]:
-        assert re.search(rf"^\s*{name}\s+0x{offset:08x}\s+{size}\s*$", out, re.M), name
+        assert re.search(rf"^\s*{name}\s+0x{offset:08x}\s+{size}(\s+\S.*)?$", out, re.M), name
+    # each row says what the section holds (schema.SECTIONS' doc column); brackets are not markup
+    assert re.search(r"^\s*model\s.*u8 type \+ fields, vocab, merges\s*$", out, re.M)
+    assert re.search(r"^\s*post_program\s.*\{u8 op \[u32 id\]\}\s*$", out, re.M)
 
 
 def test_inspect_json(cli, spec_file):
@@ -209,7 +212,8 @@ def test_inspect_json(cli, spec_file):
     data = json.loads(out)
     assert code == 0
     assert {"sections", "header", "model", "warnings"} <= set(data)
-    assert data["sections"][2] == {"name": "model", "offset": 0x12, "size": 54, "present": True}
+    assert data["sections"][2] == {"name": "model", "offset": 0x12, "size": 54, "present": True,
+                                   "holds": "u8 type + fields, vocab, merges"}
     assert data["header"] == {"special": [{"id": 3, "text": "<s>"}], "stop": [{"id": 3, "text": "<s>"}],
                               "prefix": []}
     assert data["model"]["type"] == "BPE" and data["model"]["vocab_size"] == 4

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtok_export.errors import FormatError
+from mtok_export.ir import models as M
 from mtok_export.mtok.codec import _read_merge_entries, _read_merges, _read_vocab, _read_vocab_entries, _u32s
 from mtok_export.mtok.primitives import Reader
 
@@ -107,3 +108,32 @@ def test_valid_files_never_take_the_entry_by_entry_path(tokenizer_name, lowered_
     monkeypatch.setattr(codec, "_read_merge_entries", refuse)
     e = lowered_corpus[tokenizer_name]
     assert read_mtok(e.data)[0] == e.lowered
+
+
+# ---------------------------------------------------------------- lazy reads (inspect, check_written)
+
+def test_lazy_read_equals_full_read(tokenizer_name, lowered_corpus):
+    from mtok_export.dump.jsonify import describe, section
+    from mtok_export.mtok import read_mtok
+
+    data = lowered_corpus[tokenizer_name].data
+    full, full_layout = read_mtok(data)
+    lazy, lazy_layout = read_mtok(data, lazy=True)
+    assert lazy == full and full == lazy
+    assert list(M.vocab_of(lazy.model).items()) == list(M.vocab_of(full.model).items())  # id order kept
+    assert describe(lazy, lazy_layout) == describe(full, full_layout)
+    for name in ("vocab", "merges", "header"):
+        assert section(lazy, lazy_layout, name) == section(full, full_layout, name)
+
+
+def test_views_behave_as_dict_and_tuple():
+    from mtok_export.mtok.views import IdVocab, RankedMerges
+
+    v = IdVocab(["a", "b", "ab"])
+    assert v == {"ab": 2, "a": 0, "b": 1} and v != {"a": 0}
+    assert v["ab"] == 2 and "b" in v and "c" not in v and v.get("c") is None and len(v) == 3
+    assert list(v.items()) == [("a", 0), ("b", 1), ("ab", 2)] and list(v.values()) == [0, 1, 2]
+    # the file holds merges in key order; at[rank] = place in the file
+    m = RankedMerges(["a", "b", "ab"], [0, 1], [1, 0], [1, 0])
+    assert m == (("b", "a"), ("a", "b")) and m[-1] == ("a", "b") and m[:1] == (("b", "a"),) and len(m) == 2
+    assert m != (("b", "a"),)

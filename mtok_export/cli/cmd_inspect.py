@@ -92,9 +92,10 @@ def _print(info: dict, file: Path):
         shown = " ".join(f"{show(x['text'] or '?')}({x['id']})" for x in items[:20])
         line(f"  {k:8} {len(items):4}  {shown}{' …' if len(items) > 20 else ''}")
     heading("sections")
-    t = Table("section", "offset", "size", box=None, padding=(0, 2))
+    t = Table("section", "offset", "size", "holds", box=None, padding=(0, 2))
     for s in info["sections"]:
-        t.add_row(s["name"], f"0x{s['offset']:08x}", f"{s['size']:,}" if s["present"] else "absent")
+        t.add_row(s["name"], f"0x{s['offset']:08x}", f"{s['size']:,}" if s["present"] else "absent",
+                  Text(s["holds"]))  # Text: the layout's [brackets] are not markup
     out.print(t)
     heading("components")
     for k in ("normalizer", "pre_tokenizer", "decoder", "post_processor"):

@@ -8,6 +8,7 @@ import dataclasses
 from ..ir import Pattern
 from ..ir import models as M
 from ..ir import processors as R
+from ..mtok.views import IdVocab
 from ..unicode.tables import FORMS, table
 
 BULK = ("entries", "nfd_table", "precompiled_charsmap")
@@ -44,15 +45,24 @@ def id_to_token(tok) -> dict[int, str]:
     return table
 
 
+def _ends_by_id(vocab, limit: int) -> tuple[list, list]:
+    """The first and last `limit` (id, token) pairs by id.  A lazily read `.mtok` vocab holds its
+    tokens by id already: take the ends without building the whole table (`mtok inspect`)."""
+    if isinstance(vocab, IdVocab):
+        n = len(vocab.by_id)
+        return ([[i, vocab.by_id[i]] for i in range(min(limit, n))],
+                [[i, vocab.by_id[i]] for i in range(max(n - limit, 0), n)] if n > limit else [])
+    by_id = sorted(vocab.items(), key=lambda kv: kv[1])
+    return [[i, t] for t, i in by_id[:limit]], [[i, t] for t, i in by_id[-limit:]] if len(by_id) > limit else []
+
+
 def model_summary(m, limit: int) -> dict:
     vocab = M.vocab_of(m)
-    by_id = sorted(vocab.items(), key=lambda kv: kv[1])
     out = {"type": m.kind, "vocab_size": len(vocab)}
     for f in dataclasses.fields(m):
         if f.name not in ("vocab", "merges"):
             out[f.name] = getattr(m, f.name)
-    out["vocab_first"] = [[i, t] for t, i in by_id[:limit]]
-    out["vocab_last"] = [[i, t] for t, i in by_id[-limit:]] if len(by_id) > limit else []
+    out["vocab_first"], out["vocab_last"] = _ends_by_id(vocab, limit)
     if isinstance(m, M.BPE):
         out["merges"] = len(m.merges)
         out["merges_first"] = [list(x) for x in m.merges[:limit]]
@@ -82,15 +92,29 @@ def program_view(tok, names: dict[int, str]) -> dict:
     }
 
 
+class _Names:
+    """`id_to_token(tok).get` without inverting a whole lazily read vocab (`describe` names a few ids)."""
+
+    def __init__(self, tok):
+        vocab = M.vocab_of(tok.model)
+        self.by_id = vocab.by_id if isinstance(vocab, IdVocab) else id_to_token(tok)
+        self.added = {t.id: t.content for t in tok.added_tokens} if isinstance(vocab, IdVocab) else {}
+
+    def get(self, i, default=None):
+        if isinstance(self.by_id, dict):
+            return self.by_id.get(i, default)
+        return self.by_id[i] if 0 <= i < len(self.by_id) else self.added.get(i, default)
+
+
 def describe(tok, layout=None, limit: int = 5) -> dict:
     """Everything `inspect` shows, as one dict."""
-    names = id_to_token(tok)
+    names = _Names(tok)
     ids = lambda xs: [{"id": i, "text": names.get(i)} for i in xs]  # noqa: E731
     out = {}
     if layout is not None:
         out["file"] = {"size": layout.size, "header_size": layout.header_size}
-        out["sections"] = [{"name": s.name, "offset": s.offset, "size": s.size, "present": s.present}
-                           for s in layout.sections]
+        out["sections"] = [{"name": s.name, "offset": s.offset, "size": s.size, "present": s.present,
+                            "holds": s.doc} for s in layout.sections]
     out["header"] = {"special": ids(tok.special_ids), "stop": ids(tok.stop_ids), "prefix": ids(tok.prefix_ids)}
     out["normalizer"] = component(tok.normalizer)
     out["pre_tokenizer"] = component(tok.pre_tokenizer)

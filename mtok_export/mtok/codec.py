@@ -10,7 +10,6 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from collections import deque
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter, le, lt
@@ -24,6 +23,7 @@ from .header import read_header, write_header
 from .normtable import decode_table, encode_table
 from .primitives import F64, U32, Reader, Writer
 from .schema import BEHAVIORS, COUNT_OF, FAMILIES, FIRST_OPTIONAL, SECTIONS, Family, Variant
+from .views import IdVocab, RankedMerges
 
 _BY_CODE = {name: {v.code: v for v in fam.variants} for name, fam in FAMILIES.items()}
 _MAX_DEPTH = 64
@@ -60,9 +60,13 @@ def _u32s(raw) -> array:
     return out
 
 
-def _consume(iterator) -> None:
-    """Run a `map` for its side effects at C speed (used to scatter values into a list by id)."""
-    deque(iterator, maxlen=0)
+def _scatter(values, positions, n: int) -> list:
+    """`out[positions[k]] = values[k]`; None where no position names a slot.  (A plain loop: on
+    CPython 3.11 it beats `map(out.__setitem__, ...)` by 3x.)"""
+    out: list = [None] * n
+    for i, v in zip(positions, values):
+        out[i] = v
+    return out
 
 
 # ---------------------------------------------------------------- components and the model
@@ -142,7 +146,7 @@ def _read_field(r: Reader, kind: str, family: Family, name: str, done: dict, wir
         wire["tokens"] = tokens
         if scores is not None:
             return tuple(zip(tokens, scores))
-        return dict(zip(tokens, range(n)))
+        return IdVocab(tokens) if r.lazy else dict(zip(tokens, range(n)))
     if kind == "merges":
         return _read_merges(r, wire["merge_size"], wire["tokens"])
     raise AssertionError(kind)
@@ -261,8 +265,7 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
     ids = values[0::2] if with_score else values
     if not (all(map(lt, raw, islice(raw, 1, None))) and max(ids) < n):
         return _read_vocab_entries(r, n, with_score)
-    by_id: list = [None] * n
-    _consume(map(by_id.__setitem__, ids, raw))
+    by_id = _scatter(raw, ids, n)
     if None in by_id:  # n ids below n leave a hole exactly when one repeats
         return _read_vocab_entries(r, n, with_score)
     try:  # one decode for all: NUL is ASCII, so the join is valid UTF-8 iff every token is
@@ -273,8 +276,7 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
         tokens = [b.decode("utf-8") for b in by_id]
     scores = None
     if with_score:
-        scores = [0.0] * n
-        _consume(map(scores.__setitem__, ids, values[1::2]))
+        scores = _scatter(values[1::2], ids, n)
     r.pos = end
     return tokens, scores
 
@@ -351,11 +353,12 @@ def _read_merges(r: Reader, n: int, tokens: list[str]) -> tuple:
     if not (max(first) < size and max(second) < size and max(ranks) < n
             and all(map(le, keys, islice(keys, 1, None)))):
         return _read_merge_entries(r, start, flat, n, tokens)
-    out: list = [None] * n
-    _consume(map(out.__setitem__, ranks, zip(map(tokens.__getitem__, first), map(tokens.__getitem__, second))))
-    if None in out:  # n ranks below n leave a hole exactly when one repeats
+    at = _scatter(range(n), ranks, n)  # at[rank] = the merge's place in the file
+    if None in at:  # n ranks below n leave a hole exactly when one repeats
         return _read_merge_entries(r, start, flat, n, tokens)
-    return tuple(out)
+    if r.lazy:
+        return RankedMerges(tokens, first, second, at)
+    return tuple([(tokens[first[k]], tokens[second[k]]) for k in at])
 
 
 def _read_merge_entries(r: Reader, start: int, flat, n: int, tokens: list[str]) -> tuple:
@@ -571,12 +574,15 @@ _GET = {spec.attr: attrgetter(spec.attr) for spec in SECTIONS}
 _FLAGS = next(spec.attr for spec in SECTIONS if spec.kind == "flags")
 
 
-def read_mtok(data: bytes, path: str | None = None, strict: bool = True) -> tuple[Tokenizer, Layout]:
-    """`strict=False` (for `inspect`) reports unsorted vocab and merges as warnings instead of errors."""
+def read_mtok(data: bytes, path: str | None = None, strict: bool = True,
+              lazy: bool = False) -> tuple[Tokenizer, Layout]:
+    """`strict=False` (for `inspect`) reports unsorted vocab and merges as warnings instead of errors.
+    `lazy=True` (for `inspect`) checks everything as well, but returns the BPE and WordPiece vocab
+    and the merges as views (`mtok/views.py`) that build entries when asked."""
     data = bytes(data)  # slices of the whole-array checks must compare as bytes
     _, (special, stop, prefix), pos = read_header(data, path, expect=FileType.PIPELINE)
     r = Reader(data, pos, path)
-    r.strict = strict
+    r.strict, r.lazy = strict, lazy
     r.warn = lambda msg: None if msg in layout.warnings else layout.warnings.append(msg)
     layout = Layout(size=len(data), header_size=pos)
     values: dict = {}  # IR attribute (`chat.<field>` for the chat template's) -> value
@@ -632,9 +638,10 @@ def write_mtok(tok: Tokenizer) -> bytes:
 
 def check_written(data: bytes, path=None) -> Tokenizer:
     """Read bytes about to be written back with the strict reader, so nothing reaches the disk
-    that `inspect` (or MNN) would reject or misread; call before the rename.  -> the IR read."""
+    that `inspect` (or MNN) would reject or misread; call before the rename.  -> the IR read (its
+    vocab and merges as views: every check runs, the tables are not rebuilt)."""
     try:
-        return read_mtok(data, path, strict=True)[0]
+        return read_mtok(data, path, strict=True, lazy=True)[0]
     except MtokError as e:
         raise UnsupportedError(f"refusing to write {path or 'the file'}: the strict reader rejects it ({e}); "
                                "the input holds a value the format cannot carry") from None

@@ -20,6 +20,7 @@ class Reader:
         self.buf, self.pos, self.path = buf, pos, path
         self.section = None
         self.strict = True  # False: recoverable problems go to warn() instead of failing
+        self.lazy = False  # True: the vocab and merges come back as views (mtok/views.py)
         self.warn = lambda msg: None
 
     def fail(self, msg: str, offset: int | None = None):

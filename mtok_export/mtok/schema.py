@@ -126,17 +126,16 @@ class SectionSpec:
 # Sections in file order.  Sections from FIRST_OPTIONAL on are optional to the reader (older
 # writers stop early) and always written by us.
 SECTIONS = (
-    SectionSpec("normalizer", "normalizer", "normalizer", "normalizer", "u8 code + fields (recursive)"),
-    SectionSpec("pre_tokenizer", "pre_tokenizer", "pre_tokenizer", "pre_tokenizer", "u8 code + fields (recursive)"),
-    SectionSpec("model", "model", "model", "model", "u8 type, u32 vocab_size, fields, vocab, merges"),
-    SectionSpec("decoder", "decoder", "decoder", "decoder", "u8 code + fields (recursive)"),
+    SectionSpec("normalizer", "normalizer", "normalizer", "normalizer", "u8 code + fields, recursive"),
+    SectionSpec("pre_tokenizer", "pre_tokenizer", "pre_tokenizer", "pre_tokenizer", "u8 code + fields, recursive"),
+    SectionSpec("model", "model", "model", "model", "u8 type + fields, vocab, merges"),
+    SectionSpec("decoder", "decoder", "decoder", "decoder", "u8 code + fields, recursive"),
     SectionSpec("added_tokens", "added_tokens", "added_tokens", "added tokens",
-                "u32 count x {u32 id, u8 special, u8 lstrip, u8 rstrip, str}"),
+                "u32 n x {u32 id, 3 x bool, str}"),
     SectionSpec("chat_template", "lstr", "chat.text", "chat template", "u32 length + UTF-8"),
     SectionSpec("eos", "str", "chat.eos_token", "eos token", "u16 length + UTF-8"),
-    SectionSpec("flags", "flags", "chat.clean_up_tokenization_spaces", "flags",
-                "u8, bit0 clean_up_tokenization_spaces"),
+    SectionSpec("flags", "flags", "chat.clean_up_tokenization_spaces", "flags", "u8, bit 0: clean-up spaces"),
     SectionSpec("bos", "str", "chat.bos_token", "bos token", "u16 length + UTF-8"),
-    SectionSpec("post_program", "program", "post_processor", "post program", "u16 op count x {u8 op [u32 id]}"),
+    SectionSpec("post_program", "program", "post_processor", "post program", "u16 n x {u8 op [u32 id]}"),
 )
 FIRST_OPTIONAL = "chat_template"

@@ -12,22 +12,23 @@ from ..mtok.constants import FileType
 from ..mtok.header import read_header
 
 
-def read_mnn_file(path, *, strict: bool = True):
+def read_mnn_file(path, *, strict: bool = True, lazy: bool = False):
     """-> (Tokenizer, Layout).  `strict=False` reports an unsorted `.mtok` vocab or merge table as a
-    layout warning instead of a `FormatError` (for `inspect`, to look at a broken file)."""
+    layout warning instead of a `FormatError` (for `inspect`, to look at a broken file); `lazy`
+    is `read_mtok`'s (views of the vocab and merges, for `inspect`)."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
-    return read_mnn_bytes(data, str(path), strict=strict)
+    return read_mnn_bytes(data, str(path), strict=strict, lazy=lazy)
 
 
-def read_mnn_bytes(data: bytes, path: str | None = None, *, strict: bool = True):
+def read_mnn_bytes(data: bytes, path: str | None = None, *, strict: bool = True, lazy: bool = False):
     """`read_mnn_file` for bytes already read; `path` names the file in messages."""
     kind, _, body = read_header(data, path)
     if kind == FileType.PIPELINE:
-        return read_mtok(data, path, strict=strict)
+        return read_mtok(data, path, strict=strict, lazy=lazy)
     tok = read_legacy(data, path)
     layout = Layout(size=len(data), header_size=body, sections=[Section(f"legacy {describe(kind)}", body,
                                                                         len(data) - body)])
