@@ -7,7 +7,8 @@ For every corpus tokenizer named (default: the largest BPE, Unigram and WordPiec
 in each tree, `write_mtok` of the lowered IR, `read_mtok` of the bytes, `mtok inspect` in process
 (`api.inspect` + the text view) and as a whole process.  Rounds alternate the trees, so load from
 other processes hits both alike; each number is the median over the rounds (one warm-up call, then
-one timed call per round).  Floors, measured in the same children:
+one timed call per round).  Times are CPU seconds (user + system; children's from getrusage):
+on a shared machine they vary far less than wall time.  Floors, measured in the same children:
   write:   sort the vocab by UTF-8 bytes, then `b"".join` the token bytes;
   inspect: read the file, parse its header, slice the body into its sections (offsets known).
 The process floor is the same work in a fresh interpreter.  Output bytes are checked identical
@@ -18,11 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +34,6 @@ DEFAULT = ["qwen2.5-instruct", "meta-llama-3-8b-instruct", "t5-small", "bert-bas
 CHILD = r"""
 import io, json, pickle, sys, time
 from pathlib import Path
-from rich.console import Console
 from mtok_export.api import inspect
 from mtok_export.cli import cmd_inspect, console
 from mtok_export.lower import lower
@@ -46,9 +46,9 @@ console.out.file = io.StringIO()  # the text view renders, into nothing
 
 def once(fn):
     fn()
-    t = time.perf_counter()
+    t = time.process_time()
     fn()
-    return time.perf_counter() - t
+    return time.process_time() - t
 
 out = {}
 for name in names:
@@ -104,9 +104,11 @@ def run(tree: Path, code: str, *args: str) -> subprocess.CompletedProcess:
 
 
 def timed(tree: Path, code: str, *args: str) -> float:
-    t = time.perf_counter()
+    """CPU seconds of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run(tree, code, *args)
-    return time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main():
@@ -141,7 +143,8 @@ def main():
                         timed(tree, INSPECT_PROCESS, str(mtok)))
                     times[(tree, name, "size")] = [size]
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"median of {args.rounds} rounds; ms, and x = ratio to the floor of the same tree and round set")
+    print(f"CPU ms, median of {args.rounds} rounds; x = ratio to the floor measured in the same child (in process) "
+          "or the same round (process)")
     for name in args.names:
         same = "identical" if len(shas[name]) == 1 else "DIFFERENT"
         print(f"\n{name}: {int(med[(trees[0], name, 'size')]):,} bytes, output {same} across trees")

@@ -11,7 +11,7 @@ import struct
 import sys
 from array import array
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import islice, repeat
 from operator import attrgetter, le, lt
 
 from ..errors import FormatError, MtokError, UnsupportedError
@@ -449,14 +449,12 @@ def _encode_merges(model: M.BPE) -> bytes:
         rank, (a, b) = next((r, m) for r, m in enumerate(merges) if m[0] not in vocab or m[1] not in vocab)
         missing = a if a not in vocab else b
         raise UnsupportedError(f"merge {rank} ({a!r} {b!r}) names {missing!r}, which is not in the vocab") from None
-    keys = [x << 32 | y for x, y in zip(left, right)]
-    order = sorted(range(len(keys)), key=keys.__getitem__)  # stable: equal pairs keep rank order
-    out = array("I", bytes(12 * len(keys)))
-    out[0::3] = array("I", [left[k] for k in order])
-    out[1::3] = array("I", [right[k] for k in order])
-    out[2::3] = array("I", order)
-    if not _LITTLE:
-        out.byteswap()
+    # One int per merge, id1 | id2 | rank from the high bits down: sorting the ints sorts by
+    # (id1<<32)|id2 with ties in rank order, and their 12 big-endian bytes are the three fields.
+    packed = sorted([(x << 32 | y) << 32 | r for r, x, y in zip(range(len(left)), left, right)])
+    out = array("I")
+    out.frombytes(b"".join(map(int.to_bytes, packed, repeat(12), repeat("big"))))
+    out.byteswap()  # each 4-byte field reversed: big-endian -> little-endian, whatever the host
     return out.tobytes()
 
 
