@@ -3,7 +3,11 @@
 `write_mtok(tok)` needs a tokenizer already lowered for MNN (every component has a code); it
 refuses anything else rather than write what the runtime would misread.  `read_mtok(data)` checks
 every invariant the runtime silently relies on (sorted tables, dense ids, known codes, no trailing
-bytes) and returns the IR with a `Layout` of section offsets for `inspect`."""
+bytes) and returns the IR with a `Layout` of section offsets for `inspect`.
+
+Both walk `schema.SECTIONS` and the schema's component families; this module holds only the wire
+kinds.  The vocab and merge tables (most of a file) are checked on whole arrays; a failed check
+re-reads the table entry by entry, which finds the first bad entry and its offset."""
 
 from __future__ import annotations
 
@@ -104,7 +108,9 @@ def _read_field(r: Reader, kind: str, family: Family, name: str, done: dict, wir
     what = f"{family.name}.{name}"
     if kind in ("bool", "u8", "u32", "f64", "str"):
         return getattr(r, kind)(what)
-    if kind in ("count", "vocab_id"):
+    if kind == "vocab_id":  # checked against the vocab once it is read
+        return r.u32(what)
+    if kind == "count":  # named as the spec names it: vocab_size, merge_size
         return r.u32(name)
     if kind == "pattern":
         return Pattern(r.str(what))
@@ -260,8 +266,8 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
     if end > len(buf):
         return _read_vocab_entries(r, n, with_score)
     # the ids (and scores) in one unpack: skip each length and token, then read the tail
-    tail_fmt = "{}xId" if with_score else "{}xI"
-    values = struct.unpack_from("<" + "".join(map(tail_fmt.format, [len(t) + 2 for t in raw])), buf, first)
+    entry_fmt = "2x{}xId" if with_score else "2x{}xI"
+    values = struct.unpack_from("<" + "".join(map(entry_fmt.format, map(len, raw))), buf, first)
     ids = values[0::2] if with_score else values
     if not (all(map(lt, raw, islice(raw, 1, None))) and max(ids) < n):
         return _read_vocab_entries(r, n, with_score)
