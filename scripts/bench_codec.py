@@ -111,6 +111,10 @@ def timed(tree: Path, code: str, *args: str) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def cell(m: dict, job: str, floor: str) -> str:
+    return f"{1000 * m[job]:7.1f} {m[job] / m[floor]:4.1f}x"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("names", nargs="*", default=DEFAULT, help="corpus tokenizer folders")
@@ -153,11 +157,10 @@ def main():
         for tree in trees:
             m = {job: med[(tree, name, job)] for job in ("write floor", "write", "read", "inspect floor", "inspect",
                                                          "process floor", "inspect process")}
-            cell = lambda job, floor: f"{1000 * m[job]:7.1f} {m[job] / m[floor]:4.1f}x"  # noqa: E731
-            print(f"  {str(tree)[-24:]:24} {1000 * m['write floor']:11.1f} {cell('write', 'write floor'):>14} "
-                  f"{cell('read', 'write floor'):>14} {1000 * m['inspect floor']:11.1f} "
-                  f"{cell('inspect', 'inspect floor'):>14} {1000 * m['process floor']:11.1f} "
-                  f"{cell('inspect process', 'process floor'):>14}")
+            print(f"  {str(tree)[-24:]:24} {1000 * m['write floor']:11.1f} {cell(m, 'write', 'write floor'):>14} "
+                  f"{cell(m, 'read', 'write floor'):>14} {1000 * m['inspect floor']:11.1f} "
+                  f"{cell(m, 'inspect', 'inspect floor'):>14} {1000 * m['process floor']:11.1f} "
+                  f"{cell(m, 'inspect process', 'process floor'):>14}")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from mtok_export.errors import FormatError
 from mtok_export.ir import models as M
-from mtok_export.mtok.codec import _read_merge_entries, _read_merges, _read_vocab, _read_vocab_entries, _u32s
+from mtok_export.mtok.codec import _read_merge_entries, _read_merges, _read_vocab, _read_vocab_entries
 from mtok_export.mtok.primitives import Reader
+from mtok_export.unicode.tables import u32_array
 
 PREFIX = b"\xaa" * 3  # the table never starts at offset 0 in a file
 
@@ -77,7 +78,7 @@ def merge_tables(draw):
 
 def _entries(r: Reader, n: int, tokens: list[str]):
     start = r.need(12 * n, f"{n} merges")
-    return _read_merge_entries(r, start, _u32s(r.buf[start:start + 12 * n]), n, tokens)
+    return _read_merge_entries(r, start, u32_array(r.buf[start:start + 12 * n]), n, tokens)
 
 
 @settings(max_examples=400, deadline=None)

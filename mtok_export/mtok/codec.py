@@ -22,6 +22,7 @@ from ..errors import FormatError, MtokError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, Pattern, Tokenizer
 from ..ir import models as M
 from ..ir.processors import PostProgram
+from ..unicode.tables import u32_array
 from .constants import FLAG_CLEAN_UP_SPACES, MAX_U16, MAX_U32, FileType, PostOp
 from .header import read_header, write_header
 from .normtable import decode_table, encode_table
@@ -32,6 +33,7 @@ from .views import IdVocab, RankedMerges
 _BY_CODE = {name: {v.code: v for v in fam.variants} for name, fam in FAMILIES.items()}
 _MAX_DEPTH = 64
 _LITTLE = sys.byteorder == "little"
+_U32_TYPE = u32_array(b"").typecode  # the array type whose items are 4 bytes
 
 
 @dataclass
@@ -53,15 +55,6 @@ class Layout:
     warnings: list[str] = field(default_factory=list)
     legacy_program: bool = False  # post program read as the "temporary" tail-id form
     program_pad: bool = False  # one 0x00 after the program, written to avoid spec 2.9 ambiguity
-
-
-def _u32s(raw) -> array:
-    """Little-endian u32 bytes -> array of ints."""
-    out = array("I")
-    out.frombytes(raw)
-    if not _LITTLE:
-        out.byteswap()
-    return out
 
 
 def _scatter(values, positions, n: int) -> list:
@@ -348,11 +341,11 @@ def _read_merges(r: Reader, n: int, tokens: list[str]) -> tuple:
     start = r.need(12 * n, f"{n} merges")
     if n == 0:
         return ()
-    flat = _u32s(r.buf[start:start + 12 * n])
+    flat = u32_array(r.buf[start:start + 12 * n])
     first, second, ranks = flat[0::3], flat[1::3], flat[2::3]
     size = len(tokens)
     # (id1 << 32) | id2 as one u64 per merge: the two u32 halves side by side in host order
-    halves = array("I", bytes(8 * n))
+    halves = array(_U32_TYPE, bytes(8 * n))
     halves[0::2], halves[1::2] = (second, first) if _LITTLE else (first, second)
     keys = array("Q")
     keys.frombytes(halves.tobytes())
@@ -458,7 +451,7 @@ def _encode_merges(model: M.BPE) -> bytes:
     # One int per merge, id1 | id2 | rank from the high bits down: sorting the ints sorts by
     # (id1<<32)|id2 with ties in rank order, and their 12 big-endian bytes are the three fields.
     packed = sorted([(x << 32 | y) << 32 | r for r, x, y in zip(range(len(left)), left, right)])
-    out = array("I")
+    out = array(_U32_TYPE)
     out.frombytes(b"".join(map(int.to_bytes, packed, repeat(12), repeat("big"))))
     out.byteswap()  # each 4-byte field reversed: big-endian -> little-endian, whatever the host
     return out.tobytes()

@@ -13,7 +13,7 @@ from collections.abc import ItemsView, Mapping, Sequence
 class IdVocab(Mapping):
     """token -> id over the tokens stored by id; iterates in id order, as the full read's dict."""
 
-    __slots__ = ("by_id", "_index")
+    __slots__ = ("_index", "by_id")
 
     def __init__(self, by_id: Sequence[str]):
         self.by_id = by_id
@@ -47,7 +47,7 @@ class _IdItems(ItemsView):
 class RankedMerges(Sequence):
     """The merge pairs in rank order, made from the file's id arrays on access."""
 
-    __slots__ = ("_tokens", "_first", "_second", "_at")
+    __slots__ = ("_at", "_first", "_second", "_tokens")
 
     def __init__(self, tokens: Sequence[str], first, second, at: list[int]):
         """`first[k]`, `second[k]`: the ids of the k-th merge in the file; `at[rank]`: its k."""

@@ -68,8 +68,8 @@ _U32 = _u32_typecode()
 _BIG_ENDIAN = sys.byteorder == "big"
 
 
-def _u32_array(data) -> array:
-    """Little-endian u32 bytes -> array of ints (host order)."""
+def u32_array(data) -> array:
+    """Little-endian u32 bytes -> array of ints (host order); also the `.mtok` codec's."""
     out = array(_U32)
     out.frombytes(data)
     if _BIG_ENDIAN:  # pragma: no cover
@@ -189,8 +189,8 @@ def _deserialize_cache(data: bytes, form: str) -> Table | None:
         return None
     if zlib.crc32(memoryview(data)[hs:]) != crc:
         return None
-    cps = _u32_array(data[cps_at:offs_at])
-    offs = _u32_array(data[offs_at:pool_at])
+    cps = u32_array(data[cps_at:offs_at])
+    offs = u32_array(data[offs_at:pool_at])
     try:
         pool = data[pool_at:].decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
@@ -252,7 +252,7 @@ def _split_charsmap(blob) -> tuple[array, bytes]:
     if size == 0 or 4 + size > len(data):
         raise FormatError(f"trie size {size} does not fit in a {len(data)}-byte blob",
                           offset=0, section=_CHARSMAP_SECTION)
-    return _u32_array(data[4:4 + size]), data[4 + size:]
+    return u32_array(data[4:4 + size]), data[4 + size:]
 
 
 def _utf8_len(lead: int) -> int:
