@@ -51,7 +51,7 @@ class InspectResult:
     """What a `.mtok` (or legacy `tokenizer.txt`) holds."""
 
     path: Path
-    tokenizer: object  # ir.Tokenizer as read
+    tokenizer: object  # ir.Tokenizer as read; a .mtok's vocab and merges as views (mtok/views.py)
     layout: object  # mtok.Layout: sections with offsets and sizes, reader warnings
     info: dict  # everything `mtok inspect` shows (the `--json` document)
 

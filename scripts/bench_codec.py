@@ -84,12 +84,12 @@ for name in names:
 print(json.dumps(out))
 """
 
+# The same in a fresh interpreter, without the package (so both trees share one floor).
 PROCESS_FLOOR = r"""
 import sys
-from pathlib import Path
-from mtok_export.mtok.header import read_header
-raw = Path(sys.argv[1]).read_bytes()
-read_header(raw)
+raw = open(sys.argv[1], "rb").read()
+lines = raw.split(b"\n", 3)[:3]
+[int(x) for line in lines for x in line.split()]
 cuts = [int(x) for x in sys.argv[2:]]
 [raw[a:b] for a, b in zip(cuts, cuts[1:])]
 """

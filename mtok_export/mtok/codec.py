@@ -357,7 +357,8 @@ def _read_merges(r: Reader, n: int, tokens: list[str]) -> tuple:
         return _read_merge_entries(r, start, flat, n, tokens)
     if r.lazy:
         return RankedMerges(tokens, first, second, at)
-    return tuple([(tokens[first[k]], tokens[second[k]]) for k in at])
+    pairs = list(zip(map(tokens.__getitem__, first.tolist()), map(tokens.__getitem__, second.tolist())))
+    return tuple(map(pairs.__getitem__, at))
 
 
 def _read_merge_entries(r: Reader, start: int, flat, n: int, tokens: list[str]) -> tuple:
