@@ -1,5 +1,5 @@
-"""The reader checks the vocab and merges on whole arrays and re-reads entry by entry only when a
-check fails.  These properties hold the two paths to one answer: on random tables, valid or broken
+"""A lazy read checks the vocab and merges on whole arrays and re-reads entry by entry only when a
+check fails (a full read always goes entry by entry).  These properties hold the two paths to one answer: on random tables, valid or broken
 in every way the format can be (unsorted, duplicate tokens or ids, ids or ranks out of range,
 invalid UTF-8, NULs inside tokens, truncation), the bulk reader returns what the entry-by-entry
 reader returns, or fails with the same message at the same offset, strict and lenient alike."""
@@ -43,7 +43,7 @@ def vocab_tables(draw):
 
 def outcome(fn, data: bytes, strict: bool, *args):
     r = Reader(data, len(PREFIX))
-    r.strict = strict
+    r.strict, r.lazy = strict, True  # lazy: the whole-array checks run (a full read goes entry by entry)
     warnings: list[str] = []
     r.warn = warnings.append
     try:
@@ -95,6 +95,7 @@ def test_tokens_holding_nul_read_back():
     toks = [b"\x00", b"a", b"a\x00b"]
     data = PREFIX + b"".join(struct.pack("<H", len(t)) + t + struct.pack("<I", i) for i, t in enumerate(toks))
     r = Reader(data, len(PREFIX))
+    r.lazy = True
     assert _read_vocab(r, 3, False) == (["\x00", "a", "a\x00b"], None)
     assert r.pos == len(data)
 
@@ -108,7 +109,7 @@ def test_valid_files_never_take_the_entry_by_entry_path(tokenizer_name, lowered_
     monkeypatch.setattr(codec, "_read_vocab_entries", refuse)
     monkeypatch.setattr(codec, "_read_merge_entries", refuse)
     e = lowered_corpus[tokenizer_name]
-    assert read_mtok(e.data)[0] == e.lowered
+    assert read_mtok(e.data, lazy=True)[0] == e.lowered
 
 
 # ---------------------------------------------------------------- lazy reads (inspect, check_written)
