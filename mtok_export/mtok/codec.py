@@ -249,10 +249,10 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
     """-> (tokens by id, scores by id or None).  A full read builds the IR as it checks, in one
     loop (measured fastest when every entry becomes an object anyway); a lazy read checks whole
     arrays and builds nothing it can leave to the views."""
-    if not r.lazy:
+    if not r.lazy or with_score:  # a Unigram vocab is a tuple of (piece, score) either way
         return _read_vocab_entries(r, n, with_score)
     buf, first = r.buf, r.pos
-    tail = 12 if with_score else 4
+    tail = 4
     step = 2 + tail
     pos = first
     try:  # the token bytes of each entry, walking the u16 lengths (IndexError: a length past the end)
@@ -261,13 +261,11 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
         return _read_vocab_entries(r, n, with_score)
     end = pos
     if n == 0:
-        return [], [] if with_score else None
+        return [], None
     if end > len(buf):
         return _read_vocab_entries(r, n, with_score)
-    # the ids (and scores) in one unpack: skip each length and token, then read the tail
-    entry_fmt = "2x{}xId" if with_score else "2x{}xI"
-    values = struct.unpack_from("<" + "".join(map(entry_fmt.format, map(len, raw))), buf, first)
-    ids = values[0::2] if with_score else values
+    # the ids in one unpack: skip each length and token, then read the id
+    ids = struct.unpack_from("<" + "".join(map("2x{}xI".format, map(len, raw))), buf, first)
     if not (all(map(lt, raw, islice(raw, 1, None))) and max(ids) < n):
         return _read_vocab_entries(r, n, with_score)
     by_id = _scatter(raw, ids, n)
@@ -279,11 +277,8 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
         return _read_vocab_entries(r, n, with_score)
     if len(tokens) != n:  # some token holds a NUL itself
         tokens = [b.decode("utf-8") for b in by_id]
-    scores = None
-    if with_score:
-        scores = _scatter(values[1::2], ids, n)
     r.pos = end
-    return tokens, scores
+    return tokens, None
 
 
 def _read_vocab_entries(r: Reader, n: int, with_score: bool):
