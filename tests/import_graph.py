@@ -27,10 +27,11 @@ LAYERS = (
     ("writers",),  # IR -> HF files
     ("lower",),  # IR -> what a runtime executes (mtok targets, legacy types)
     ("readers", "legacy", "chat"),  # files -> IR; the legacy text format; chat templates
+    ("losses",),  # the typed loss kinds (their triggers know the runtime's table, from mtok.constants)
     ("mtok", "dump"),  # the .mtok codec; IR/layout -> text and JSON
     ("unicode",),  # Unicode tables built by walking the code points
     ("ir",),
-    ("errors", "losses", "io", "cache", "sniff", "corpus", "__init__"),  # corpus: the built-in samples and chats
+    ("errors", "io", "cache", "sniff", "corpus", "__init__"),  # corpus: the built-in samples and chats
 )
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import mtok_export
 from mtok_export import convert, export, inspect, verify
 from mtok_export.errors import InputError, LossError, OutputError
 
