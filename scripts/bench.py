@@ -33,7 +33,6 @@ from mtok_export.formats import choose
 from mtok_export.mtok import read_mtok
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "tokenizers"
-BIN = Path(sys.executable).parent
 
 FLOORS = {  # format name -> the floor program (argv[1] is the input file)
     "tokenizer.json": "import json,sys\nv=json.loads(open(sys.argv[1],'rb').read())['model']['vocab']\n"
@@ -49,10 +48,13 @@ INSPECT_FLOOR = ("import struct,sys\nd=open(sys.argv[1],'rb').read()\np=0\nfor _
                  "for _ in range(n):\n    k=u(d,p)[0]; bytes(d[p+2:p+2+k]); p+=2+k+extra")
 
 
+ENV = dict(os.environ)
+
+
 def run(cmd: list[str]) -> tuple[float, float]:
     """(wall seconds, peak RSS MiB) of one process."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) not in (0, 3):  # 3: a loss refused (not with --allow-lossy)
@@ -93,7 +95,12 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", nargs="*", help="corpus tokenizer names (default: all)")
     ap.add_argument("--no-verify", action="store_true", help="skip the export-with-verification column")
+    ap.add_argument("--tree", help="measure another checkout of this repository (e.g. a `git worktree` of an older "
+                    "commit): its package runs the commands, with this interpreter and its libraries")
     args = ap.parse_args()
+    if args.tree:
+        ENV["PYTHONPATH"] = str(Path(args.tree).resolve())
+    mtok = [sys.executable, "-m", "mtok_export"]
     dirs = [d for d in sorted(CORPUS.iterdir()) if d.is_dir() and (not args.only or d.name in args.only)]
     print(f"{'tokenizer':32} {'vocab':>8} {'floor s':>8} {'export':>13} {'inspect':>14} {'verify s':>9} {'RSS MiB':>8}")
     points = []
@@ -106,18 +113,16 @@ def main():
             if fmt.name not in FLOORS:
                 continue
             out, vout = Path(tmp) / d.name, Path(tmp) / f"{d.name}-verified"
-            export = [str(BIN / "mtok-export"), "--path", str(d), "-o", str(out), "--allow-lossy", "--no-verify",
-                      "--quiet"]
+            export = [*mtok, "--quiet", "export", "--path", str(d), "-o", str(out), "--allow-lossy", "--no-verify"]
             run(export)
-            mtok = out / "tokenizer.mtok"
-            offset, count, extra = model_entries(mtok)
+            mtok_file = out / "tokenizer.mtok"
+            offset, count, extra = model_entries(mtok_file)
             cmds = {"floor": [sys.executable, "-c", FLOORS[fmt.name], str(file)], "export": export,
-                    "inspect floor": [sys.executable, "-c", INSPECT_FLOOR, str(mtok), str(offset), str(count),
+                    "inspect floor": [sys.executable, "-c", INSPECT_FLOOR, str(mtok_file), str(offset), str(count),
                                       str(extra)],
-                    "inspect": [str(BIN / "mtok"), "inspect", str(mtok)]}
+                    "inspect": [*mtok, "inspect", str(mtok_file)]}
             if not args.no_verify:
-                cmds["verify"] = [str(BIN / "mtok-export"), "--path", str(d), "-o", str(vout), "--allow-lossy",
-                                  "--quiet"]
+                cmds["verify"] = [*mtok, "--quiet", "export", "--path", str(d), "-o", str(vout), "--allow-lossy"]
             m = median(cmds, args.repeat)
             floor, (export_s, rss) = m["floor"][0], m["export"]
             ratio_i = m["inspect"][0] / m["inspect floor"][0]
@@ -134,9 +139,8 @@ def main():
         r2 = 1 - sum((y - (my + slope * (x - mx))) ** 2 for x, y in points) / ss if ss else 1.0
         print(f"\nscaling: export - floor = {my - slope * mx:.3f} s + {slope * 1e6:.2f} us per vocabulary entry "
               f"(R^2 = {r2:.2f} over {n} tokenizers)")
-    start = time.perf_counter()
-    subprocess.run([str(BIN / "mtok"), "--help"], check=True, stdout=subprocess.DEVNULL)
-    print(f"mtok --help: {time.perf_counter() - start:.3f} s")
+    helps = sorted(run([*mtok, "--help"])[0] for _ in range(5))
+    print(f"mtok --help: {helps[2]:.3f} s (median of 5)")
 
 
 if __name__ == "__main__":
