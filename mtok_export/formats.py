@@ -1,5 +1,7 @@
-"""Input formats, recognized by content: one `Format(name, sniff, read)` per format, and the choice
-of what to read in a directory.
+"""File formats, one `Format(name, sniff, read, names, write, check)` each, recognized by content,
+and the choice of what to read in a directory.  The two this tool writes (`.mtok`, legacy `.txt`)
+also have `write` (a target's lowered content -> bytes, see `targets.py`) and `check` (the strict
+read-back before the bytes replace anything).
 
 `classify(path)` names the format of one file from its bytes (JSON shape, protobuf `ModelProto`,
 gzip, base64-rank lines, GGUF magic, `430 N` headers, ...), never from its name.  `read_source`
