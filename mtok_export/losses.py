@@ -157,10 +157,6 @@ def unk_table_gap(c: str) -> bool:
     return (cp >= 0x20000 and unicodedata.category(c) in ("Cn", "Co")) or cp in TABLE_CONTROL_TO_SPACE
 
 
-def _decomposable_or_mark(c: str) -> bool:
-    return unicodedata.normalize("NFD", c) != c or unicodedata.category(c) in ("Mn", "Mc", "Me")
-
-
 # ------------------------------------------------------------------------------------ the kinds
 # Normalizers: the runtime runs the lowered normalizer; `verify.emulate` models it exactly.
 NORMALIZER_TABLE = _kind("normalizer-table", "normalizer", "a Unicode normalizer as a code-point table: no "
@@ -172,8 +168,6 @@ BERT_CLEAN = _kind("bert-clean", "normalizer", "BERT clean_text keeps Cf/Co, Zl/
                    chars("Cf Co Zl Zp characters", lambda c: unicodedata.category(c) in ("Cf", "Co", "Zl", "Zp")))
 LOWERCASE = _kind("lowercase", "normalizer", "lowercasing one code point to one", EDGE, "normalizer",
                   chars("multi-character lowercase", lambda c: len(c.lower()) > 1))
-STRIP_ACCENTS = _kind("strip-accents", "normalizer", "accent stripping removes Mc/Me marks too", TEXT, "normalizer",
-                      chars("decomposable or marks", _decomposable_or_mark))
 STRIP_WHITESPACE = _kind("strip-whitespace", "normalizer", "Strip removes ASCII whitespace and Zs only", EDGE,
                          "normalizer", chars("NEL, Zl, Zp", lambda c: c in "\x85\u2028\u2029" or unicodedata.category(c) in ("Zl", "Zp")))
 STRIP_35 = _kind("strip-3.5", "normalizer", "MNN 3.5 has no Strip normalizer", TEXT, "normalizer", any_input)
@@ -296,7 +290,6 @@ _LEGACY = {
     "legacy-bert-unk": "type 2 unk handling differs",
     "legacy-hf-regex": "type 3 runs its regex with an ASCII-only std::regex",
     "legacy-duplicate-merge": "type 3 keeps the first of duplicate merges",
-    "legacy-utf-8": "type 3 decodes invalid UTF-8 differently",
     "legacy-normalizer": "type 1 has no normalizer",
     "legacy-added-flags": "type 1 ignores added-token flags",
     "legacy-no-template": "legacy files carry no chat template",

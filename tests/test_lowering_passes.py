@@ -227,8 +227,8 @@ def bert_wordpiece(normalizer) -> Tokenizer:
 def test_bert_normalizer(tmp_path, normalizer):
     """HF BertNormalizer (clean text, CJK spacing, accent stripping through NFD, lowercasing),
     Lowercase and NFD+StripAccents: "Héllo WORLD" -> "hello world", CJK characters become words, tabs
-    become spaces.  The recorded losses (bert-clean, lowercase, strip-accents) concern Cf/Co, İ and
-    Mc/Me characters, which these strings avoid.  Naive is IDENTICAL here: MNN's exporter maps
+    become spaces.  The recorded losses (bert-clean, lowercase) concern Cf/Co and İ
+    characters, which these strings avoid.  Naive is IDENTICAL here: MNN's exporter maps
     BertNormalizer, Lowercase and StripAccents to the same BertNormalizer codes."""
     ex = export(tmp_path, bert_wordpiece(normalizer))
     assert_fired(ex, "bert-normalizer")
