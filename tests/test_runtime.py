@@ -189,3 +189,18 @@ def test_invalid_inputs_are_refused_before_running(write):
         run_runtime(path, texts=["\ud800"])  # would segfault MNN
     with pytest.raises(ValueError, match="int32"):
         run_runtime(path, decode_ids=[2**32])
+
+
+@needs_mnn
+def test_while_running_runs_during_the_worker_and_a_failure_kills_it(write, tmp_path):
+    """`while_running` is this process's work while the runtime's process runs: called once, before
+    the result is read; when it raises, the worker is killed and the error propagates."""
+    path = write(build_mtok(DECODE_VOCAB))
+    seen = []
+    r = run_runtime(path, texts=["ab"], while_running=lambda: seen.append(1))
+    assert seen == [1] and r.encodes == [[2]]
+
+    def boom():
+        raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"):
+        run_runtime(path, texts=["ab"], while_running=boom)

@@ -66,10 +66,28 @@ class Attribution:
             self._hf[key] = hf_from_ir(tok)
         return self._hf[key]
 
+    def warm(self) -> None:
+        """Build the HF projections `raw` asks for first (the source as read, and with every projecting
+        loss applied), so they are ready when the comparison starts.  A failure here is left for the
+        comparison itself to meet (and report)."""
+        try:
+            if self.legacy:
+                self._hf_for((), False, legacy=True)
+            self._hf_for((), False)
+            projecting = self.of("patch", "normalizer")
+            if projecting:
+                self._hf_for(*self._projection(projecting))
+        except Exception:  # noqa: BLE001  raised again, in context, where the projection is used
+            pass
+
+    def _projection(self, losses) -> tuple[tuple[Loss, ...], bool]:
+        """(the patches, whether the runtime's normalizer replaces the source's) of `losses`."""
+        patches = tuple(x for x in losses if x.kind.projection == "patch" and x.patch is not None)
+        return patches, any(x.kind.projection == "normalizer" for x in losses)
+
     def project_raw(self, text: str, losses) -> list[int]:
         """Raw ids of `text` with the projections of `losses` applied."""
-        patches = tuple(x for x in losses if x.kind.projection == "patch" and x.patch is not None)
-        normalizer = any(x.kind.projection == "normalizer" for x in losses)
+        patches, normalizer = self._projection(losses)
         hf = self._hf_for(patches, normalizer)
         if normalizer:
             text = emulate.normalize_around(self.lowered.normalizer, text, self._added)

@@ -158,13 +158,16 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
     data = Path(mtok_path).read_bytes()
-    file_tok, _ = read_mnn_bytes(data, str(mtok_path), strict=True)  # once, before MNN loads it
+    # once, before MNN loads it: every check runs (lazy only defers building the vocab entries)
+    file_tok, _ = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)
+    why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
+    # The HF projections a raw-id mismatch asks for first are built while the runtime's process runs
+    # (on another core), not after it.
     rt = run_runtime(mtok_path, texts=texts, decode_ids=ids_needed,
                      chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
-                     llm_config=llm_config, check=False, encode_chats=True)
+                     llm_config=llm_config, check=False, encode_chats=True, while_running=why.warm)
     chat_encodes = [ids for ids in rt.chat_encodes if ids is not None]
     step("compare")
-    why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
     checks = {name: Check(name) for name in CHECKS}
     if left_out:
         for name in ("engine ids", "raw ids", "streaming decode"):

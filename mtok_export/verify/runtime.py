@@ -48,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,7 +82,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
                 decode_ids: Sequence[int] = (), chats: Sequence[Sequence[Mapping[str, str]]] = (),
                 python: str | os.PathLike | None = None, timeout: float = 120.0,
                 llm_config: Mapping | None = None, check: bool = True,
-                renders: Sequence[Mapping] = (), encode_chats: bool = False) -> RuntimeResult:
+                renders: Sequence[Mapping] = (), encode_chats: bool = False,
+                while_running: Callable[[], None] | None = None) -> RuntimeResult:
     """Load `tokenizer_path` (`.mtok` or legacy `tokenizer.txt`) in MNN and run all requests in one process.
 
     `texts` are `str` (valid Unicode) or `bytes` (passed raw); `decode_ids` are int32; each entry of
@@ -92,6 +93,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
     its messages rendered by an Llm loaded with that `jinja` block (how an app sets the template,
     tools and extra variables); role "json" messages carry whole message objects (spec 8.7).
     `encode_chats`: also encode each chat's rendering (`chat_encodes`), in the same process.
+    `while_running`: work for this process to do while the runtime's process runs (on another core).
     Raises `RuntimeEngineError` on a missing file, missing MNN, load failure, crash or timeout.
     With `check` (the default) the file is first read by our strict reader, so a malformed file is
     a `FormatError` naming the section and offset (exit 2) instead of whatever MNN makes of it
@@ -142,7 +144,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
                                        "decode_ids": ids, "chats": wire_chats, "encode_chats": encode_chats,
                                        "renders": [dict(r) for r in renders]}))
         try:
-            output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout)
+            output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout, while_running)
         except subprocess.TimeoutExpired:
             raise RuntimeEngineError(f"MNN runtime ({python}) did not finish within {timeout:g}s"
                                      f" (step: {_describe(_read(progress), texts) or 'start'}), killed it;"
@@ -169,7 +171,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
                          renders=data.get("renders", []), chat_encodes=data.get("chat_encodes", []))
 
 
-def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float) -> tuple[str, str]:
+def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float,
+                while_running: Callable[[], None] | None = None) -> tuple[str, str]:
     """Run the worker; returns (what it printed before redirecting its fds, exit status text).
 
     The worker runs in its own process group (a terminal's Ctrl-C reaches only the parent, which
@@ -186,6 +189,8 @@ def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float) -> tup
         raise RuntimeEngineError(f"cannot start the runtime interpreter {python}: {e}") from e
     try:
         with _sigterm_raises():
+            if while_running is not None:
+                while_running()
             raw, _ = proc.communicate(timeout=timeout)
     except BaseException:
         _kill_group(proc)
