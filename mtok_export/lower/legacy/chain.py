@@ -40,6 +40,18 @@ def header_lists(tok, lw: Lowering) -> tuple[tuple[int, ...], tuple[int, ...], t
     return tuple(dict.fromkeys(t.id for t in specials)), tuple(tok.stop_ids), tuple(prefix), tuple(suffix)
 
 
+def overlay_added(tok, lines: list, encode) -> list[str]:
+    """Put each added token, as `encode(content)` writes it, on its id's line (over the vocabulary's);
+    -> notes for the lines it replaced."""
+    notes = []
+    for t in tok.added_tokens:
+        line = encode(t.content)
+        if lines[t.id] is not None and lines[t.id] != line:
+            notes.append(f"id {t.id}: added token {t.content!r} replaces vocabulary token {lines[t.id]!r:.30}")
+        lines[t.id] = line
+    return notes
+
+
 def dense_size(tok, vocab: dict[str, int], what: str) -> int:
     ids = set(vocab.values()) | {t.id for t in tok.added_tokens}
     n = max(ids) + 1 if ids else 0

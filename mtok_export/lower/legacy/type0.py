@@ -18,7 +18,13 @@ from ...ir.walk import walk
 from ...legacy.sentencepiece_txt import BYTE_PIECE, Type0, tokenizer_from_type0
 from ...losses import Loss
 from ...mtok.constants import FileType
-from ...readers.sentencepiece import SPACE, PieceType, sp_decoder, sp_merges, sp_normalizer
+from ...readers.sentencepiece import (
+    SPACE,
+    PieceType,
+    sp_decoder,
+    sp_merges,
+    sp_normalizer,
+)
 from ..processors import single_parts
 from .chain import LegacyPlan, memo_last
 

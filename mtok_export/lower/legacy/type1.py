@@ -18,6 +18,7 @@ template, no metadata."""
 from __future__ import annotations
 
 from dataclasses import replace
+from operator import methodcaller
 
 from ... import losses as L
 from ...errors import UnsupportedError
@@ -29,8 +30,18 @@ from ...legacy.tiktoken_txt import GREEDY_PRE, GREEDY_UNK
 from ...losses import Loss
 from ...mtok.constants import FileType
 from .. import Lowering
-from .chain import Chain, LegacyPlan, common_steps, decoder_is_byte_level, dense_size, header_lists, memo_last, \
-    template_loss
+from .chain import (
+    Chain,
+    LegacyPlan,
+    common_steps,
+    decoder_is_byte_level,
+    dense_size,
+    header_lists,
+    memo_last,
+    overlay_added,
+    template_loss,
+)
+
 
 @memo_last
 def plan(tok) -> LegacyPlan:
@@ -50,12 +61,7 @@ def plan(tok) -> LegacyPlan:
         if b is None:
             raise UnsupportedError(f"{what}: vocabulary token {t!r} (id {i}) is not a GPT-2 byte-level string")
         tokens[i] = b
-    notes: list[str] = []
-    for t in tok.added_tokens:
-        b = t.content.encode("utf-8")
-        if tokens[t.id] is not None and tokens[t.id] != b:
-            notes.append(f"id {t.id}: added token {t.content!r} replaces vocabulary token {tokens[t.id]!r:.30}")
-        tokens[t.id] = b
+    notes = overlay_added(tok, tokens, methodcaller("encode", "utf-8"))
     empty = [i for i, b in enumerate(tokens) if not b]
     if empty:
         raise UnsupportedError(f"{what}: id {empty[0]} has an empty token, which the runtime's trie matches "

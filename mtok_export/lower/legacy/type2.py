@@ -12,18 +12,36 @@ no step: the projection cannot express it."""
 from __future__ import annotations
 
 from dataclasses import replace
+from operator import methodcaller
 
 from ... import losses as L
 from ...errors import UnsupportedError
 from ...ir import decoders as D
 from ...ir import models as M
 from ...ir import normalizers as N
-from ...legacy.bert_txt import ASCII_LOWER, UNK, UNK_FALLBACK_ID, WORDS, first_ids, runtime_model
+from ...legacy.bert_txt import (
+    ASCII_LOWER,
+    UNK,
+    UNK_FALLBACK_ID,
+    WORDS,
+    first_ids,
+    runtime_model,
+)
 from ...legacy.text import NO_LIMIT, TokenLines, added_from_header, finish, token_names
 from ...losses import Loss
 from ...mtok.constants import FileType
 from .. import Lowering
-from .chain import Chain, LegacyPlan, common_steps, dense_size, header_lists, memo_last, template_loss
+from .chain import (
+    Chain,
+    LegacyPlan,
+    common_steps,
+    dense_size,
+    header_lists,
+    memo_last,
+    overlay_added,
+    template_loss,
+)
+
 
 def _describe_normalizer(n) -> str:
     if isinstance(n, N.BertNormalizer):
@@ -55,12 +73,7 @@ def plan(tok) -> LegacyPlan:
     tokens: list[bytes | None] = [None] * n
     for t, i in m.vocab.items():
         tokens[i] = t.encode("utf-8")
-    notes: list[str] = []
-    for t in tok.added_tokens:
-        b = t.content.encode("utf-8")
-        if tokens[t.id] is not None and tokens[t.id] != b:
-            notes.append(f"id {t.id}: added token {t.content!r} replaces vocabulary token {tokens[t.id]!r:.30}")
-        tokens[t.id] = b
+    notes = overlay_added(tok, tokens, methodcaller("encode", "utf-8"))
     lw = Lowering("mnn-3.6")
     special, stop, prefix, suffix = header_lists(tok, lw)
     chain = Chain(tok)

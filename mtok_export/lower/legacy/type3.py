@@ -28,8 +28,18 @@ from ...legacy.hf_txt import CPP_REGEX, RUNTIME_PRE, Type3, first_ids, runtime_d
 from ...legacy.text import added_from_header, finish, token_names
 from ...mtok.constants import FileType
 from .. import Lowering
-from .chain import Chain, LegacyPlan, common_steps, decoder_is_byte_level, dense_size, header_lists, memo_last, \
-    template_loss
+from .chain import (
+    Chain,
+    LegacyPlan,
+    common_steps,
+    decoder_is_byte_level,
+    dense_size,
+    header_lists,
+    memo_last,
+    overlay_added,
+    template_loss,
+)
+
 
 def _dedupe(merges) -> tuple[tuple[tuple[str, str], ...], int]:
     seen, out = set(), []
@@ -55,12 +65,7 @@ def plan(tok) -> LegacyPlan:
         if token_to_bytes(t) is None or "\n" in t:
             raise UnsupportedError(f"{what}: vocabulary token {t!r} (id {i}) is not a GPT-2 byte-level string")
         lines[i] = t
-    notes: list[str] = []
-    for t in tok.added_tokens:
-        line = bytes_to_token(t.content.encode("utf-8"))
-        if lines[t.id] is not None and lines[t.id] != line:
-            notes.append(f"id {t.id}: added token {t.content!r} replaces vocabulary token {lines[t.id]!r:.30}")
-        lines[t.id] = line
+    notes = overlay_added(tok, lines, lambda c: bytes_to_token(c.encode("utf-8")))
     if any(x is None for x in lines):  # cannot happen after dense_size; kept as a guard
         raise UnsupportedError(f"{what}: id {lines.index(None)} has no token")
     missing = [b for b, c in enumerate(BYTE_CHARS) if c not in m.vocab]
