@@ -210,15 +210,16 @@ def test_cache_dir_resolution(monkeypatch, tmp_path):
     assert "NFD" in name and unicodedata.unidata_version in name and f"v{T.CACHE_FORMAT_VERSION}" in name
 
 
-def test_cold_build_writes_cache_then_warm_load(fresh_cache, monkeypatch):
+@pytest.mark.parametrize("form", T.FORMS)  # NFD-Mn has empty replacements: its cache once never loaded
+def test_cold_build_writes_cache_then_warm_load(fresh_cache, monkeypatch, form):
     calls = []
-    cold = table("NFD", progress=lambda d, t: calls.append(d))
+    cold = table(form, progress=lambda d, t: calls.append(d))
     assert calls and calls[-1] == 0x110000
-    path = cache_path("NFD")
+    path = cache_path(form)
     assert path.parent == fresh_cache and path.is_file()
     assert [p.name for p in fresh_cache.iterdir()] == [path.name]  # no temp files left behind
-    assert cold == build_table("NFD")
-    assert table("NFD") is cold  # in-memory hit
+    assert cold == build_table(form)
+    assert table(form) is cold  # in-memory hit
 
     clear_memory_cache()
 
@@ -227,7 +228,7 @@ def test_cold_build_writes_cache_then_warm_load(fresh_cache, monkeypatch):
 
     monkeypatch.setattr(T, "build_table", no_build)
     calls.clear()
-    warm = table("NFD", progress=lambda d, t: calls.append(d))
+    warm = table(form, progress=lambda d, t: calls.append(d))
     assert warm == cold and calls == []
 
 

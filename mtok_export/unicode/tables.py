@@ -25,7 +25,7 @@ from array import array
 from collections.abc import Callable
 from functools import partial
 from itertools import islice
-from operator import lt
+from operator import le, lt
 from pathlib import Path
 
 from ..errors import FormatError
@@ -195,9 +195,10 @@ def _deserialize_cache(data: bytes, form: str) -> Table | None:
         pool = data[pool_at:].decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         return None
-    # The checksum catches damage; these checks make a crafted file harmless as well.
+    # The checksum catches damage; these checks make a crafted file harmless as well.  Offsets may
+    # repeat: an empty replacement deletes its code point (NFD-Mn drops nonspacing marks).
     if (len(pool) != nchars or offs[0] != 0 or offs[-1] != nchars
-            or not all(map(lt, offs, islice(offs, 1, None))) or not all(map(lt, cps, islice(cps, 1, None)))
+            or not all(map(le, offs, islice(offs, 1, None))) or not all(map(lt, cps, islice(cps, 1, None)))
             or (count and cps[-1] > MAX_CODEPOINT)):
         return None
     reps = [pool[a:b] for a, b in zip(offs, islice(offs, 1, None))]
