@@ -4,10 +4,10 @@ added tokens outside the model vocab join it so the runtime can decode them."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from dataclasses import replace
-from decimal import Decimal
 
 from .. import cache
 from .. import losses as L
@@ -174,10 +174,14 @@ def hf_f64(score: float) -> float:
     float_roundtrip feature) takes the decimal digits as an integer, rounds that to f64, then divides
     by the power of ten, so it can land one ulp off the correctly rounded value Python reads.  The
     digits are Python's shortest repr, which is also what serde_json and ryu write."""
-    sign, digits, exp = Decimal(repr(score)).as_tuple()
-    f = float(int("".join(map(str, digits))))
-    f = f * float(10 ** exp) if exp >= 0 else f / float(10 ** -exp)
-    return -f if sign else f
+    text = repr(score)
+    if not math.isfinite(score):
+        return score
+    mantissa, _, exp = text.lstrip("-").partition("e")
+    whole, _, frac = mantissa.partition(".")
+    f, e = float(int(whole + frac)), (int(exp) if exp else 0) - len(frac)
+    f = f * float(10 ** e) if e >= 0 else f / float(10 ** -e)
+    return -f if text.startswith("-") else f
 
 
 def _hf_scores(lw, m, jp: str):
