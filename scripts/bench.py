@@ -51,12 +51,13 @@ INSPECT_FLOOR = ("import struct,sys\nd=open(sys.argv[1],'rb').read()\np=0\nfor _
 # Byte code is written and used, as in any installed copy (PYTHONDONTWRITEBYTECODE=1 would make every
 # process compile the whole package again: 0.1 s).
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+CWD = [Path(__file__).resolve().parents[1]]  # `python -m` puts the working directory first on sys.path
 
 
 def run(cmd: list[str]) -> tuple[float, float]:
     """(wall seconds, peak RSS MiB) of one process."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, cwd=CWD[0])
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) not in (0, 3):  # 3: a loss refused (not with --allow-lossy)
@@ -102,8 +103,9 @@ def main():
     args = ap.parse_args()
     if args.tree:
         ENV["PYTHONPATH"] = str(Path(args.tree).resolve())
+        CWD[0] = Path(args.tree).resolve()
     mtok = [sys.executable, "-m", "mtok_export"]
-    subprocess.run([*mtok, "--help"], env=ENV, check=True, stdout=subprocess.DEVNULL)  # byte code written
+    subprocess.run([*mtok, "--help"], env=ENV, cwd=CWD[0], check=True, stdout=subprocess.DEVNULL)  # byte code written
     dirs = [d for d in sorted(CORPUS.iterdir()) if d.is_dir() and (not args.only or d.name in args.only)]
     print(f"{'tokenizer':32} {'vocab':>8} {'floor s':>8} {'export':>13} {'inspect':>14} {'verify s':>9} {'RSS MiB':>8}")
     points = []
