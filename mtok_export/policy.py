@@ -86,14 +86,6 @@ class Decision:
     def accepted(self) -> bool:
         return self.accepted_by is not None
 
-    @classmethod
-    def for_verify(cls, manifest: dict | None, accept=(), accept_file: Path | None = None, allow_lossy: bool = False,
-                   strict: bool = False) -> Policy:
-        """The options when any is given, else the policy the export recorded in its manifest."""
-        if accept or accept_file or allow_lossy or strict or manifest is None:
-            return cls.from_options(accept, accept_file, allow_lossy, strict)
-        return cls.from_json(manifest.get("policy", {}))
-
     def to_json(self) -> dict:
         return {"code": self.code, "severity": self.severity.value, "severity_source": "measured" if self.measured
                 else "declared", "accepted_by": self.accepted_by, "mismatches": {"everyday": self.everyday,
