@@ -12,8 +12,7 @@ from ...ir import decoders as D
 from ...ir.walk import members
 from ...legacy.text import prefix_template
 from ...losses import Loss
-from .. import Lowering
-from ..processors import single_prefix, split_single
+from ..processors import single_parts, single_prefix
 
 
 @dataclass
@@ -30,11 +29,14 @@ class LegacyPlan:
     notes: list[str] = field(default_factory=list)
 
 
-def header_lists(tok, lw: Lowering) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """(special, stop, prefix, suffix) for a legacy header: every added token is a header special
-    (the runtime splits out only those), longest first so list-order matching is leftmost-longest;
-    prefix and suffix come from the post-processor."""
-    parts = split_single(lw, tok.post_processor, "$.post_processor")
+def header_lists(chain: Chain) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(special, stop, prefix, suffix) for a legacy header of `chain.tok`: every added token is a
+    header special (the runtime splits out only those), longest first so list-order matching is
+    leftmost-longest; prefix and suffix come from the post-processor, and each of its components a
+    single sequence cannot carry is a `post-dropped` loss of `chain`."""
+    tok = chain.tok
+    parts, dropped = single_parts(tok.post_processor)
+    chain.losses.extend(Loss(L.POST_DROPPED, component, where, reason) for component, where, reason in dropped)
     prefix, suffix = parts if parts is not None else ((), ())
     specials = sorted(tok.added_tokens, key=lambda t: (-len(t.content.encode()), t.id))
     return tuple(dict.fromkeys(t.id for t in specials)), tuple(tok.stop_ids), tuple(prefix), tuple(suffix)

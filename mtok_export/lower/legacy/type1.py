@@ -29,7 +29,6 @@ from ...legacy.text import NO_LIMIT, TokenLines, added_from_header, finish, toke
 from ...legacy.tiktoken_txt import GREEDY_PRE, GREEDY_UNK
 from ...losses import Loss
 from ...mtok.constants import FileType
-from .. import Lowering
 from .chain import (
     Chain,
     LegacyPlan,
@@ -66,11 +65,8 @@ def plan(tok) -> LegacyPlan:
     if empty:
         raise UnsupportedError(f"{what}: id {empty[0]} has an empty token, which the runtime's trie matches "
                                "everywhere (encode never ends)")
-    lw = Lowering("mnn-3.6")
-    special, stop, prefix, suffix = header_lists(tok, lw)
     chain = Chain(tok)
-    for loss in lw.losses:
-        chain.losses.append(loss)
+    special, stop, prefix, suffix = header_lists(chain)
     common_steps(chain, suffix, what)
     t = chain.tok
     greedy_model = M.WordPiece({bytes_to_token(b): i for i, b in reversed(list(enumerate(tokens)))},

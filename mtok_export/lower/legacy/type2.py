@@ -30,7 +30,6 @@ from ...legacy.bert_txt import (
 from ...legacy.text import NO_LIMIT, TokenLines, added_from_header, finish, token_names
 from ...losses import Loss
 from ...mtok.constants import FileType
-from .. import Lowering
 from .chain import (
     Chain,
     LegacyPlan,
@@ -74,10 +73,8 @@ def plan(tok) -> LegacyPlan:
     for t, i in m.vocab.items():
         tokens[i] = t.encode("utf-8")
     notes = overlay_added(tok, tokens, methodcaller("encode", "utf-8"))
-    lw = Lowering("mnn-3.6")
-    special, stop, prefix, suffix = header_lists(tok, lw)
     chain = Chain(tok)
-    chain.losses.extend(lw.losses)
+    special, stop, prefix, suffix = header_lists(chain)
     if tok.normalizer != ASCII_LOWER:
         chain.step(L.LEGACY_BERT_NORMALIZER, f"normalizer {getattr(tok.normalizer, 'kind', None)}", "$.normalizer",
                    f"{what} only lowercases ASCII letters; not applied: {_describe_normalizer(tok.normalizer)}",

@@ -27,7 +27,6 @@ from ...ir.byte_level import BYTE_CHARS, bytes_to_token, token_to_bytes
 from ...legacy.hf_txt import CPP_REGEX, RUNTIME_PRE, Type3, first_ids, runtime_decode
 from ...legacy.text import added_from_header, finish, token_names
 from ...mtok.constants import FileType
-from .. import Lowering
 from .chain import (
     Chain,
     LegacyPlan,
@@ -73,10 +72,8 @@ def plan(tok) -> LegacyPlan:
         raise UnsupportedError(f"{what}: byte 0x{missing[0]:02x} ({len(missing)} in all) has no single-byte token; "
                                "MNN 3.4.1 throws std::out_of_range (aborting the app) on any text holding it")
     merges, dups = _dedupe(m.merges)
-    lw = Lowering("mnn-3.6")
-    special, stop, prefix, suffix = header_lists(tok, lw)
     chain = Chain(tok)
-    chain.losses.extend(lw.losses)
+    special, stop, prefix, suffix = header_lists(chain)
     common_steps(chain, suffix, what)
     pre = chain.tok.pre_tokenizer
     if _prefix_space(pre):
