@@ -212,12 +212,16 @@ def _added_with_specials(tok: Tokenizer) -> tuple[AddedToken, ...]:
 def to_tokenizer_json(tok: Tokenizer) -> dict:
     """The `tokenizer.json` object for `tok` (MNN-only forms rewritten by `hf_equivalent`)."""
     tok = hf_equivalent(tok)
-    out = dict.fromkeys(TOP_LEVEL)
+    return {**_everything_but_the_model(tok), "model": _model(tok.model)}
+
+
+def _everything_but_the_model(tok: Tokenizer) -> dict:
+    """The top-level keys before "model" (the last one), for an IR already `hf_equivalent`."""
+    out = dict.fromkeys(TOP_LEVEL[:-1])
     out["version"] = VERSION
     out["added_tokens"] = [_added_token(t) for t in sorted(tok.added_tokens, key=lambda t: t.id)]
     for family in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
         out[family] = _component(getattr(tok, family), family, f"$.{family}")
-    out["model"] = _model(tok.model)
     return out
 
 
@@ -307,14 +311,9 @@ def tokenizer_json_text(tok: Tokenizer) -> str:
     The model (vocabulary and merges: nearly all of the text) is serialized once for consecutive IRs
     that share it, as verification's projections of one source do."""
     tok = hf_equivalent(tok)
-    out = dict.fromkeys(TOP_LEVEL[:-1])
-    out["version"] = VERSION
-    out["added_tokens"] = [_added_token(t) for t in sorted(tok.added_tokens, key=lambda t: t.id)]
-    for family in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
-        out[family] = _component(getattr(tok, family), family, f"$.{family}")
     if _last_model[0] is not tok.model:
         _last_model[:] = [tok.model, _dumps(_model(tok.model), what="tokenizer.json", indent=None)]
-    head = _dumps(out, what="tokenizer.json", indent=None)
+    head = _dumps(_everything_but_the_model(tok), what="tokenizer.json", indent=None)
     return f'{head[:-1]}, "model": {_last_model[1]}}}'
 
 
