@@ -10,11 +10,11 @@ from pathlib import Path
 from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .errors import InputError
 from .formats import read_source
-from .lower import BOS_POLICIES, lower
+from .lower import BOS_POLICIES
 from .manifest import read_manifest
 from .model_folder import find
 from .readers.mnn_file import read_mnn_file
-from .targets import TARGETS, build
+from .targets import TARGETS
 from .verify.check import verify
 from .verify.reference_choice import reference_for
 
@@ -52,12 +52,11 @@ def prepare(file: Path, against=None, target=None, bos=None):
         raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
     tok = read_source(source, opts.get("chat_template"), pattern=opts.get("pattern"), special=opts.get("special"),
                       family=opts.get("family"))
-    if target == "mnn-legacy" or file.suffix == ".txt":
-        _, low, lw = build(tok, "txt", bos=bos)
-    else:
-        low, lw = lower(tok, target, bos, header_specials=opts.get("header_specials") or "needed",
-                        normalizer_form=opts.get("normalizer_form") or "compose")
-    return manifest, tok, low, lw, {**opts, "path": Path(source)}
+    # the honest lowering only: the file under test is the one on disk, no bytes are written here
+    lowered = TARGETS["mnn-legacy" if file.suffix == ".txt" else target].lower(
+        tok, bos=bos, header_specials=opts.get("header_specials") or "needed",
+        normalizer_form=opts.get("normalizer_form") or "compose")
+    return manifest, tok, lowered.ir, lowered.lowering, {**opts, "path": Path(source)}
 
 
 def run(file, source, lowered, lowering, *, source_path, corpus=None, python=None, progress=None, llm_config=None):
