@@ -42,6 +42,17 @@ def version(dist: str) -> str:
         return "absent"
 
 
+def computed(kind: str, digest: str, compute, valid=lambda value: True):
+    """The cached value of `kind` for `digest` when there is one and `valid(value)` holds, else
+    `compute()`, stored for the next run."""
+    hit = load(kind, digest)
+    if hit is not None and valid(hit):
+        return hit
+    value = compute()
+    store(kind, digest, value)
+    return value
+
+
 def path(kind: str, digest: str) -> Path:
     return cache_dir() / kind / f"{digest}.json"
 

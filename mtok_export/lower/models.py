@@ -98,16 +98,15 @@ def _words_merges_miss(m) -> list[str]:
     Cached by the vocabulary and merges (about 1 s for Llama-3's 128k words, 0.1 s to hash)."""
     digest = cache.key("bpe-missed-words", blobs=(json.dumps(m.vocab).encode(), json.dumps(m.merges).encode()),
                        dists=("tokenizers",))
-    hit = cache.load("bpe-missed-words", digest)
-    if isinstance(hit, list):
-        return hit
+    return cache.computed("bpe-missed-words", digest, lambda: _merges_miss(m), valid=lambda v: isinstance(v, list))
+
+
+def _merges_miss(m) -> list[str]:
     from tokenizers.models import BPE
 
     bpe = BPE(vocab=dict(m.vocab), merges=[tuple(x) for x in m.merges], ignore_merges=False)
-    missed = sorted((w for w in m.vocab if len(w) > 1 and [t.value for t in bpe.tokenize(w)] != [w]),
-                    key=lambda w: (len(w), w))
-    cache.store("bpe-missed-words", digest, missed)
-    return missed
+    return sorted((w for w in m.vocab if len(w) > 1 and [t.value for t in bpe.tokenize(w)] != [w]),
+                  key=lambda w: (len(w), w))
 
 
 UNK_MARKS = ("\u2047", "\ufffd")  # what the unk token is written as: the first not in the alphabet

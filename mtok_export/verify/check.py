@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import cache
 from ..corpus import slice_of
 from ..dump.jsonify import id_to_token
 from ..errors import InputError, MtokError
@@ -20,9 +21,14 @@ from ..losses import EDGE, Loss, Severity
 from ..model_folder import jinja_block
 from ..mtok.header import read_header
 from ..readers.mnn_file import read_mnn_bytes
-from .. import cache
 from .attribution import Attribution
-from .chat_parity import HANG, builtin_conversations, prints_parts, reference_render, runtime_renders
+from .chat_parity import (
+    HANG,
+    builtin_conversations,
+    prints_parts,
+    reference_render,
+    runtime_renders,
+)
 from .reference import hf_reference
 from .runtime import run_runtime
 
@@ -244,12 +250,9 @@ def _reference_renders(src, convs) -> list[str | None]:
     then does not import transformers)."""
     digest = cache.key("chat-paths", src.text, src.bos_token, src.eos_token,
                        [[c.id, list(c.messages), c.tools] for c in convs], dists=("transformers", "jinja2"))
-    hit = cache.load("chat-paths", digest)
-    if isinstance(hit, list) and len(hit) == len(convs):
-        return hit
-    renders = [reference_render(src.text, c, bos=src.bos_token, eos=src.eos_token) for c in convs]
-    cache.store("chat-paths", digest, renders)
-    return renders
+    return cache.computed("chat-paths", digest,
+                          lambda: [reference_render(src.text, c, bos=src.bos_token, eos=src.eos_token) for c in convs],
+                          valid=lambda v: isinstance(v, list) and len(v) == len(convs))
 
 
 def _stop_checks(check: Check, data: bytes, file_tok, source, lowered, lowering):

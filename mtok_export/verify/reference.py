@@ -32,16 +32,21 @@ def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | N
     digest = cache.key("reference", list(texts), template,
                        [[c.id, list(c.messages), c.add_generation_prompt, c.tools] for c in chats],
                        files=files, dists=("tokenizers",) + (("transformers",) if chats else ()))
-    hit = cache.load("reference", digest)
-    if isinstance(hit, dict) and set(hit) == set(_CACHED):
-        return Reference(*(hit[k] for k in _CACHED), _LazyNormalizer(Path(src_dir) / "tokenizer.json"))
-    from tokenizers import Tokenizer
+    fresh: list[Reference] = []  # computed here: its normalizer is already loaded
 
-    ref = run_hf(Tokenizer.from_file(str(Path(src_dir) / "tokenizer.json")), texts)
-    if chats:
-        ref.chat_text, ref.chat_ids = _chats(src_dir, chats, template)
-    cache.store("reference", digest, {k: getattr(ref, k) for k in _CACHED})
-    return ref
+    def compute() -> dict:
+        from tokenizers import Tokenizer
+
+        ref = run_hf(Tokenizer.from_file(str(Path(src_dir) / "tokenizer.json")), texts)
+        if chats:
+            ref.chat_text, ref.chat_ids = _chats(src_dir, chats, template)
+        fresh.append(ref)
+        return {k: getattr(ref, k) for k in _CACHED}
+
+    value = cache.computed("reference", digest, compute, valid=lambda v: isinstance(v, dict) and set(v) == set(_CACHED))
+    if fresh:
+        return fresh[0]
+    return Reference(*(value[k] for k in _CACHED), _LazyNormalizer(Path(src_dir) / "tokenizer.json"))
 
 
 _CACHED = ("engine", "raw", "decoded", "chat_text", "chat_ids")
