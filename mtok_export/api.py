@@ -117,10 +117,10 @@ def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = 
     policy = Policy.from_options(accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict)
     options = VerifyOptions(Path(corpus) if corpus else None, Path(runtime_python) if runtime_python else None) \
         if verify_on_runtime else None
-    return export_dir(Path(path), Path(output_dir) if output_dir is not None else None, target=target, policy=policy,
-               bos=bos, chat_template=chat_template, progress=progress, pattern=pattern, special=special,
-               family=family, fmt=fmt, verify=options, header_specials=header_specials,
-               normalizer_form=normalizer_form)
+    return export_dir(Path(path), Path(output_dir) if output_dir is not None else None, target=target,
+                      policy=policy, bos=bos, chat_template=chat_template, progress=progress, pattern=pattern,
+                      special=special, family=family, fmt=fmt, verify=options, header_specials=header_specials,
+                      normalizer_form=normalizer_form)
 
 
 def verify(file: PathLike, against: PathLike | None = None, *, target: str | None = None, bos: str | None = None,
