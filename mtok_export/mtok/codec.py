@@ -265,7 +265,7 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
     if end > len(buf):
         return _read_vocab_entries(r, n, with_score)
     # the ids in one unpack: skip each length and token, then read the id
-    ids = struct.unpack_from("<" + "".join(map("2x{}xI".format, map(len, raw))), buf, first)
+    ids = struct.unpack_from(_entries_format("2x{}xI", list(map(len, raw))), buf, first)
     if not (all(map(lt, raw, islice(raw, 1, None))) and max(ids) < n):
         return _read_vocab_entries(r, n, with_score)
     by_id = _scatter(raw, ids, n)
@@ -405,13 +405,19 @@ def _encode_vocab(tokens: list[str], ids: list[int], scores) -> bytes:
         i = next(k for k, b in enumerate(lengths) if b > MAX_U16)
         raise UnsupportedError(f"vocab token id {ids[i]} is {lengths[i]} bytes; the format allows 65535")
     # One pack call for the whole table: `<` means no padding, so this is the entries back to back.
-    per_entry = "H{}sId" if scores is not None else "H{}sI"
     fields: list = [None] * ((4 if scores is not None else 3) * n)
     step = len(fields) // n if n else 1
     fields[0::step], fields[1::step], fields[2::step] = lengths, encoded, ids
     if scores is not None:
         fields[3::step] = scores
-    return struct.pack("<" + "".join(map(per_entry.format, lengths)), *fields)
+    return struct.pack(_entries_format("H{}sId" if scores is not None else "H{}sI", lengths), *fields)
+
+
+def _entries_format(per_entry: str, lengths: list[int]) -> str:
+    """The struct format of a whole table whose entries differ only in their string's length
+    (`per_entry` has one `{}` for it); each distinct length is formatted once."""
+    piece = {k: per_entry.format(k) for k in set(lengths)}
+    return "<" + "".join(map(piece.__getitem__, lengths))
 
 
 def _encodable(t: str) -> bool:
