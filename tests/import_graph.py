@@ -21,6 +21,7 @@ LAYERS = (
     ("verification",),  # a written file against its source: export's verify-before-replace, `mtok verify`
     ("compare",),  # diff / stats
     ("verify",),  # reference and runtime engines, the corpus, checks, attribution
+    ("inspection",),  # what a written file holds: readers, dump, manifest (not the export stack)
     ("manifest", "reports", "model_folder", "policy"),
     ("targets",),  # the runtimes: lower, then an output format writes
     ("formats",),  # every input/output format: sniff, read, write

@@ -22,7 +22,7 @@ def inspect(
     limit: Annotated[int, typer.Option(help="Entries shown at each end of long lists.")] = 5,
 ):
     """Show what a .mtok (or legacy tokenizer.txt) holds and how MNN runtimes will use it."""
-    from ..api import inspect as read
+    from ..inspection import inspect as read
     from ..dump.jsonify import SECTIONS
     from ..dump.jsonify import section as one_section
     from ..errors import InputError
