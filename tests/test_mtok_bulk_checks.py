@@ -47,7 +47,10 @@ def outcome(fn, data: bytes, strict: bool, *args):
     warnings: list[str] = []
     r.warn = warnings.append
     try:
-        return ("ok", fn(r, *args), r.pos, warnings)
+        value = fn(r, *args)
+        if fn.__name__.startswith("_read_vocab"):  # the bulk read's tokens are a view: compare them as a list
+            value = (list(value[0]), value[1])
+        return ("ok", value, r.pos, warnings)
     except FormatError as e:
         return ("error", e.message, e.offset, warnings)
 
@@ -96,7 +99,9 @@ def test_tokens_holding_nul_read_back():
     data = PREFIX + b"".join(struct.pack("<H", len(t)) + t + struct.pack("<I", i) for i, t in enumerate(toks))
     r = Reader(data, len(PREFIX))
     r.lazy = True
-    assert _read_vocab(r, 3, False) == (["\x00", "a", "a\x00b"], None)
+    tokens, scores = _read_vocab(r, 3, False)
+    assert list(tokens) == ["\x00", "a", "a\x00b"] and scores is None
+    assert [tokens[i] for i in range(3)] == list(tokens) and tokens[1:] == ["a", "a\x00b"]
     assert r.pos == len(data)
 
 
@@ -136,7 +141,7 @@ def test_views_behave_as_dict_and_tuple():
     assert v == {"ab": 2, "a": 0, "b": 1} and v != {"a": 0}
     assert v["ab"] == 2 and "b" in v and "c" not in v and v.get("c") is None and len(v) == 3
     assert list(v.items()) == [("a", 0), ("b", 1), ("ab", 2)] and list(v.values()) == [0, 1, 2]
-    # the file holds merges in key order; at[rank] = place in the file
+    # the file holds merges in key order, each with its rank
     m = RankedMerges(["a", "b", "ab"], [0, 1], [1, 0], [1, 0])
     assert m == (("b", "a"), ("a", "b")) and m[-1] == ("a", "b") and m[:1] == (("b", "a"),) and len(m) == 2
     assert m != (("b", "a"),)

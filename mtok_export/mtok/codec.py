@@ -30,7 +30,7 @@ from .header import read_header, write_header
 from .normtable import decode_table, encode_table
 from .primitives import F64, U32, Reader, Writer
 from .schema import BEHAVIORS, COUNT_OF, FAMILIES, FIRST_OPTIONAL, SECTIONS, Family, Variant
-from .views import IdVocab, RankedMerges
+from .views import IdVocab, RankedMerges, Utf8Tokens
 
 _BY_CODE = {name: {v.code: v for v in fam.variants} for name, fam in FAMILIES.items()}
 _MAX_DEPTH = 64
@@ -271,14 +271,12 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
     by_id = _scatter(raw, ids, n)
     if None in by_id:  # n ids below n leave a hole exactly when one repeats
         return _read_vocab_entries(r, n, with_score)
-    try:  # one decode for all: NUL is ASCII, so the join is valid UTF-8 iff every token is
-        tokens = b"\x00".join(by_id).decode("utf-8").split("\x00")
+    try:  # one decode checks all: NUL is ASCII, so the join is valid UTF-8 iff every token is
+        b"\x00".join(by_id).decode("utf-8")
     except UnicodeDecodeError:
         return _read_vocab_entries(r, n, with_score)
-    if len(tokens) != n:  # some token holds a NUL itself
-        tokens = [b.decode("utf-8") for b in by_id]
     r.pos = end
-    return tokens, None
+    return Utf8Tokens(by_id), None
 
 
 def _read_vocab_entries(r: Reader, n: int, with_score: bool):
@@ -354,13 +352,11 @@ def _read_merges(r: Reader, n: int, tokens: list[str]) -> tuple:
     halves[0::2], halves[1::2] = (second, first) if _LITTLE else (first, second)
     keys = array("Q")
     keys.frombytes(halves.tobytes())
-    if not (max(first) < size and max(second) < size and max(ranks) < n
-            and all(map(le, keys, islice(keys, 1, None)))):
+    # sorted keys first: then the largest id1 is the last one; n distinct ranks below n are 0..n-1
+    if not (all(map(le, keys, islice(keys, 1, None))) and first[-1] < size and max(second) < size
+            and max(ranks) < n and len(set(ranks)) == n):
         return _read_merge_entries(r, start, flat, n, tokens)
-    at = _scatter(range(n), ranks, n)  # at[rank] = the merge's place in the file
-    if None in at:  # n ranks below n leave a hole exactly when one repeats
-        return _read_merge_entries(r, start, flat, n, tokens)
-    return RankedMerges(tokens, first, second, at)
+    return RankedMerges(tokens, first, second, ranks)
 
 
 def _read_merge_entries(r: Reader, start: int, flat, n: int, tokens: list[str]) -> tuple:

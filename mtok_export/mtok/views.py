@@ -10,6 +10,28 @@ from __future__ import annotations
 from collections.abc import ItemsView, Mapping, Sequence
 
 
+class Utf8Tokens(Sequence):
+    """Tokens by id, kept as the file's UTF-8 bytes (the reader checked they decode) and decoded
+    when asked: a whole-vocab list of 150k strings is most of a lazy read's memory."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: list[bytes]):
+        self._raw = raw
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [b.decode("utf-8") for b in self._raw[i]]
+        return self._raw[i].decode("utf-8")
+
+    def __iter__(self):  # one decode for all, split at the NULs joined in (unless a token holds one)
+        tokens = b"\x00".join(self._raw).decode("utf-8").split("\x00")
+        return iter(tokens if len(tokens) == len(self._raw) else [b.decode("utf-8") for b in self._raw])
+
+
 class IdVocab(Mapping):
     """token -> id over the tokens stored by id; iterates in id order, as the full read's dict."""
 
@@ -47,18 +69,25 @@ class _IdItems(ItemsView):
 class RankedMerges(Sequence):
     """The merge pairs in rank order, made from the file's id arrays on access."""
 
-    __slots__ = ("_at", "_first", "_second", "_tokens")
+    __slots__ = ("_at", "_first", "_ranks", "_second", "_tokens")
 
-    def __init__(self, tokens: Sequence[str], first, second, at: list[int]):
-        """`first[k]`, `second[k]`: the ids of the k-th merge in the file; `at[rank]`: its k."""
-        self._tokens, self._first, self._second, self._at = tokens, first, second, at
+    def __init__(self, tokens: Sequence[str], first, second, ranks):
+        """`first[k]`, `second[k]`, `ranks[k]`: the ids and the rank of the k-th merge in the file
+        (the ranks a permutation of 0..n-1, as the reader checked)."""
+        self._tokens, self._first, self._second, self._ranks = tokens, first, second, ranks
+        self._at: list[int] | None = None  # at[rank] = k, built on first access
 
     def __len__(self) -> int:
-        return len(self._at)
+        return len(self._ranks)
 
     def __getitem__(self, rank):
         if isinstance(rank, slice):
             return tuple(self[r] for r in range(*rank.indices(len(self))))
+        if self._at is None:
+            at = [0] * len(self._ranks)
+            for k, r in enumerate(self._ranks):
+                at[r] = k
+            self._at = at
         k = self._at[rank]
         return self._tokens[self._first[k]], self._tokens[self._second[k]]
 
