@@ -115,3 +115,18 @@ def test_bpe_missed_words_are_cached_by_vocabulary_and_merges(tmp_path, monkeypa
     other = M.BPE(bpe.vocab, (("a", "b"), ("b", "c"), ("ab", "c")))
     with pytest.raises(ImportError):  # other merges: another key
         _words_merges_miss(other)
+    swapped = M.BPE({**bpe.vocab, "ab": 4, "bc": 3}, bpe.merges)  # the same strings under other ids
+    with pytest.raises(ImportError):
+        _words_merges_miss(swapped)
+    regrouped = M.BPE(bpe.vocab, (("bc", ""), ("ab", "")))  # the same characters, other merges
+    with pytest.raises(ImportError):
+        _words_merges_miss(regrouped)
+
+
+def test_strings_blob_tells_apart_the_same_characters_split_differently():
+    from mtok_export.cache import strings_blob
+
+    blobs = {strings_blob(s) for s in (["ab", "c"], ["a", "bc"], ["abc"], ["abc", ""], [], [""], ["\x00"])}
+    assert len(blobs) == 7
+    assert strings_blob(iter(["ab", "c"])) == strings_blob(("ab", "c"))
+    assert strings_blob(["\ud800"])  # a lone surrogate (a broken file's token) still hashes

@@ -3,11 +3,12 @@ added tokens outside the model vocab join it so the runtime can decode them."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
+from array import array
 from dataclasses import replace
+from itertools import chain
 
 from .. import cache
 from .. import losses as L
@@ -95,9 +96,10 @@ def _ignore_merges(lw, m, jp: str, name: str):
 
 def _words_merges_miss(m) -> list[str]:
     """The vocab words BPE without ignore_merges does not turn into themselves, shortest first.
-    Cached by the vocabulary and merges (about 1 s for Llama-3's 128k words, 0.1 s to hash)."""
-    digest = cache.key("bpe-missed-words", blobs=(json.dumps(m.vocab).encode(), json.dumps(m.merges).encode()),
-                       dists=("tokenizers",))
+    Cached by the vocabulary and merges (about 1 s for Llama-3's 128k words, 0.02 s to hash)."""
+    blobs = (cache.strings_blob(m.vocab), array("q", m.vocab.values()).tobytes(),
+             cache.strings_blob(chain.from_iterable(m.merges)))
+    digest = cache.key("bpe-missed-words", blobs=blobs, dists=("tokenizers",))
     return cache.computed("bpe-missed-words", digest, lambda: _merges_miss(m), valid=lambda v: isinstance(v, list))
 
 
