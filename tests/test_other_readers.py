@@ -21,7 +21,7 @@ from mtok_export.errors import FormatError, InputError, UnsupportedError
 from mtok_export.ir import AddedToken
 from mtok_export.ir import models as M
 from mtok_export.ir import normalizers as N
-from mtok_export.ir.byte_level import BYTE_CHARS, bytes_to_token, token_to_bytes
+from mtok_export.ir.byte_level import BYTE_CHARS, bytes_to_token, bytes_to_tokens, token_to_bytes
 from mtok_export.legacy import bert_txt, hf_txt, text, tiktoken_txt
 from mtok_export.lower.legacy import PLANS
 from mtok_export.readers.bert_vocab import read_bert_vocab
@@ -239,6 +239,9 @@ def test_byte_map_round_trips():
     assert len(set(BYTE_CHARS)) == 256 and BYTE_CHARS[ord(" ")] == "\u0120" and BYTE_CHARS[ord("A")] == "A"
     raw = bytes(range(256))
     assert token_to_bytes(bytes_to_token(raw)) == raw and token_to_bytes("\u4e2d") is None
+    # the bulk form: one token per byte value, the empty token, NULs, every byte in one token
+    toks = [bytes([b]) for b in range(256)] + [b"", b"\x00\x00", b"\xff\x00a", raw, b""]
+    assert bytes_to_tokens(toks) == [bytes_to_token(t) for t in toks] and bytes_to_tokens([]) == []
 
 
 # ------------------------------------------------------------------ BERT vocab.txt

@@ -130,3 +130,25 @@ def test_strings_blob_tells_apart_the_same_characters_split_differently():
     assert len(blobs) == 7
     assert strings_blob(iter(["ab", "c"])) == strings_blob(("ab", "c"))
     assert strings_blob(["\ud800"])  # a lone surrogate (a broken file's token) still hashes
+
+
+def test_tiktoken_merges_are_cached_by_the_ranks(tmp_path, monkeypatch):
+    from mtok_export import cache
+    from mtok_export.readers import tiktoken
+
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
+    ranks = {bytes([b]): b for b in range(256)}
+    for t in (b"ab", b"abc", b"bc", b"xyz"):  # abc: a+bc and ab+c; xyz: no two tokens make it
+        ranks[t] = len(ranks)
+    fresh = tiktoken.ranks_to_bpe(ranks)
+    assert fresh[1] == (("a", "b"), ("a", "bc"), ("ab", "c"), ("b", "c")) and fresh[2] == 1  # rank, then left id
+    monkeypatch.setattr(tiktoken, "_merge_ranks", lambda *a: pytest.fail("computed again"))
+    assert tiktoken.ranks_to_bpe(dict(ranks)) == fresh
+    with pytest.raises(pytest.fail.Exception):  # the same bytes under other ranks: another key
+        tiktoken.ranks_to_bpe({**ranks, b"ab": ranks[b"bc"], b"bc": ranks[b"ab"]})
+    monkeypatch.undo()
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
+    [entry] = (tmp_path / "tiktoken-merges").iterdir()
+    entry.write_text('{"pairs": 3}')  # a broken entry is computed again
+    assert tiktoken.ranks_to_bpe(ranks) == fresh
+    assert cache.load("tiktoken-merges", entry.stem)["pairs"] == [97, 98, 97, 258, 256, 99, 98, 99]
