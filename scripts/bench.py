@@ -13,8 +13,8 @@ so the Unicode table and reference caches are warm, as on a second export of a m
 * `verify`: the default export (`--allow-lossy`, verification on), in seconds;
 * peak RSS of the export process (MiB).
 
-Then a scaling line: export time minus floor against vocabulary size, fitted by least squares
-(microseconds per vocabulary entry, and how well a line fits).  Ratios, not seconds, are what to
+Then a scaling line per input format: export time minus floor against vocabulary size, fitted by
+least squares (microseconds per vocabulary entry, and how well a line fits).  Ratios, not seconds, are what to
 compare across machines and loads: floor and export run interleaved in the same minute."""
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def main():
     subprocess.run([*mtok, "--help"], env=ENV, cwd=CWD[0], check=True, stdout=subprocess.DEVNULL)  # byte code written
     dirs = [d for d in sorted(CORPUS.iterdir()) if d.is_dir() and (not args.only or d.name in args.only)]
     print(f"{'tokenizer':32} {'vocab':>8} {'floor s':>8} {'export':>13} {'inspect':>14} {'verify s':>9} {'RSS MiB':>8}")
-    points = []
+    points: dict[str, list] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for d in dirs:
             try:
@@ -134,16 +134,18 @@ def main():
             verify = f"{m['verify'][0]:9.2f}" if "verify" in m else f"{'-':>9}"
             print(f"{d.name:32} {count:8,} {floor:8.3f} {export_s:6.2f} {export_s / floor:5.2f}x "
                   f"{m['inspect'][0]:6.2f} {ratio_i:5.2f}x  {verify} {rss:8.0f}", flush=True)
-            points.append((count, export_s - floor))
-    if len(points) >= 3:
-        n = len(points)
-        mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
-        sxx = sum((x - mx) ** 2 for x, _ in points)
-        slope = sum((x - mx) * (y - my) for x, y in points) / sxx
-        ss = sum((y - my) ** 2 for _, y in points)
-        r2 = 1 - sum((y - (my + slope * (x - mx))) ** 2 for x, y in points) / ss if ss else 1.0
-        print(f"\nscaling: export - floor = {my - slope * mx:.3f} s + {slope * 1e6:.2f} us per vocabulary entry "
-              f"(R^2 = {r2:.2f} over {n} tokenizers)")
+            points.setdefault(fmt.name, []).append((count, export_s - floor))
+    for name, pts in points.items():  # one line per input format: their per-entry work differs
+        if len(pts) < 3:
+            continue
+        n = len(pts)
+        mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
+        sxx = sum((x - mx) ** 2 for x, _ in pts)
+        slope = sum((x - mx) * (y - my) for x, y in pts) / sxx
+        ss = sum((y - my) ** 2 for _, y in pts)
+        r2 = 1 - sum((y - (my + slope * (x - mx))) ** 2 for x, y in pts) / ss if ss else 1.0
+        print(f"\nscaling ({name}): export - floor = {my - slope * mx:.3f} s + {slope * 1e6:.2f} us per vocabulary "
+              f"entry (R^2 = {r2:.2f} over {n} tokenizers)")
     helps = sorted(run([*mtok, "--help"])[0] for _ in range(5))
     print(f"mtok --help: {helps[2]:.3f} s (median of 5)")
 
