@@ -16,8 +16,6 @@ from .io import atomic_write
 from .manifest import build_manifest, write_manifest
 from .policy import Policy, decide, refusal_hint
 from .targets import build, target_for
-from .verification import run as run_verify
-from .verify.runtime import check_python
 
 
 @dataclass
@@ -65,8 +63,13 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     policy = policy or Policy()
     start = time.perf_counter()
     path = Path(path)
-    if verify is not None and verify.python is not None:
-        check_python(verify.python)
+    if verify is not None:
+        # verification (the runtime, references, corpus and checks) is loaded only when it runs
+        from .verification import run as run_verify
+        from .verify.runtime import check_python
+
+        if verify.python is not None:
+            check_python(verify.python)
     tok = read_source(path, chat_template, pattern=pattern, special=special, family=family)
     output = target_for(fmt, target).output
     data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress, header_specials=header_specials,

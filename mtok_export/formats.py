@@ -12,7 +12,11 @@ the file name; when several candidates exist the choice is recorded as the first
 (the CLI prints notes) and `--input FILE` reads another one.
 
 Companion files are recognized but never read alone: `merges.txt`/`vocab.bpe` belong to a
-vocab.json/encoder.json (given either one, the pair is read), configs belong to a directory."""
+vocab.json/encoder.json (given either one, the pair is read), configs belong to a directory.
+
+Each reader (and the legacy format's writer) is imported by the function that calls it, on first
+use: an export loads the reader of the one format it reads, not all of them with their libraries
+(the layer contract, `tests/import_graph.py`, allows these imports here by name)."""
 
 from __future__ import annotations
 
@@ -25,19 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import legacy
 from .errors import InputError
 from .mtok import check_written, read_mtok, write_mtok
-from .readers.bert_vocab import read_bert_vocab
-from .readers.gguf import read_gguf
-from .readers.gpt2_files import read_gpt2_files
-from .readers.model_dir import read_model_dir
-from .readers.openai_bpe import read_clip_merges
-from .readers.remote_code import is_tiktoken_code, read_tiktoken_with_code
-from .readers.sentencepiece import is_sentencepiece as parses
-from .readers.sentencepiece import read_sentencepiece
-from .readers.tekken import read_tekken
-from .sniff import not_a_tokenizer
+from .sniff import is_tiktoken_code, not_a_tokenizer
 
 HEAD = 1 << 16  # bytes of each file looked at to classify it
 
@@ -101,7 +95,11 @@ SPM_MAX = 256 << 20  # no SentencePiece model is this big; weights files are not
 
 def is_sentencepiece(head: bytes, path: Path) -> bool:
     # field 1 (pieces) first, then a full parse
-    return head[:1] == b"\x0a" and path.stat().st_size < SPM_MAX and parses(path)
+    if head[:1] != b"\x0a" or path.stat().st_size >= SPM_MAX:
+        return False
+    from .readers.sentencepiece import is_sentencepiece as parses
+
+    return parses(path)
 
 
 def is_tokenizer_json(head: bytes, path: Path) -> bool:
@@ -180,26 +178,38 @@ def is_python(head: bytes, path: Path) -> bool:
 
 
 def _read_tokenizer_json(path: Path, o: Options):
+    from .readers.model_dir import read_model_dir
+
     return read_model_dir(path.parent, o.chat_template, tokenizer_file=path)
 
 
 def _read_tekken(path: Path, o: Options):
+    from .readers.tekken import read_tekken
+
     return read_tekken(path, chat_template=o.chat_template)
 
 
 def _read_gguf(path: Path, o: Options):
+    from .readers.gguf import read_gguf
+
     return read_gguf(path, chat_template=o.chat_template)
 
 
 def _read_sentencepiece(path: Path, o: Options):
+    from .readers.sentencepiece import read_sentencepiece
+
     return read_sentencepiece(path, chat_template=o.chat_template)
 
 
 def _read_tiktoken(path: Path, o: Options):
+    from .readers.remote_code import read_tiktoken_with_code
+
     return read_tiktoken_with_code(path, pattern=o.pattern, special=o.special, chat_template=o.chat_template)
 
 
 def _read_vocab_json(path: Path, o: Options):
+    from .readers.gpt2_files import read_gpt2_files
+
     merges = _partner(path, MERGES)
     if merges is None:
         raise InputError(f"{path}: a vocabulary JSON needs a merges file beside it (merges.txt or vocab.bpe)")
@@ -214,25 +224,42 @@ def _read_merges(path: Path, o: Options):
 
 
 def _read_clip(path: Path, o: Options):
+    from .readers.openai_bpe import read_clip_merges
+
     return read_clip_merges(path, chat_template=o.chat_template)
 
 
 def _read_bert(path: Path, o: Options):
+    from .readers.bert_vocab import read_bert_vocab
+
     return read_bert_vocab(path, chat_template=o.chat_template)
 
 
 def _read_legacy(path: Path, o: Options):
-    return legacy.read_legacy(path.read_bytes(), str(path))
+    from .legacy import read_legacy
+
+    return read_legacy(path.read_bytes(), str(path))
 
 
 def _read_mtok(path: Path, o: Options):
     return read_mtok(path.read_bytes(), str(path))[0]
 
 
+def _write_legacy(content) -> bytes:
+    from .legacy import write_content
+
+    return write_content(content)
+
+
+def _check_legacy(data: bytes, path=None):
+    from .legacy import check_written
+
+    return check_written(data, path)
+
+
 # Classification order (first match wins: e.g. rank lines are also "two words per line").
 MTOK = Format("mtok", is_mtok, _read_mtok, ("tokenizer.mtok",), write_mtok, check_written)
-LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, ("tokenizer.txt",), legacy.write_content,
-                legacy.check_written)
+LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, ("tokenizer.txt",), _write_legacy, _check_legacy)
 GGUF = Format("gguf", is_gguf, _read_gguf)
 CLIP = Format("clip-bpe-gz", is_clip_merges, _read_clip, ("bpe_simple_vocab_16e6.txt.gz",))
 SENTENCEPIECE = Format("sentencepiece", is_sentencepiece, _read_sentencepiece,

@@ -1,9 +1,12 @@
-"""Say what an unrecognized input file is not, and what it looks like, for the error of
-`formats.choose` when no reader takes it (issue 13: "no tokenizer.json ... found" for a random file
-told the user nothing about the file they gave)."""
+"""Content checks below the readers: whether a file is a remote-code tokenizer module (used by
+`formats` to classify files and by `readers.remote_code` to find them, without loading the readers),
+and what an unrecognized input file is not and what it looks like, for the error of `formats.choose`
+when no reader takes it (issue 13: "no tokenizer.json ... found" for a random file told the user
+nothing about the file they gave)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 # Leading bytes of formats people hand us by mistake.
@@ -14,6 +17,12 @@ _MAGIC = ((b"GGUF", "a GGUF file"),
           (b"\x89PNG", "a PNG image"),
           (b"MNN", "possibly an MNN model, not a tokenizer"),
           (b"\x80\x02", "a Python pickle"), (b"\x80\x04", "a Python pickle"))
+
+
+def is_tiktoken_code(head: bytes) -> bool:
+    """Python source that imports tiktoken and defines something: a remote-code tokenizer module."""
+    return re.search(rb"^\s*(import tiktoken|from tiktoken)", head, re.M) is not None and \
+        re.search(rb"^\s*(def|class) ", head, re.M) is not None
 
 
 def not_a_tokenizer(path: Path, formats: str) -> str:
@@ -54,8 +63,6 @@ def looks_like(head: bytes) -> str:
 
 def _json_keys(head: bytes) -> list[str]:
     """Top-level keys visible in the first bytes of a JSON object (a cheap look, not a parse)."""
-    import re
-
     if not head.startswith(b"{"):
         return []
     depth, keys = 0, []

@@ -15,7 +15,6 @@ from functools import partial
 from .errors import InputError
 from .formats import LEGACY, MTOK, Format
 from .lower import Lowering, lower
-from .lower.legacy import lower_legacy
 
 
 @dataclass(frozen=True)
@@ -42,6 +41,8 @@ def _to_mtok(name: str, tok, *, bos: str = "auto", progress=None, header_special
 def _to_legacy(tok, *, bos: str = "auto", progress=None, header_specials: str = "needed",
                normalizer_form: str = "compose") -> Lowered:
     # a legacy type's header lists and normalizer are fixed by the type: neither choice applies
+    from .lower.legacy import lower_legacy  # the legacy types: loaded only when a tokenizer.txt is written
+
     plan, lw = lower_legacy(tok, bos)
     return Lowered(plan.content, plan.projection, lw)
 

@@ -9,3 +9,15 @@ rule), :mod:`mtok_export.chat.lowering` rewrites what has an equivalent inside i
 expressions with :mod:`mtok_export.chat.jinja_emit`), and :mod:`mtok_export.verify.chat_parity`
 proves the result by rendering conversations with transformers and with the runtime.
 """
+
+from importlib.util import find_spec
+from pathlib import Path
+
+
+def code_files() -> tuple[Path, ...]:
+    """What a cached chat-template result depends on besides its inputs (see `cache.key(files=)`): this
+    package's sources, and jinja2's `__init__.py`, which holds its version (cheaper to read than the
+    installed metadata, and read without importing jinja2)."""
+    spec = find_spec("jinja2")
+    own = sorted(Path(__file__).parent.glob("*.py"))
+    return (*own, Path(spec.origin)) if spec is not None and spec.origin else tuple(own)

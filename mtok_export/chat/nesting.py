@@ -3,11 +3,14 @@
 jinja2's parser and MNN's Jinja engine both descend recursively, one frame per bracket and per
 open block, so a template nested thousands deep overflows the Python stack (a RecursionError
 traceback) and can crash the engine on the device.  Real templates nest fewer than 20 levels;
-readers refuse anything beyond `MAX_DEPTH` before any parser sees it."""
+readers refuse anything beyond `MAX_DEPTH` before any parser sees it.  The depth is cached by
+content (`cache.computed`), so reading a model a second time does not import jinja2 for it."""
 
 from __future__ import annotations
 
+from .. import cache
 from ..errors import UnsupportedError
+from . import code_files
 
 MAX_DEPTH = 100
 
@@ -44,7 +47,8 @@ def template_depth(text: str) -> int:
 
 
 def check_template_depth(text: str, where: str) -> None:
-    depth = template_depth(text)
+    digest = cache.key("chat-depth", text, files=code_files())
+    depth = cache.computed("chat-depth", digest, lambda: template_depth(text), valid=lambda v: type(v) is int)
     if depth > MAX_DEPTH:
         raise UnsupportedError(f"chat template nests {depth} levels deep (limit {MAX_DEPTH}): jinja2 and MNN's "
                                "engine would overflow their stacks", path=where)

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .. import losses as L
-from ..chat.lint import RULES
-from ..chat.lowering import lower_template
 from ..losses import Loss, LossKind
 from . import decoders, models, normalizers, pre_tokenizers, processors
+from .chat_template import lint_chat_template
 
 TARGETS = ("mnn-3.6", "mnn-3.5", "mnn-head")
 BOS_POLICIES = ("auto", "prefix", "none")
@@ -41,26 +39,6 @@ class Lowering:
 
     def did(self, pass_name: str, detail: str):
         self.applied.setdefault(pass_name, []).append(detail)
-
-
-def lint_chat_template(lw: Lowering, text: str) -> str:
-    """Lower the chat template for the target's Jinja engine (`chat.lowering`) and return the text
-    to embed; one loss per lint rule the lowered template still triggers, with its first places
-    (in the original).  A template that would still hang the runtime raises `TemplateHangError`."""
-    lowered = lower_template(text, lw.target)
-    if lowered.text != text:
-        lw.chat_original = text
-    for rule, count in lowered.rewrites.items():
-        lw.did("chat template", f"{rule} x{count}")
-    by_rule: dict[str, list] = {}
-    for f in lowered.remaining:
-        by_rule.setdefault(f.rule, []).append(f)
-    for rule, found in by_rule.items():
-        where = ", ".join(f"{f.line}:{f.col}" for f in found[:3]) + (" ..." if len(found) > 3 else "")
-        summary = RULES[rule].summary if rule in RULES else found[0].message
-        lw.loss(L.CHAT_TEMPLATE, "chat template", f"$.chat_template@{where}", f"{rule} x{len(found)}: {summary}",
-                trigger=(rule,))
-    return lowered.text
 
 
 def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header_specials: str = "needed",

@@ -24,11 +24,11 @@ the code holds a value that could not be read, the error names it and what was n
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..sniff import is_tiktoken_code
 from .hf_config import load_json_object
 from .finish import sha256
 from .tiktoken import KNOWN, read_tiktoken
@@ -286,12 +286,6 @@ def _in_order(tree):
     """Statements and calls in source order (module, class bodies, then function bodies)."""
     nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.Call))]
     return sorted(nodes, key=lambda n: (n.lineno, n.col_offset))
-
-
-def is_tiktoken_code(head: bytes) -> bool:
-    """Python source that imports tiktoken and defines something: a remote-code tokenizer module."""
-    return re.search(rb"^\s*(import tiktoken|from tiktoken)", head, re.M) is not None and \
-        re.search(rb"^\s*(def|class) ", head, re.M) is not None
 
 
 def _code_files(directory: Path) -> list[Path]:

@@ -1,0 +1,58 @@
+"""The chat-template pass: the template lowered for the target's Jinja engine (`chat.lowering`) as
+the `Lowering` records it.  The outcome is cached by content (`cache.computed`): parsing with
+jinja2 and linting twice costs about 35 ms with jinja2's import, and a second export of a model
+then neither imports nor runs jinja2.  The key holds the template, the target and the code that
+computes the outcome (`chat.code_files()`: the chat package, jinja2's version, and this module)."""
+
+from __future__ import annotations
+
+from .. import cache
+from .. import losses as L
+from ..chat import code_files
+
+KIND = "chat-lowering"
+
+
+def lint_chat_template(lw, text: str) -> str:
+    """Lower the chat template for the target's Jinja engine (`chat.lowering`) and return the text
+    to embed; one loss per lint rule the lowered template still triggers, with its first places
+    (in the original).  A template that would still hang the runtime raises `TemplateHangError`
+    (never cached: it is raised again by the next run)."""
+    digest = cache.key(KIND, text, lw.target, files=(*code_files(), __file__))
+    outcome = cache.computed(KIND, digest, lambda: outcome_of(text, lw.target), valid=_valid)
+    if outcome["text"] != text:
+        lw.chat_original = text
+    for rule, count in outcome["rewrites"]:
+        lw.did("chat template", f"{rule} x{count}")
+    for json_path, reason, rule in outcome["losses"]:
+        lw.loss(L.CHAT_TEMPLATE, "chat template", json_path, reason, trigger=(rule,))
+    return outcome["text"]
+
+
+def outcome_of(text: str, target: str) -> dict:
+    """{"text": what to embed, "rewrites": [[rule, count]], "losses": [[json path, reason, rule]]},
+    in JSON types so the cached value is the computed one."""
+    from ..chat.lint import RULES  # jinja2 and the chat package: only when the outcome is not cached
+    from ..chat.lowering import lower_template
+
+    lowered = lower_template(text, target)
+    by_rule: dict[str, list] = {}
+    for f in lowered.remaining:
+        by_rule.setdefault(f.rule, []).append(f)
+    losses = []
+    for rule, found in by_rule.items():
+        where = ", ".join(f"{f.line}:{f.col}" for f in found[:3]) + (" ..." if len(found) > 3 else "")
+        summary = RULES[rule].summary if rule in RULES else found[0].message
+        losses.append([f"$.chat_template@{where}", f"{rule} x{len(found)}: {summary}", rule])
+    return {"text": lowered.text, "rewrites": [[rule, count] for rule, count in lowered.rewrites.items()],
+            "losses": losses}
+
+
+def _valid(v) -> bool:
+    return (isinstance(v, dict) and set(v) == {"text", "rewrites", "losses"} and isinstance(v["text"], str)
+            and _rows(v["rewrites"], (str, int)) and _rows(v["losses"], (str, str, str)))
+
+
+def _rows(rows, types) -> bool:
+    return isinstance(rows, list) and all(
+        isinstance(r, list) and len(r) == len(types) and all(type(x) is t for x, t in zip(r, types)) for r in rows)

@@ -1,0 +1,131 @@
+"""The chat-template pass and the template depth check are cached by content (`lower/chat_template.py`,
+`chat/nesting.py`): a hit must give what a fresh computation gives (the embedded text, the rewrites,
+every loss field), a broken or ill-shaped entry is recomputed, and a changed input (template,
+target, the code computing it) is a different entry."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mtok_export import cache
+from mtok_export.chat import code_files, nesting
+from mtok_export.chat.lowering import TemplateHangError
+from mtok_export.errors import UnsupportedError
+from mtok_export.lower import Lowering
+from mtok_export.lower import chat_template as C
+
+TEMPLATES = {
+    "rewrites": "{#- c -#}\n  A {{- x.get('k') -}}  \n{%- if True %}\n B\n{% endif %}  {{ y }}",
+    "remaining": "ok\n{% if loop.index0 % 2 == 0 %}x{% endif %}{{ s[1:] }}\n{{ t[2:] }}{{ u[:1] }}{{ v[3:] }}",
+    "both": "{{ messages|tojson }}{% for m in messages %}{{ m.content[1:] }}{% endfor %}{{ None }}",
+    "syntax": "{% if True %}never closed",
+    "plain": "hello",
+}
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def _state(text: str, target: str = "mnn-3.6"):
+    lw = Lowering(target)
+    out = C.lint_chat_template(lw, text)
+    return out, lw.losses, lw.applied, lw.chat_original
+
+
+def _entries(cache_dir):
+    return sorted((cache_dir / C.KIND).glob("*.json"))
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_a_hit_is_what_a_miss_computes(cache_dir, monkeypatch, name):
+    miss = _state(TEMPLATES[name])
+    assert len(_entries(cache_dir)) == 1
+
+    def never(*a):
+        raise AssertionError("computed on a warm cache")
+
+    monkeypatch.setattr(C, "outcome_of", never)
+    assert _state(TEMPLATES[name]) == miss
+
+
+def test_the_cases_cover_rewrites_losses_and_notes(cache_dir):
+    """The templates above exercise every field of the cached value (else the equality is vacuous)."""
+    out, losses, applied, original = _state(TEMPLATES["both"])
+    assert out != TEMPLATES["both"] and original == TEMPLATES["both"]
+    assert applied["chat template"] and losses
+    assert {x.trigger[0] for x in losses} >= {"string-slice"}
+    _, losses, applied, original = _state(TEMPLATES["remaining"])
+    assert [x.json_path for x in losses][:1] == ["$.chat_template@2:19"] and applied == {} and original == ""
+    assert any(x.json_path.endswith(" ...") for x in losses)  # more than three places of one rule
+
+
+def test_a_broken_entry_is_recomputed(cache_dir):
+    fresh = _state(TEMPLATES["both"])
+    (entry,) = _entries(cache_dir)
+    good = entry.read_text(encoding="utf-8")
+    value = json.loads(good)
+    bad_values = ["{not json", json.dumps([]), json.dumps({**value, "text": 1}),
+                  json.dumps({**value, "losses": [["$.chat_template@1:1", "reason"]]}),
+                  json.dumps({**value, "rewrites": [["tojson-key-order", "1"]]}),
+                  json.dumps({k: v for k, v in value.items() if k != "rewrites"})]
+    for bad in bad_values:
+        entry.write_text(bad, encoding="utf-8")
+        assert _state(TEMPLATES["both"]) == fresh, bad
+        assert entry.read_text(encoding="utf-8") == good  # stored again
+
+
+def test_a_wrong_but_well_formed_entry_is_what_is_used(cache_dir):
+    """The check above is the hit itself, not a recomputation hidden behind it: an entry of the
+    right shape is returned as stored."""
+    _state(TEMPLATES["plain"])
+    (entry,) = _entries(cache_dir)
+    entry.write_text(json.dumps({"text": "planted", "rewrites": [["python-literal", 2]],
+                                 "losses": [["$.chat_template@9:9", "planted reason", "arith-op"]]}))
+    out, losses, applied, original = _state(TEMPLATES["plain"])
+    assert (out, original, applied) == ("planted", TEMPLATES["plain"], {"chat template": ["python-literal x2"]})
+    assert [(x.json_path, x.reason, x.trigger) for x in losses] == [("$.chat_template@9:9", "planted reason",
+                                                                     ("arith-op",))]
+
+
+def test_the_key_holds_template_target_and_code(cache_dir, tmp_path):
+    _state(TEMPLATES["rewrites"])
+    _state(TEMPLATES["rewrites"] + " ")
+    _state(TEMPLATES["rewrites"], "mnn-head")
+    assert len(_entries(cache_dir)) == 3
+    files = code_files()
+    assert {f.parent.name for f in files} == {"chat", "jinja2"}
+    base = cache.key(C.KIND, "t", "mnn-3.6", files=files)
+    edited = tmp_path / files[0].name
+    edited.write_bytes(files[0].read_bytes() + b"\n# edited\n")
+    assert cache.key(C.KIND, "t", "mnn-3.6", files=(edited, *files[1:])) != base
+
+
+def test_a_hanging_template_raises_every_time_and_is_not_cached(cache_dir):
+    for _ in range(2):
+        with pytest.raises(TemplateHangError):
+            _state("{{ [1 * 2] }}")
+    assert _entries(cache_dir) == []
+
+
+def test_depth_check_is_cached_and_still_refuses(cache_dir, monkeypatch):
+    deep = "{{ " + "(" * (nesting.MAX_DEPTH + 1) + "1" + ")" * (nesting.MAX_DEPTH + 1) + " }}"
+    for _ in range(2):
+        with pytest.raises(UnsupportedError, match="nests 101 levels"):
+            nesting.check_template_depth(deep, "x")
+    nesting.check_template_depth("{{ (1) }}", "x")
+    entries = sorted((cache_dir / "chat-depth").glob("*.json"))
+    assert sorted(json.loads(e.read_text()) for e in entries) == [1, nesting.MAX_DEPTH + 1]
+    monkeypatch.setattr(nesting, "template_depth", lambda text: pytest.fail("computed on a warm cache"))
+    with pytest.raises(UnsupportedError, match="nests 101 levels"):
+        nesting.check_template_depth(deep, "x")
+    for e in entries:
+        e.write_text('"deep"')  # ill-shaped: recomputed
+    monkeypatch.undo()
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(cache_dir))
+    with pytest.raises(UnsupportedError, match="nests 101 levels"):
+        nesting.check_template_depth(deep, "x")

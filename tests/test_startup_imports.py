@@ -1,0 +1,68 @@
+"""What an export loads (issue 15: start-up cost).  `mtok-export --no-verify` of a tokenizer.json must not
+import verification, the legacy text format, other formats' readers or the reference libraries, and on
+a warm cache not jinja2 either (the chat template's depth and lowering are cached by content).  Each
+run is a fresh process that lists `sys.modules` at exit; the counter-cases (a cold cache, `--format
+txt`) show that the listing sees those modules when they are used."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "samples" / "qwen-bpe"  # tokenizer.json with a chat template
+
+RUN = """
+import json, sys
+from mtok_export.cli import main
+sys.argv = ["mtok"] + json.loads(sys.argv[1])
+try:
+    main()
+except SystemExit as e:
+    code = e.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+NEVER = ("mtok_export.verification", "mtok_export.verify", "mtok_export.legacy", "mtok_export.lower.legacy",
+         "mtok_export.readers.gguf", "mtok_export.readers.tekken", "mtok_export.readers.tiktoken",
+         "mtok_export.readers.remote_code", "mtok_export.readers.bert_vocab", "mtok_export.readers.openai_bpe",
+         "mtok_export.readers.gpt2_files", "mtok_export.compare.engines", "mtok_export.writers",
+         "sentencepiece", "google.protobuf", "transformers", "tokenizers", "MNN", "numpy")
+
+
+def _modules(tmp_path: Path, cache: Path, *args: str) -> set[str]:
+    env = {**os.environ, "MTOK_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    argv = ["--quiet", "export", "--path", str(SAMPLE), "-o", str(tmp_path / "out"), "--allow-lossy",
+            "--no-verify", *args]
+    r = subprocess.run([sys.executable, "-c", RUN, json.dumps(argv)], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout.splitlines()[-1])
+    assert result["code"] == 0, r.stderr
+    return set(result["modules"])
+
+
+def _loaded(modules: set[str], prefix: str) -> bool:
+    return any(m == prefix or m.startswith(prefix + ".") for m in modules)
+
+
+def test_a_no_verify_export_loads_only_what_it_uses(tmp_path):
+    cache = tmp_path / "cache"
+    cold = _modules(tmp_path, cache)
+    assert _loaded(cold, "jinja2") and _loaded(cold, "mtok_export.chat.lowering")  # the listing sees them
+    warm = _modules(tmp_path, cache)
+    assert (tmp_path / "out" / "tokenizer.mtok").is_file()
+    assert [m for m in NEVER if _loaded(cold, m)] == []
+    assert [m for m in NEVER + ("jinja2", "mtok_export.chat.lint", "mtok_export.chat.lowering")
+            if _loaded(warm, m)] == []
+    assert _loaded(warm, "mtok_export.readers.model_dir") and _loaded(warm, "mtok_export.mtok.codec")
+
+
+def test_the_legacy_format_is_loaded_when_written(tmp_path):
+    modules = _modules(tmp_path, tmp_path / "cache", "--format", "txt")
+    assert (tmp_path / "out" / "tokenizer.txt").is_file()
+    assert _loaded(modules, "mtok_export.legacy") and _loaded(modules, "mtok_export.lower.legacy")
+    assert not _loaded(modules, "mtok_export.verification")
