@@ -9,7 +9,6 @@ a temporary file left by a killed run from one a live run is still writing, and 
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 import time
 from pathlib import Path
@@ -48,7 +47,7 @@ def atomic_write(path, data: bytes) -> None:
     if path.is_dir():
         raise OutputError(path, "is a directory, not a file")
     remove_stale_temps(path)
-    tmp = folder / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    tmp = folder / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)

@@ -1,8 +1,9 @@
 """What an export loads (issue 15: start-up cost).  `mtok-export --no-verify` of a tokenizer.json must not
 import verification, the legacy text format, other formats' readers or the reference libraries, and on
-a warm cache not jinja2 either (the chat template's depth and lowering are cached by content).  Each
-run is a fresh process that lists `sys.modules` at exit; the counter-cases (a cold cache, `--format
-txt`) show that the listing sees those modules when they are used."""
+a warm cache not jinja2 either (the chat template's depth and lowering are cached by content); with
+--quiet not rich, and `mtok --help` no library code and no rich.  Each run is a fresh process that
+lists `sys.modules` at exit; the counter-cases (a cold cache, `--format txt`, a run that prints) show
+that the listing sees those modules when they are used."""
 
 from __future__ import annotations
 
@@ -33,10 +34,10 @@ NEVER = ("mtok_export.verification", "mtok_export.verify", "mtok_export.legacy",
          "sentencepiece", "google.protobuf", "transformers", "tokenizers", "MNN", "numpy")
 
 
-def _modules(tmp_path: Path, cache: Path, *args: str) -> set[str]:
+def _modules(tmp_path: Path, cache: Path, *args: str, argv=None) -> set[str]:
     env = {**os.environ, "MTOK_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
-    argv = ["--quiet", "export", "--path", str(SAMPLE), "-o", str(tmp_path / "out"), "--allow-lossy",
-            "--no-verify", *args]
+    argv = argv or ["--quiet", "export", "--path", str(SAMPLE), "-o", str(tmp_path / "out"), "--allow-lossy",
+                    "--no-verify", *args]
     r = subprocess.run([sys.executable, "-c", RUN, json.dumps(argv)], capture_output=True, text=True, env=env,
                        cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -56,7 +57,7 @@ def test_a_no_verify_export_loads_only_what_it_uses(tmp_path):
     warm = _modules(tmp_path, cache)
     assert (tmp_path / "out" / "tokenizer.mtok").is_file()
     assert [m for m in NEVER if _loaded(cold, m)] == []
-    assert [m for m in NEVER + ("jinja2", "mtok_export.chat.lint", "mtok_export.chat.lowering")
+    assert [m for m in NEVER + ("jinja2", "mtok_export.chat.lint", "mtok_export.chat.lowering", "rich")
             if _loaded(warm, m)] == []
     assert _loaded(warm, "mtok_export.readers.model_dir") and _loaded(warm, "mtok_export.mtok.codec")
 
@@ -66,3 +67,13 @@ def test_the_legacy_format_is_loaded_when_written(tmp_path):
     assert (tmp_path / "out" / "tokenizer.txt").is_file()
     assert _loaded(modules, "mtok_export.legacy") and _loaded(modules, "mtok_export.lower.legacy")
     assert not _loaded(modules, "mtok_export.verification")
+
+
+def test_a_run_that_prints_loads_rich_and_help_loads_neither_rich_nor_the_library(tmp_path):
+    printing = _modules(tmp_path, tmp_path / "cache", argv=["export", "--path", str(SAMPLE), "-o",
+                                                            str(tmp_path / "out"), "--allow-lossy", "--no-verify"])
+    assert _loaded(printing, "rich.console") and _loaded(printing, "rich.table")
+    assert not _loaded(printing, "rich.progress")  # no terminal: no bar
+    helped = _modules(tmp_path, tmp_path / "cache", argv=["--help"])
+    assert [m for m in ("rich", "mtok_export.export", "mtok_export.formats", "mtok_export.ir", "secrets",
+                        "jinja2") if _loaded(helped, m)] == []

@@ -95,7 +95,7 @@ def export(
         if special is not None:
             from ..readers.tiktoken import parse_special_arg
             special = parse_special_arg(special)
-        with table_progress() as progress, verify_progress(as_json) as step:
+        with table_progress() as progress, verify_progress(as_json or no_verify) as step:
             options = None if no_verify else VerifyOptions(corpus, runtime_python, step)
             try:
                 from ..formats import resolve_input
@@ -125,10 +125,11 @@ def export(
         out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, result=result, report=report,
                                                decisions=decisions, hint=hint), ensure_ascii=False, default=str))
         raise typer.Exit(code)
-    print_summary(result)
-    if report is not None:
-        print_report(report)
-    print_decisions(decisions)
+    if not out.quiet:  # --quiet: nothing to print (and the tables would load rich for nothing)
+        print_summary(result)
+        if report is not None:
+            print_report(report)
+        print_decisions(decisions)
     if error is not None:
         raise error
     edge = [d.code for d in decisions if d.accepted_by == "edge"]

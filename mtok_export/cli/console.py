@@ -1,14 +1,54 @@
-"""Consoles and the error printer shared by every command."""
+"""Consoles and the error printer shared by every command.
+
+Each console is a rich `Console` made on first use: importing rich costs about 13 ms, which
+`mtok --help`, `--quiet` runs (whose consoles print nothing) and runs that print no line never pay."""
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.markup import escape
 
-out = Console(highlight=False, soft_wrap=True, emoji=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+class _Console:
+    """A rich Console with these options, made when something is printed (or another of its
+    attributes is read); `quiet` is kept here until then, and a quiet console makes nothing."""
+
+    def __init__(self, **options):
+        self._options = options
+        self._made = None
+        self._quiet = False
+
+    @property
+    def quiet(self) -> bool:
+        return self._quiet
+
+    @quiet.setter
+    def quiet(self, value: bool):
+        self._quiet = value
+        if self._made is not None:
+            self._made.quiet = value
+
+    def print(self, *args, **kwargs):
+        if not self._quiet:
+            self._console().print(*args, **kwargs)
+
+    def print_json(self, *args, **kwargs):
+        if not self._quiet:
+            self._console().print_json(*args, **kwargs)
+
+    def __getattr__(self, name):  # is_terminal, width, ...: the real console's
+        return getattr(self._console(), name)
+
+    def _console(self):
+        if self._made is None:
+            from rich.console import Console
+
+            self._made = Console(**self._options)
+            self._made.quiet = self._quiet
+        return self._made
+
+
+out = _Console(highlight=False, soft_wrap=True, emoji=False)
+err = _Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 # Errors have their own console so --quiet (which silences `out` and `err`) never hides them.
-_errors = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+_errors = _Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def set_quiet(quiet: bool):
@@ -22,15 +62,18 @@ def print_line(text: str):
 
 
 def print_error(e: BaseException):
-    _errors.print(f"[bold red]error:[/] {_esc(str(e))}")
+    _errors.print(f"[bold red]error:[/] {escape(str(e))}")
     cause = e.__cause__
     while cause is not None:
-        _errors.print(f"  [red]caused by:[/] {_esc(str(cause))}")
+        _errors.print(f"  [red]caused by:[/] {escape(str(cause))}")
         cause = cause.__cause__
     hint = getattr(e, "hint", None)
     if hint:
-        _errors.print(f"  [cyan]hint:[/] {_esc(hint)}")
+        _errors.print(f"  [cyan]hint:[/] {escape(hint)}")
 
 
-def _esc(s: str) -> str:
-    return escape(s)
+def escape(s: str) -> str:
+    """`s` shown literally in rich markup."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(s)

@@ -110,15 +110,15 @@ def verify_progress(quiet: bool):
     """A context manager yielding `progress(step)`: a spinner on a terminal, one line per stage otherwise."""
     from contextlib import contextmanager
 
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
     from .console import err
 
     @contextmanager
     def cm():
-        if quiet:
+        if quiet or err.quiet:
             yield lambda s: None
         elif err.is_terminal:
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
             with Progress(SpinnerColumn(), TextColumn("verify: {task.description}"), TimeElapsedColumn(),
                           console=err, transient=True) as bar:
                 task = bar.add_task("start", total=None)

@@ -7,9 +7,8 @@ from contextlib import contextmanager
 
 @contextmanager
 def table_progress():
-    """A `progress(done, total)` callback that shows a bar only if a cold table build happens."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
+    """A `progress(done, total)` callback that shows a bar only if a cold table build happens (rich's
+    progress module, 6 ms to import, is loaded only then)."""
     from .console import err
 
     bar = None
@@ -17,9 +16,11 @@ def table_progress():
 
     def progress(done: int, total: int):
         nonlocal bar, task
-        if not err.is_terminal:  # logs and pipes get no bar
+        if err.quiet or not err.is_terminal:  # --quiet, logs and pipes get no bar
             return
         if bar is None:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
             bar = Progress(TextColumn("building Unicode table"), BarColumn(), TimeRemainingColumn(),
                            console=err, transient=True)
             bar.start()
