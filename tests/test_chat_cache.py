@@ -129,3 +129,37 @@ def test_depth_check_is_cached_and_still_refuses(cache_dir, monkeypatch):
     monkeypatch.setenv("MTOK_CACHE_DIR", str(cache_dir))
     with pytest.raises(UnsupportedError, match="nests 101 levels"):
         nesting.check_template_depth(deep, "x")
+
+
+def test_renders_are_cached_and_a_hit_is_what_a_miss_renders(cache_dir, monkeypatch):
+    """The lowering's renders of the built-in conversations (BOS placement, header specials)."""
+    from mtok_export.chat import render as Rn
+    from mtok_export.corpus import builtin_chats
+
+    chats = builtin_chats()
+    template = ("{{ bos_token }}{% for m in messages %}{% if m.role == 'tool' %}{{ raise_exception('no tools') }}"
+                "{% endif %}<{{ m.role }}>{{ m.content }}{{ eos_token }}{% endfor %}")
+    expected = []
+    for c in chats:
+        try:
+            expected.append(Rn.render(template, c.messages, bos_token="<s>", eos_token="</s>",
+                                      add_generation_prompt=c.add_generation_prompt, tools=c.tools))
+        except Rn.TemplateError:
+            expected.append(None)
+    assert None in expected and any(expected)  # both outcomes are exercised
+    assert Rn.renders(template, chats, bos_token="<s>", eos_token="</s>") == expected  # a miss
+    (entry,) = sorted((cache_dir / "chat-renders").glob("*.json"))
+    monkeypatch.setattr(Rn, "render", lambda *a, **k: pytest.fail("rendered on a warm cache"))
+    assert Rn.renders(template, chats, bos_token="<s>", eos_token="</s>") == expected  # a hit
+    monkeypatch.undo()
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(cache_dir))
+    assert Rn.bos_placement(template, "<s>", chats) == "start"  # its own entry (another bos_token)
+    monkeypatch.setattr(Rn, "render", lambda *a, **k: pytest.fail("rendered on a warm cache"))
+    assert Rn.bos_placement(template, "<s>", chats) == "start"
+    monkeypatch.undo()
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(cache_dir))
+    for bad in ("[", json.dumps(expected[:-1]), json.dumps([1] * len(expected))):
+        entry.write_text(bad)
+        assert Rn.renders(template, chats, bos_token="<s>", eos_token="</s>") == expected
+    assert Rn.renders(template, chats[:2], bos_token="<s>", eos_token="</s>") == expected[:2]  # another key
+    assert Rn.renders(template, chats, bos_token="<s>") != expected  # eos is in the key

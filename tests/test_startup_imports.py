@@ -34,9 +34,9 @@ NEVER = ("mtok_export.verification", "mtok_export.verify", "mtok_export.legacy",
          "sentencepiece", "google.protobuf", "transformers", "tokenizers", "MNN", "numpy")
 
 
-def _modules(tmp_path: Path, cache: Path, *args: str, argv=None) -> set[str]:
+def _modules(tmp_path: Path, cache: Path, *args: str, argv=None, sample=SAMPLE) -> set[str]:
     env = {**os.environ, "MTOK_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
-    argv = argv or ["--quiet", "export", "--path", str(SAMPLE), "-o", str(tmp_path / "out"), "--allow-lossy",
+    argv = argv or ["--quiet", "export", "--path", str(sample), "-o", str(tmp_path / "out"), "--allow-lossy",
                     "--no-verify", *args]
     r = subprocess.run([sys.executable, "-c", RUN, json.dumps(argv)], capture_output=True, text=True, env=env,
                        cwd=tmp_path, timeout=120)
@@ -60,6 +60,16 @@ def test_a_no_verify_export_loads_only_what_it_uses(tmp_path):
     assert [m for m in NEVER + ("jinja2", "mtok_export.chat.lint", "mtok_export.chat.lowering", "rich")
             if _loaded(warm, m)] == []
     assert _loaded(warm, "mtok_export.readers.model_dir") and _loaded(warm, "mtok_export.mtok.codec")
+
+
+def test_a_template_rendered_for_bos_placement_is_not_rendered_again(tmp_path):
+    """llama-spm: BOS is a post-processor prefix, so the lowering renders the template over the
+    built-in conversations (`chat.render.renders`, cached)."""
+    sample = SAMPLE.parent / "llama-spm"
+    cold = _modules(tmp_path, tmp_path / "cache", sample=sample)
+    assert _loaded(cold, "jinja2.sandbox") and (tmp_path / "cache" / "chat-renders").is_dir()
+    warm = _modules(tmp_path, tmp_path / "cache", sample=sample)
+    assert [m for m in ("jinja2", "mtok_export.verification", "mtok_export.legacy") if _loaded(warm, m)] == []
 
 
 def test_the_legacy_format_is_loaded_when_written(tmp_path):

@@ -1,9 +1,14 @@
 """Render a chat template the way transformers does (jinja2, sandboxed, trim/lstrip blocks,
-loop controls, `raise_exception`), for lowering decisions and reference renders."""
+loop controls, `raise_exception`), for lowering decisions and reference renders.  The lowering's
+renders of the built-in conversations (`renders`) are cached by content, so a second export of a
+model does not import jinja2 for them."""
 
 from __future__ import annotations
 
 from functools import lru_cache
+
+from .. import cache
+from . import code_files
 
 
 class TemplateError(Exception):
@@ -32,6 +37,26 @@ def render(text: str, messages, *, bos_token: str = "", eos_token: str = "", add
                                  add_generation_prompt=add_generation_prompt, tools=tools, **extra)
 
 
+def renders(text: str, chats, *, bos_token: str = "", eos_token: str = "") -> list[str | None]:
+    """`render` of each of `chats` (None where the template raises: it may reject shapes), cached by
+    the template, the tokens, the conversations and the code (`code_files`, jinja2's version)."""
+    digest = cache.key("chat-renders", text, bos_token, eos_token,
+                       [[c.id, list(c.messages), c.add_generation_prompt, c.tools] for c in chats], files=code_files())
+
+    def compute():
+        out = []
+        for chat in chats:
+            try:
+                out.append(render(text, chat.messages, bos_token=bos_token, eos_token=eos_token,
+                                  add_generation_prompt=chat.add_generation_prompt, tools=chat.tools))
+            except Exception:  # noqa: BLE001  a template may reject shapes
+                out.append(None)
+        return out
+
+    return cache.computed("chat-renders", digest, compute, valid=lambda v: isinstance(v, list) and len(v) == len(chats)
+                          and all(x is None or isinstance(x, str) for x in v))
+
+
 _BOS_PROBE = "\ue000bos_token\ue001"  # private use: never in message contents
 
 
@@ -41,11 +66,8 @@ def bos_placement(text: str, bos: str, chats) -> str:
     if not text or not bos:
         return "none"
     seen = set()
-    for chat in chats:
-        try:
-            out = render(text, chat.messages, bos_token=_BOS_PROBE, add_generation_prompt=chat.add_generation_prompt,
-                         tools=chat.tools)
-        except Exception:  # noqa: BLE001  a template may reject shapes; that says nothing about BOS
+    for out in renders(text, chats, bos_token=_BOS_PROBE):
+        if out is None:  # the template rejects the shape; that says nothing about BOS
             continue
         # Count what the template renders for bos_token, not BOS-like text inside the messages.
         n = out.count(_BOS_PROBE)

@@ -12,7 +12,7 @@ from itertools import chain
 
 from .. import cache
 from .. import losses as L
-from ..chat.render import render
+from ..chat.render import renders
 from ..corpus import builtin_chats
 from ..ir import Pattern
 from ..ir import decoders as D
@@ -316,11 +316,10 @@ def _rendered_specials(tok, specials: set[str]) -> set[str]:
     if not tok.chat.text:
         return set()
     out = set()
-    for chat in builtin_chats():
-        try:
-            text = render(tok.chat.text, chat.messages, bos_token=tok.chat.bos_token, eos_token=tok.chat.eos_token,
-                          add_generation_prompt=chat.add_generation_prompt, tools=chat.tools)
-        except Exception:  # noqa: BLE001  a template may reject shapes
+    chats = builtin_chats()
+    for chat, text in zip(chats, renders(tok.chat.text, chats, bos_token=tok.chat.bos_token,
+                                         eos_token=tok.chat.eos_token)):
+        if text is None:  # the template rejects the shape
             continue
         contents = "".join(str(m.get("content", "")) for m in chat.messages)
         out |= {s for s in specials if s in text and s not in contents}
