@@ -2,14 +2,18 @@
 key hashing everything the result depends on (file contents, texts, library versions), so a hit is
 what a fresh run would compute.  What is cached: the HF reference (`verify.reference`),
 transformers' renders of the chat-path conversations (`verify.check`), the vocabulary words a
-BPE's merges do not rebuild (`lower.models`, for `ignore_merges`) and the merges of tiktoken ranks
-(`readers.tiktoken`).  A missing, unreadable or broken
+BPE's merges do not rebuild (`lower.models`, for `ignore_merges`), the merges of tiktoken ranks
+(`readers.tiktoken`), and the chat template's depth, lowering and renders of the built-in
+conversations (`chat.nesting`, `lower.chat_template`, `chat.render`).  A missing, unreadable or broken
 entry is recomputed; an unwritable cache only costs the next run the computation."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
+import sys
 from array import array
 from pathlib import Path
 
@@ -43,12 +47,46 @@ def strings_blob(strings) -> bytes:
 
 
 def version(dist: str) -> str:
-    from importlib import metadata  # imports email & co.: only when a key is computed
+    """The installed version of `dist`, "absent" when it is not installed."""
+    found = _dist_info_version(dist)
+    if found is not None:
+        return found
+    from importlib import metadata  # imports email, zipfile & co. (~10 ms): only when the names do not tell
 
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return "absent"
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _dist_info_version(dist: str) -> str | None:
+    """The version in the name of the `<name>-<version>.dist-info` directory importlib.metadata
+    would read (the first `sys.path` directory holding metadata for `dist`), or None when that is
+    not the one plain case: several candidates there, an .egg-info or .egg, a zip on the path, or
+    nothing found (another finder may know it)."""
+    wanted = _normalized(dist)
+    for entry in sys.path:
+        where = entry or "."
+        if not os.path.isdir(where):
+            if os.path.exists(where):
+                return None  # a zip file: importlib.metadata looks inside
+            continue
+        try:
+            names = os.listdir(where)
+        except OSError:
+            return None
+        found = [n for n in names if n.lower().endswith((".dist-info", ".egg-info", ".egg"))
+                 and _normalized(n.lower().rpartition(".")[0].partition("-")[0]) == wanted]
+        if found:
+            stem, dot, suffix = found[0].rpartition(".")
+            if len(found) == 1 and suffix.lower() == "dist-info" and stem.count("-") == 1:
+                return stem.partition("-")[2]
+            return None
+    return None
 
 
 def computed(kind: str, digest: str, compute, valid=lambda value: True):
