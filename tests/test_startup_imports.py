@@ -87,3 +87,30 @@ def test_a_run_that_prints_loads_rich_and_help_loads_neither_rich_nor_the_librar
     helped = _modules(tmp_path, tmp_path / "cache", argv=["--help"])
     assert [m for m in ("rich", "mtok_export.export", "mtok_export.formats", "mtok_export.ir", "secrets",
                         "jinja2") if _loaded(helped, m)] == []
+
+
+def test_a_command_run_alone_parses_and_prints_as_in_the_whole_app(monkeypatch, capsys):
+    """`cli._narrowed`: the app holding only the command run must print the same help, usage errors
+    and results as the whole app, for every command."""
+    from mtok_export import cli
+
+    def run(*argv):
+        monkeypatch.setattr(sys, "argv", ["mtok", *argv])
+        try:
+            cli.main()
+        except SystemExit as e:
+            code = e.code
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    names = [c.name for c in cli.app.registered_commands]
+    assert len(names) >= 8 and "export" in names
+    cases = [(n, "--help") for n in names] + [("export",), ("export", "--path", "/nonexistent", "--no-verify"),
+                                              ("export", "--bogus"), ("inspect",), ("diff", "a")]
+    narrowed = [run(*c) for c in cases]
+    assert cli._narrowed(cli.app, ["mtok", "export"]) is not cli.app
+    monkeypatch.setattr(cli, "_narrowed", lambda app, argv: app)
+    whole = [run(*c) for c in cases]
+    for case, a, b in zip(cases, narrowed, whole):
+        assert a == b, case
+    assert any("Usage: mtok export" in err for _, _, err in whole)  # usage errors are among the cases

@@ -53,6 +53,24 @@ def _with_global_options(command):
     return command
 
 
+def _narrowed(typer_app, argv: list[str]):
+    """`typer_app` holding only the command `argv` runs: typer builds the click command of every
+    registered command (~8 ms for all of them), and a run needs one.  A group with one command and a
+    no-op callback parses and prints usage like the whole group does for that command; anything
+    else (`--help`, a subgroup, a misspelt name and its suggestions) gets the whole app."""
+    info = next((c for c in typer_app.registered_commands if len(argv) > 1 and c.name == argv[1]), None)
+    if info is None or len(typer_app.registered_commands) < 2:
+        return typer_app
+    one = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+    one.registered_commands.append(info)
+    one.callback()(_no_options)
+    return one
+
+
+def _no_options():
+    pass
+
+
 def _take_flags(argv: list[str], *flags: str) -> bool:
     found = False
     for flag in flags:
@@ -80,7 +98,7 @@ def _run(typer_app):
     # counting frees them; the few cycles made (a template parse, a traceback) go at exit.
     gc.disable()
     try:
-        command = _with_global_options(typer.main.get_command(typer_app))
+        command = _with_global_options(typer.main.get_command(_narrowed(typer_app, argv)))
         rc = command.main(args=argv[1:], prog_name=_prog(argv[0]), standalone_mode=False)
         if rc == 130:  # typer turns KeyboardInterrupt into a silent Exit(130); no command exits 130 itself
             raise KeyboardInterrupt
