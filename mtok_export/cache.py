@@ -3,9 +3,10 @@ key hashing everything the result depends on (file contents, texts, library vers
 what a fresh run would compute.  What is cached: the HF reference (`verify.reference`),
 transformers' renders of the chat-path conversations (`verify.check`), the vocabulary words a
 BPE's merges do not rebuild (`lower.models`, for `ignore_merges`), the merges of tiktoken ranks
-(`readers.tiktoken`), and the chat template's depth, lowering and renders of the built-in
-conversations (`chat.nesting`, `lower.chat_template`, `chat.render`).  A missing, unreadable or broken
-entry is recomputed; an unwritable cache only costs the next run the computation."""
+(`readers.tiktoken`), whether a file parses as a SentencePiece model (`readers.sentencepiece`),
+and the chat template's depth, lowering and renders of the built-in conversations
+(`chat.nesting`, `lower.chat_template`, `chat.render`).  A missing, unreadable or broken entry is
+recomputed; an unwritable cache only costs the next run the computation."""
 
 from __future__ import annotations
 

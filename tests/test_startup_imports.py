@@ -64,12 +64,16 @@ def test_a_no_verify_export_loads_only_what_it_uses(tmp_path):
 
 def test_a_template_rendered_for_bos_placement_is_not_rendered_again(tmp_path):
     """llama-spm: BOS is a post-processor prefix, so the lowering renders the template over the
-    built-in conversations (`chat.render.renders`, cached)."""
+    built-in conversations (`chat.render.renders`, cached); its tokenizer.model is parsed to be
+    classified (`readers.sentencepiece.is_sentencepiece`, cached)."""
     sample = SAMPLE.parent / "llama-spm"
     cold = _modules(tmp_path, tmp_path / "cache", sample=sample)
     assert _loaded(cold, "jinja2.sandbox") and (tmp_path / "cache" / "chat-renders").is_dir()
     warm = _modules(tmp_path, tmp_path / "cache", sample=sample)
-    assert [m for m in ("jinja2", "mtok_export.verification", "mtok_export.legacy") if _loaded(warm, m)] == []
+    # nor protobuf: the tokenizer.model beside tokenizer.json is classified from the cache
+    assert _loaded(cold, "google.protobuf")
+    assert [m for m in ("jinja2", "mtok_export.verification", "mtok_export.legacy", "google.protobuf",
+                        "sentencepiece") if _loaded(warm, m)] == []
 
 
 def test_the_legacy_format_is_loaded_when_written(tmp_path):

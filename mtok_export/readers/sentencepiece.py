@@ -61,6 +61,7 @@ import math
 from enum import IntEnum
 from pathlib import Path
 
+from .. import cache
 from .. import losses as L
 from ..errors import InputError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, Metadata, Pattern, Tokenizer
@@ -254,16 +255,28 @@ def _wire_problem(data: bytes, pos: int = 0, end: int | None = None, names=_FIEL
 
 
 def is_sentencepiece(path: Path) -> bool:
-    """Content check: the file parses as a `ModelProto` with pieces (names are not trusted)."""
+    """Content check: the file parses as a `ModelProto` with pieces (names are not trusted).  The
+    answer is cached by the file's bytes and the protobuf/sentencepiece versions: classifying a
+    directory that holds a tokenizer.model beside its tokenizer.json would otherwise import and run
+    protobuf on every export of it (~50 ms)."""
     try:
         with open(path, "rb") as f:
             head = f.read(2)
             if len(head) < 2 or head[0] != 0x0A:  # field 1 (pieces), length-delimited, comes first
                 return False
-            parse_model_proto(head + f.read(), path)
-        return True
-    except (OSError, InputError):
+            data = head + f.read()
+    except OSError:
         return False
+    digest = cache.key("is-sentencepiece", blobs=(data,), dists=("protobuf", "sentencepiece"))
+    return cache.computed("is-sentencepiece", digest, lambda: _parses(data, path), valid=lambda v: type(v) is bool)
+
+
+def _parses(data: bytes, path) -> bool:
+    try:
+        parse_model_proto(data, path)
+    except InputError:
+        return False
+    return True
 
 
 def read_sentencepiece(path: Path, config_dir: Path | None = None, *, add_bos: bool | None = None,
