@@ -98,7 +98,7 @@ def test_the_key_holds_template_target_and_code(cache_dir, tmp_path):
     _state(TEMPLATES["rewrites"], "mnn-head")
     assert len(_entries(cache_dir)) == 3
     files = code_files()
-    assert {f.parent.name for f in files} == {"chat", "jinja2"}
+    assert {f.parent.name for f in files} == {"chat", "jinja2", "markupsafe"}
     base = cache.key(C.KIND, "t", "mnn-3.6", files=files)
     edited = tmp_path / files[0].name
     edited.write_bytes(files[0].read_bytes() + b"\n# edited\n")

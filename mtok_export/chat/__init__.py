@@ -16,8 +16,7 @@ from pathlib import Path
 
 def code_files() -> tuple[Path, ...]:
     """What a cached chat-template result depends on besides its inputs (see `cache.key(files=)`): this
-    package's sources, and jinja2's `__init__.py`, which holds its version (cheaper to read than the
-    installed metadata, and read without importing jinja2)."""
-    spec = find_spec("jinja2")
-    own = sorted(Path(__file__).parent.glob("*.py"))
-    return (*own, Path(spec.origin)) if spec is not None and spec.origin else tuple(own)
+    package's sources, and the `__init__.py` of jinja2 and of markupsafe (its escaping), which hold
+    their versions (read without importing them)."""
+    libs = [find_spec(name) for name in ("jinja2", "markupsafe")]
+    return (*sorted(Path(__file__).parent.glob("*.py")), *(Path(s.origin) for s in libs if s is not None and s.origin))

@@ -256,9 +256,9 @@ def _wire_problem(data: bytes, pos: int = 0, end: int | None = None, names=_FIEL
 
 def is_sentencepiece(path: Path) -> bool:
     """Content check: the file parses as a `ModelProto` with pieces (names are not trusted).  The
-    answer is cached by the file's bytes and the protobuf/sentencepiece versions: classifying a
-    directory that holds a tokenizer.model beside its tokenizer.json would otherwise import and run
-    protobuf on every export of it (~50 ms)."""
+    answer is cached by the file's bytes, this module and the protobuf/sentencepiece versions:
+    classifying a directory that holds a tokenizer.model beside its tokenizer.json would otherwise
+    import and run protobuf on every export of it (~50 ms)."""
     try:
         with open(path, "rb") as f:
             head = f.read(2)
@@ -267,7 +267,7 @@ def is_sentencepiece(path: Path) -> bool:
             data = head + f.read()
     except OSError:
         return False
-    digest = cache.key("is-sentencepiece", blobs=(data,), dists=("protobuf", "sentencepiece"))
+    digest = cache.key("is-sentencepiece", blobs=(data,), files=(__file__,), dists=("protobuf", "sentencepiece"))
     return cache.computed("is-sentencepiece", digest, lambda: _parses(data, path), valid=lambda v: type(v) is bool)
 
 
