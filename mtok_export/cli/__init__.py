@@ -81,8 +81,7 @@ def _take_flags(argv: list[str], *flags: str) -> bool:
 
 
 def _run(typer_app):
-    from ..errors import Interrupted, MtokError
-    from .console import print_error, print_line, set_quiet
+    from .console import set_quiet
 
     argv = sys.argv
     debug = _take_flags(argv, "--debug")
@@ -95,8 +94,22 @@ def _run(typer_app):
         sys.exit(0)
     # One command per process, building tables of 100k+ objects that hold no reference cycles: the
     # cyclic collector would only walk them again and again (7% of an export's time).  Reference
-    # counting frees them; the few cycles made (a template parse, a traceback) go at exit.
+    # counting frees them; the few cycles made (a template parse, a traceback) go at exit.  An
+    # in-process caller (tests, a notebook) gets its collector back.
+    collecting = gc.isenabled()
     gc.disable()
+    try:
+        _invoke(typer_app, argv, debug)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _invoke(typer_app, argv: list[str], debug: bool):
+    """Run the command; every failure becomes its exit code and one message."""
+    from ..errors import Interrupted, MtokError
+    from .console import print_error, print_line
+
     try:
         command = _with_global_options(typer.main.get_command(_narrowed(typer_app, argv)))
         rc = command.main(args=argv[1:], prog_name=_prog(argv[0]), standalone_mode=False)
