@@ -207,6 +207,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
         if got is not None:
             compare(checks["chat ids"], s, want_ids, got_ids,
                     lambda: why.chat_ids(want, got, want_ids, got_ids, text_why), slice=sl)
+    why.save()  # every projection attribution asks for has run: cache the answers for the next run
 
     if has_chat:
         step("chat paths")
