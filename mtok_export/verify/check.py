@@ -138,14 +138,17 @@ def corpus_hash(samples, chats) -> str:
 
 
 def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=None, python=None,
-           timeout: float = 300.0, progress=None, reference=None, llm_config: dict | None = None) -> Report:
+           timeout: float = 300.0, progress=None, reference=None, llm_config: dict | None = None,
+           checked: tuple[bytes, object] | None = None) -> Report:
     """Run the runtime on `mtok_path` and the reference on `source`, and compare.
 
     `source` is the IR as read and `lowered, lowering` its honest lowering (what a correct file
     holds; `lower(source)` again, not the file).  `reference(texts, chats) -> Reference` replaces HF
     on `source_dir/tokenizer.json` for inputs without one (`reference_choice.reference_for`).
     `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
-    replaces the embedded template and EOS).  `progress(step)` is told each phase."""
+    replaces the embedded template and EOS).  `checked`: (bytes, the IR the strict reader read from
+    them), when the caller has just checked what it wrote (export); the file is read again only when
+    it holds other bytes.  `progress(step)` is told each phase."""
     step = progress or (lambda s: None)
     usable = [s for s in samples if "\x00" not in s.text]
     left_out = len(samples) - len(usable)
@@ -165,7 +168,10 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     step("runtime")
     data = Path(mtok_path).read_bytes()
     # once, before MNN loads it: every check runs (lazy only defers building the vocab entries)
-    file_tok, _ = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)
+    if checked is not None and checked[0] == data:
+        file_tok = checked[1]  # these very bytes passed the same strict read
+    else:
+        file_tok, _ = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)
     why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
     # The HF projections a raw-id mismatch asks for first are built while the runtime's process runs
     # (on another core), not after it.
