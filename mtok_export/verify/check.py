@@ -267,9 +267,10 @@ def _stop_checks(check: Check, data: bytes, file_tok, source, lowered, lowering)
     where it came from), and the embedded eos/bos strings are the source's (BOS empty when the
     lowering moved it to the header prefix).  `data`, `file_tok`: the file as read."""
     _, (_, file_stops, _), _ = read_header(data)
-    names = id_to_token(lowered)
     expected = {i: src for i, src in getattr(lowering.meta, "stop_sources", ())}
-    for i in sorted(set(expected) | set(file_stops)):
+    ids = set(expected) | set(file_stops)
+    names = id_to_token(lowered, only=ids)
+    for i in sorted(ids):
         what = f"{names.get(i, '?')} ({expected[i]})" if i in expected else f"{names.get(i, '?')} (not a stop id of the source)"
         compare(check, _Sample(f"stop-{i}", what), i if i in expected else None, i if i in file_stops else None)
     if lowering.target == "mnn-legacy":
