@@ -279,7 +279,7 @@ def _model(m, bulk=lambda name, table, value: value()) -> dict:
     if isinstance(m, M.Unigram):
         vocab = bulk("vocab", m.vocab, lambda: [[piece, score] for piece, score in m.vocab])
     else:  # id order, as HF writes
-        vocab = bulk("vocab", m.vocab, lambda: dict(sorted(m.vocab.items(), key=lambda kv: (kv[1], kv[0]))))
+        vocab = bulk("vocab", m.vocab, lambda: _by_id(m.vocab))
     after = _VOCAB_AFTER.get(m.kind)
     out = {"type": m.kind}
     if after == "type":
@@ -297,8 +297,28 @@ def _model(m, bulk=lambda name, table, value: value()) -> dict:
             out["vocab"] = vocab
     out.setdefault("vocab", vocab)
     if isinstance(m, M.BPE):
-        out["merges"] = bulk("merges", m.merges, lambda: [[a, b] for a, b in m.merges])
+        out["merges"] = bulk("merges", m.merges, lambda: _pairs(m.merges))
     return out
+
+
+# A vocabulary and its merges are most of a tokenizer: their JSON forms below are the IR's own tables
+# when those already have that form (JSON writes a tuple as a list), rather than 100k+ new objects.
+
+def _by_id(vocab) -> dict:
+    """The vocabulary in id order, ties by token, as HF writes it: the dict itself when its ids
+    already increase (a vocabulary as read)."""
+    if type(vocab) is dict:
+        ids = list(vocab.values())
+        if all(a < b for a, b in zip(ids, ids[1:])):
+            return vocab
+    return dict(sorted(vocab.items(), key=lambda kv: (kv[1], kv[0])))
+
+
+def _pairs(merges):
+    """The merges as [a, b] lists (a merge that is not a pair raises, as unpacking it does)."""
+    if type(merges) in (tuple, list) and all(type(p) in (tuple, list) and len(p) == 2 for p in merges):
+        return merges
+    return [[a, b] for a, b in merges]
 
 
 def write_tokenizer_json(tok: Tokenizer) -> bytes:
