@@ -109,13 +109,16 @@ def _tiny_mtok(bos: str, eos: str) -> bytes:
 
 
 def runtime_renders(templates: Sequence[str], convs: Sequence[Conversation], *, bos: str, eos: str,
-                    python=None, timeout: float = 10.0, isolate=()) -> list[list[str | None] | str]:
+                    python=None, timeout: float = 10.0, isolate=(),
+                    while_running=None) -> list[list[str | None] | str]:
     """Per template: the runtime's rendering of each conversation (None: the runtime raised), or
     :data:`HANG` when it did not finish (or crashed).  Templates run in batches in one process;
     a batch that fails is split until the failing template is alone.  ``timeout`` is what one
     template may take (a render takes milliseconds).  The templates at ``isolate`` (e.g. those
-    the linter expects to hang) run alone, which saves the splitting."""
+    the linter expects to hang) run alone, which saves the splitting.  `while_running`: work for this
+    process to do while the first batch's runtime process runs (`run_runtime`)."""
     results: list = [None] * len(templates)
+    pending = [while_running] if while_running is not None else []
     with tempfile.TemporaryDirectory(prefix="mtok-parity-") as tmp:
         path = Path(tmp) / "tokenizer.mtok"
         path.write_bytes(_tiny_mtok(bos, eos))
@@ -123,8 +126,8 @@ def runtime_renders(templates: Sequence[str], convs: Sequence[Conversation], *, 
         def run(indices: list[int]) -> None:
             items = [_render_item(templates[i], c, eos) for i in indices for c in convs]
             try:
-                res = run_runtime(path, renders=items, python=python,
-                                  timeout=timeout + 0.05 * len(items))
+                res = run_runtime(path, renders=items, python=python, timeout=timeout + 0.05 * len(items),
+                                  while_running=pending.pop() if pending else None)
             except RuntimeEngineError:
                 if len(indices) == 1:
                     results[indices[0]] = HANG

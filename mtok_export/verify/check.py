@@ -173,11 +173,20 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     else:
         file_tok, _ = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)
     why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
-    # The HF projections a raw-id mismatch asks for first are built while the runtime's process runs
-    # (on another core), not after it.
+    paths = _path_conversations() if has_chat else []
+    path_renders = []
+
+    def while_runtime_runs():
+        """The chat-path renders' runtime process and the HF projections a raw-id mismatch asks for
+        first run while the runtime's process runs (three processes on the cores), not after it."""
+        if has_chat:
+            path_renders.append(_runtime_path_renders(paths, lowered, python, llm_config, while_running=why.warm))
+        else:
+            why.warm()
+
     rt = run_runtime(mtok_path, texts=texts, decode_ids=ids_needed,
                      chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
-                     llm_config=llm_config, check=False, encode_chats=True, while_running=why.warm)
+                     llm_config=llm_config, check=False, encode_chats=True, while_running=while_runtime_runs)
     chat_encodes = [ids for ids in rt.chat_encodes if ids is not None]
     step("compare")
     checks = {name: Check(name) for name in CHECKS}
@@ -217,7 +226,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
 
     if has_chat:
         step("chat paths")
-        _chat_paths(checks["chat paths"], source, lowered, lowering, python, llm_config)
+        _chat_paths(checks["chat paths"], paths, path_renders[0], source, lowering)
     else:
         checks["chat paths"].skipped = "no chat template"
     _stop_checks(checks["stop ids"], data, file_tok, source, lowered, lowering)
@@ -225,18 +234,28 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
                   corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes))
 
 
-def _chat_paths(check: Check, source, lowered, lowering, python, llm_config):
-    """Every path a template branches on (tools, tool calls and results, reasoning, content parts,
-    `chat_parity`'s conversations), rendered by transformers with the source's template and by the
-    runtime with the template the engine will use (the embedded one, or the model folder's jinja
-    block), with tools and whole messages passed as the engine takes them.  A difference is never
-    explained: no lint finding reproduces a render."""
+def _path_conversations() -> list:
+    """`chat_parity`'s conversations on the paths a template branches on (tools, tool calls and
+    results, reasoning, content parts); the plain turns are the chat text check's."""
+    paths = {"tools", "tool-calls", "reasoning", "multimodal"}
+    return [c for c in builtin_conversations() if paths & set(c.tags)]
+
+
+def _runtime_path_renders(convs, lowered, python, llm_config, while_running=None):
+    """The runtime's renders of `convs` with the template the engine will use (the embedded one, or
+    the model folder's jinja block), tools and whole messages passed as the engine takes them
+    (`chat_parity.runtime_renders`); HANG when it did not finish."""
     jinja = jinja_block(llm_config)
     template, eos = (jinja["chat_template"], jinja.get("eos", "")) if jinja else (lowered.chat.text, lowered.chat.eos_token)
-    paths = {"tools", "tool-calls", "reasoning", "multimodal"}  # the plain turns are the chat text check's
-    convs = [c for c in builtin_conversations() if paths & set(c.tags)]
+    return runtime_renders([template], convs, bos=lowered.chat.bos_token, eos=eos, python=python,
+                           while_running=while_running)[0]
+
+
+def _chat_paths(check: Check, convs, got, source, lowering):
+    """Every path a template branches on, rendered by transformers with the source's template and
+    by the runtime (`got`, from `_runtime_path_renders`).  A difference is never explained: no lint
+    finding reproduces a render."""
     src, cleared = source.chat, lowering.cleared_bos
-    got = runtime_renders([template], convs, bos=lowered.chat.bos_token, eos=eos, python=python)[0]
     if got == HANG:
         got = ["<the runtime did not finish>"] * len(convs)
     left_out = 0
