@@ -63,7 +63,7 @@ def run(file, source, lowered, lowering, *, source_path, corpus=None, python=Non
         checked=None):
     """`verify.check.verify` of `file` on the built-in corpus plus `corpus`, against the reference of
     the source at `source_path` (HF on its tokenizer.json, or `reference_for` the IR); `checked`:
-    (bytes, the IR read from them) when the strict reader has just read what was written."""
+    (bytes, the chat fields read from them) when the strict reader has just read what was written."""
     samples = list(builtin_corpus()) + (list(load_corpus_file(corpus)) if corpus else [])
     src = Path(source_path)
     return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),

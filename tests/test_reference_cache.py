@@ -127,6 +127,7 @@ def test_projection_answers_are_cached_by_the_tokenizer_json_text(tmp_path, monk
     from mtok_export.readers.model_dir import read_model_dir
     from mtok_export.verify import projection
     from mtok_export.verify.attribution import Attribution
+    from mtok_export.verify.reference_tiktoken import hf_from_ir
 
     monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
     src = read_model_dir(SAMPLE)
@@ -151,8 +152,8 @@ def test_projection_answers_are_cached_by_the_tokenizer_json_text(tmp_path, monk
     built.clear()
     why, cached = attribute()
     assert cached == fresh and built == []
-    assert why.project_raw("not asked before", ()) == real(why._hf_for((), False).text).encode(
-        "not asked before", add_special_tokens=False).ids
+    assert why.project_raw("not asked before", ()) == hf_from_ir(src).encode("not asked before",
+                                                                             add_special_tokens=False).ids
     assert built == [1]
     built.clear()
     assert projection.Projection(replace(src, decoder=None)).cached is False

@@ -146,9 +146,9 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     holds; `lower(source)` again, not the file).  `reference(texts, chats) -> Reference` replaces HF
     on `source_dir/tokenizer.json` for inputs without one (`reference_choice.reference_for`).
     `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
-    replaces the embedded template and EOS).  `checked`: (bytes, the IR the strict reader read from
-    them), when the caller has just checked what it wrote (export); the file is read again only when
-    it holds other bytes.  `progress(step)` is told each phase."""
+    replaces the embedded template and EOS).  `checked`: (bytes, the chat fields the strict reader
+    read from them), when the caller has just checked what it wrote (export); the file is read again
+    only when it holds other bytes.  `progress(step)` is told each phase."""
     step = progress or (lambda s: None)
     usable = [s for s in samples if "\x00" not in s.text]
     left_out = len(samples) - len(usable)
@@ -169,9 +169,9 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     data = Path(mtok_path).read_bytes()
     # once, before MNN loads it: every check runs (lazy only defers building the vocab entries)
     if checked is not None and checked[0] == data:
-        file_tok = checked[1]  # these very bytes passed the same strict read
+        file_chat = checked[1]  # these very bytes passed the same strict read
     else:
-        file_tok, _ = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)
+        file_chat = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)[0].chat
     why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
     paths = _path_conversations() if has_chat else []
     path_renders = []
@@ -229,7 +229,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
         _chat_paths(checks["chat paths"], paths, path_renders[0], source, lowering)
     else:
         checks["chat paths"].skipped = "no chat template"
-    _stop_checks(checks["stop ids"], data, file_tok, source, lowered, lowering)
+    _stop_checks(checks["stop ids"], data, file_chat, source, lowered, lowering)
     return Report(str(mtok_path), lowering.target, rt.version, list(checks.values()), list(lowering.losses),
                   corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes))
 
@@ -281,10 +281,10 @@ def _reference_renders(src, convs) -> list[str | None]:
                           valid=lambda v: isinstance(v, list) and len(v) == len(convs))
 
 
-def _stop_checks(check: Check, data: bytes, file_tok, source, lowered, lowering):
+def _stop_checks(check: Check, data: bytes, chat, source, lowered, lowering):
     """The file's stop list equals the expected set (the source's eos / end-of-turn ids, each with
     where it came from), and the embedded eos/bos strings are the source's (BOS empty when the
-    lowering moved it to the header prefix).  `data`, `file_tok`: the file as read."""
+    lowering moved it to the header prefix).  `data`, `chat`: the file and its chat fields as read."""
     _, (_, file_stops, _), _ = read_header(data)
     expected = {i: src for i, src in getattr(lowering.meta, "stop_sources", ())}
     ids = set(expected) | set(file_stops)
@@ -294,7 +294,6 @@ def _stop_checks(check: Check, data: bytes, file_tok, source, lowered, lowering)
         compare(check, _Sample(f"stop-{i}", what), i if i in expected else None, i if i in file_stops else None)
     if lowering.target == "mnn-legacy":
         return
-    chat = file_tok.chat
     want_bos = "" if lowering.cleared_bos else source.chat.bos_token
     compare(check, _Sample("eos-token", "embedded eos_token"), source.chat.eos_token, chat.eos_token)
     compare(check, _Sample("bos-token", "embedded bos_token"), want_bos, chat.bos_token)

@@ -19,12 +19,15 @@ _ASKED = ("encode", "normalize", "decode")  # the questions, each a table: its k
 class Projection:
     def __init__(self, tok):
         """`tok`: the IR to run (the source, or the source with some losses' projections applied)."""
-        self.text = tokenizer_json_text(tok)
-        self.digest = cache.key("projection", blobs=(self.text.encode("utf-8", "surrogatepass"),),
-                                dists=("tokenizers",))
+        self.tok = tok
+        text = tokenizer_json_text(tok)
+        self.digest = cache.key("projection", blobs=(text.encode("utf-8", "surrogatepass"),), dists=("tokenizers",))
         hit = cache.load("projection", self.digest)
         self.cached = isinstance(hit, dict) and all(isinstance(hit.get(k), dict) for k in _ASKED)
         self._answers = hit if self.cached else {k: {} for k in _ASKED}
+        # The text (tens of MB as a str) is kept only for the build that follows a miss; a question
+        # a cached entry does not answer serializes the IR again.
+        self._text = None if self.cached else text
         self._hf = None
         self._added = False
 
@@ -32,7 +35,8 @@ class Projection:
     def hf(self):
         """The HF tokenizer, built on first use."""
         if self._hf is None:
-            self._hf = hf_from_json_text(self.text)
+            self._hf = hf_from_json_text(self._text or tokenizer_json_text(self.tok))
+            self._text = None
         return self._hf
 
     def ready(self) -> None:
