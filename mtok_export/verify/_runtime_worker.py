@@ -22,6 +22,7 @@ import traceback
 
 # Substrings MNN prints when the tokenizer did not load; using the engine after that dereferences null.
 LOAD_FAILURES = ("Failed to load tokenizer", "tokenizer file not found", "magic number is wrong")
+STEP_WIDTH = 64  # bytes of the progress record; every step name is shorter
 
 
 def die_with_parent():
@@ -91,8 +92,9 @@ def main(argv):
     progress = os.open(progress_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 
     def step(text):
-        os.ftruncate(progress, 0)
-        os.pwrite(progress, text.encode("utf-8"), 0)
+        # one write per encoded text or decoded id: a fixed-width record (space-padded) replaces the
+        # last one without truncating first (the caller strips the padding)
+        os.pwrite(progress, text.encode("utf-8").ljust(STEP_WIDTH), 0)
 
     try:
         with open(request_path, encoding="utf-8") as f:

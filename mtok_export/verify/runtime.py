@@ -238,7 +238,8 @@ def _sigterm_raises():
 
 
 def _describe(step: str, texts: list[str | bytes]) -> str:
-    """Turn the worker's progress marker into words, quoting the input it was working on."""
+    """Turn the worker's progress marker (space-padded) into words, quoting the input it was working on."""
+    step = step.rstrip(" ")
     kind, _, num = step.partition(" ")
     if kind == "encode" and num.isdigit() and int(num) < len(texts):
         return f"encode of text #{num} {texts[int(num)]!r:.80}"
