@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from difflib import SequenceMatcher
+from functools import cached_property
 from fractions import Fraction
 
 from .. import losses as L
@@ -41,14 +42,17 @@ class Attribution:
         self.losses = list(lowering.losses)
         self.legacy = lowering.target == "mnn-legacy"
         self._hf: dict[tuple, Projection] = {}
-        vocab = M.vocab_of(lowered.model)
-        self._token = {i: t for t, i in vocab.items()}
         self._wp, self._byte_level = emulate.decoder_flags(lowered.decoder)
         self._added = tuple(t.content for t in lowered.added_tokens)
         self.prefix = list(lowered.prefix_ids)
         if self.legacy:  # a legacy type's projection keeps its prefix in the post-processor
             self.prefix = list(single_prefix(lowered.post_processor))
         self.ref_normalize = ref_normalize
+
+    @cached_property
+    def _token(self) -> dict[int, str]:
+        """id -> token of the lowered vocabulary, built when a decode is first projected."""
+        return {i: t for t, i in M.vocab_of(self.lowered.model).items()}
 
     def of(self, *projections: str) -> list[Loss]:
         return [x for x in self.losses if x.kind.projection in projections]
