@@ -355,21 +355,3 @@ def test_export_verifies_the_repaired_glm4_guard(tmp_path):
     chat = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["verify"]["checks"]}
     assert chat["chat text"]["ok"] == chat["chat text"]["total"] > 0
 
-
-@needs_mnn
-def test_runtime_renders_runs_while_running_once_during_the_first_batch():
-    """Verify does its own work (and the main runtime's wait) while the chat-path renders run:
-    `while_running` is called once, while a runtime worker of this process is alive."""
-    import os
-    import subprocess
-
-    seen = []
-
-    def work():
-        children = subprocess.run(["ps", "-ww", "--ppid", str(os.getpid()), "-o", "args="], capture_output=True,
-                                  text=True).stdout
-        seen.append("_runtime_worker.py" in children)
-
-    got = runtime_renders(["{{ messages[0]['content'] }}", "[{{ eos_token }}]"], [USER], bos=BOS, eos=EOS,
-                          while_running=work)
-    assert seen == [True] and got == [["hi"], ["[</s>]"]]

@@ -42,7 +42,7 @@ from ..mtok import write_mtok
 from .runtime import run_runtime
 
 __all__ = ["Conversation", "TemplateParity", "builtin_conversations", "reference_render",
-           "runtime_renders", "compare"]
+           "render_request", "runtime_renders", "compare"]
 
 _REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
 HANG = "hang"  # a template render that did not finish
@@ -108,17 +108,28 @@ def _tiny_mtok(bos: str, eos: str) -> bytes:
                                 chat=ChatTemplate(bos_token=bos, eos_token=eos)))
 
 
+def render_request(template: str, convs: Sequence[Conversation], *, bos: str, eos: str,
+                   timeout: float = 10.0) -> tuple[list[dict], tuple[bytes, float]]:
+    """`run_runtime`'s `renders` and `renders_apart` to render `convs` with `template` in a runtime
+    process that does other work first (verify's): the requests, and the one-token tokenizer giving
+    `bos` with the seconds they may take (as `runtime_renders` gives a template)."""
+    items = [_render_item(template, c, eos) for c in convs]
+    return items, (_tiny_mtok(bos, eos), _seconds(timeout, items))
+
+
+def _seconds(timeout: float, items: list) -> float:
+    """What a batch of renders may take: `timeout` per template, and a little per render."""
+    return timeout + 0.05 * len(items)
+
+
 def runtime_renders(templates: Sequence[str], convs: Sequence[Conversation], *, bos: str, eos: str,
-                    python=None, timeout: float = 10.0, isolate=(),
-                    while_running=None) -> list[list[str | None] | str]:
+                    python=None, timeout: float = 10.0, isolate=()) -> list[list[str | None] | str]:
     """Per template: the runtime's rendering of each conversation (None: the runtime raised), or
     :data:`HANG` when it did not finish (or crashed).  Templates run in batches in one process;
     a batch that fails is split until the failing template is alone.  ``timeout`` is what one
     template may take (a render takes milliseconds).  The templates at ``isolate`` (e.g. those
-    the linter expects to hang) run alone, which saves the splitting.  `while_running`: work for this
-    process to do while the first batch's runtime process runs (`run_runtime`)."""
+    the linter expects to hang) run alone, which saves the splitting."""
     results: list = [None] * len(templates)
-    pending = [while_running] if while_running is not None else []
     with tempfile.TemporaryDirectory(prefix="mtok-parity-") as tmp:
         path = Path(tmp) / "tokenizer.mtok"
         path.write_bytes(_tiny_mtok(bos, eos))
@@ -126,8 +137,7 @@ def runtime_renders(templates: Sequence[str], convs: Sequence[Conversation], *, 
         def run(indices: list[int]) -> None:
             items = [_render_item(templates[i], c, eos) for i in indices for c in convs]
             try:
-                res = run_runtime(path, renders=items, python=python, timeout=timeout + 0.05 * len(items),
-                                  while_running=pending.pop() if pending else None)
+                res = run_runtime(path, renders=items, python=python, timeout=_seconds(timeout, items))
             except RuntimeEngineError:
                 if len(indices) == 1:
                     results[indices[0]] = HANG

@@ -27,7 +27,7 @@ from .chat_parity import (
     builtin_conversations,
     prints_parts,
     reference_render,
-    runtime_renders,
+    render_request,
 )
 from .reference import hf_reference
 from .runtime import run_runtime
@@ -174,19 +174,14 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
         file_chat = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)[0].chat
     why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
     paths = _path_conversations() if has_chat else []
-    path_renders = []
-
-    def while_runtime_runs():
-        """The chat-path renders' runtime process and the HF projections a raw-id mismatch asks for
-        first run while the runtime's process runs (three processes on the cores), not after it."""
-        if has_chat:
-            path_renders.append(_runtime_path_renders(paths, lowered, python, llm_config, while_running=why.warm))
-        else:
-            why.warm()
-
+    renders, apart = _path_render_request(paths, lowered, llm_config) if has_chat else ([], None)
+    # One runtime process: the chat-path renders run last in it, apart (their own tokenizer and
+    # time limit; a hang costs only them).  The HF projections a raw-id mismatch asks for first are
+    # made ready while it runs (on another core), not after it.
     rt = run_runtime(mtok_path, texts=texts, decode_ids=ids_needed,
                      chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
-                     llm_config=llm_config, check=False, encode_chats=True, while_running=while_runtime_runs)
+                     llm_config=llm_config, check=False, encode_chats=True, renders=renders,
+                     renders_apart=apart, while_running=why.warm)
     chat_encodes = [ids for ids in rt.chat_encodes if ids is not None]
     step("compare")
     checks = {name: Check(name) for name in CHECKS}
@@ -226,7 +221,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
 
     if has_chat:
         step("chat paths")
-        _chat_paths(checks["chat paths"], paths, path_renders[0], source, lowering)
+        _chat_paths(checks["chat paths"], paths, HANG if rt.renders is None else rt.renders, source, lowering)
     else:
         checks["chat paths"].skipped = "no chat template"
     _stop_checks(checks["stop ids"], data, file_chat, source, lowered, lowering)
@@ -241,20 +236,19 @@ def _path_conversations() -> list:
     return [c for c in builtin_conversations() if paths & set(c.tags)]
 
 
-def _runtime_path_renders(convs, lowered, python, llm_config, while_running=None):
-    """The runtime's renders of `convs` with the template the engine will use (the embedded one, or
-    the model folder's jinja block), tools and whole messages passed as the engine takes them
-    (`chat_parity.runtime_renders`); HANG when it did not finish."""
+def _path_render_request(convs, lowered, llm_config):
+    """`run_runtime`'s `renders` and `renders_apart` for `convs` rendered with the template the
+    engine will use (the embedded one, or the model folder's jinja block), tools and whole messages
+    passed as the engine takes them (`chat_parity.render_request`)."""
     jinja = jinja_block(llm_config)
     template, eos = (jinja["chat_template"], jinja.get("eos", "")) if jinja else (lowered.chat.text, lowered.chat.eos_token)
-    return runtime_renders([template], convs, bos=lowered.chat.bos_token, eos=eos, python=python,
-                           while_running=while_running)[0]
+    return render_request(template, convs, bos=lowered.chat.bos_token, eos=eos)
 
 
 def _chat_paths(check: Check, convs, got, source, lowering):
     """Every path a template branches on, rendered by transformers with the source's template and
-    by the runtime (`got`, from `_runtime_path_renders`).  A difference is never explained: no lint
-    finding reproduces a render."""
+    by the runtime (`got`: the renders, or HANG when they did not finish).  A difference is never
+    explained: no lint finding reproduces a render."""
     src, cleared = source.chat, lowering.cleared_bos
     if got == HANG:
         got = ["<the runtime did not finish>"] * len(convs)
