@@ -354,4 +354,3 @@ def test_export_verifies_the_repaired_glm4_guard(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     chat = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["verify"]["checks"]}
     assert chat["chat text"]["ok"] == chat["chat text"]["total"] > 0
-
