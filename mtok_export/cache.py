@@ -1,9 +1,10 @@
 """Results computed from content are cached by content: `cache_dir()/<kind>/<sha256>.json`, the
 key hashing everything the result depends on (file contents, texts, library versions), so a hit is
 what a fresh run would compute.  What is cached: the HF reference (`verify.reference`),
-transformers' renders of the chat-path conversations (`verify.check`), the vocabulary words a
-BPE's merges do not rebuild (`lower.models`, for `ignore_merges`), the merges of tiktoken ranks
-(`readers.tiktoken`), whether a file parses as a SentencePiece model (`readers.sentencepiece`),
+transformers' renders of the chat-path conversations (`verify.check`), the answers of attribution's
+HF projections (`verify.projection`, keyed by the tokenizer.json text they run), the vocabulary
+words a BPE's merges do not rebuild (`lower.models`, for `ignore_merges`), the merges of tiktoken
+ranks (`readers.tiktoken`), whether a file parses as a SentencePiece model (`readers.sentencepiece`),
 and the chat template's depth, lowering and renders of the built-in conversations
 (`chat.nesting`, `lower.chat_template`, `chat.render`).  A missing, unreadable or broken entry is
 recomputed; an unwritable cache only costs the next run the computation."""

@@ -75,7 +75,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress, header_specials=header_specials,
                           normalizer_form=normalizer_form)
     out = Path(output_dir or (path if path.is_dir() else path.parent)) / output.names[0]
-    output.check(data, out)  # nothing the strict reader rejects
+    written_chat = output.check(data, out).chat  # nothing the strict reader rejects; verify reads its chat fields
     result = ExportResult(tok, low, lw, out, len(data), 0.0)
     folder = model_folder.find(out.parent)
     new_llm_config, engine_llm_config = _llm_config_plan(folder, low, keep_llm_config, lw.notes)
@@ -95,7 +95,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
             try:
                 result.verify = run_verify(tmp, tok, low, lw, source_path=path, corpus=verify.corpus,
                                            python=verify.python, progress=verify.progress,
-                                           llm_config=engine_llm_config)
+                                           llm_config=engine_llm_config, checked=(data, written_chat))
             except RuntimeEngineError:  # the runtime crashed or hung on the file: keep it for a bug report
                 result.rejected = rejected_path(out)
                 os.replace(tmp, result.rejected)

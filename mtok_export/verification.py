@@ -59,11 +59,13 @@ def prepare(file: Path, against=None, target=None, bos=None):
     return manifest, tok, lowered.ir, lowered.lowering, {**opts, "path": Path(source)}
 
 
-def run(file, source, lowered, lowering, *, source_path, corpus=None, python=None, progress=None, llm_config=None):
+def run(file, source, lowered, lowering, *, source_path, corpus=None, python=None, progress=None, llm_config=None,
+        checked=None):
     """`verify.check.verify` of `file` on the built-in corpus plus `corpus`, against the reference of
-    the source at `source_path` (HF on its tokenizer.json, or `reference_for` the IR)."""
+    the source at `source_path` (HF on its tokenizer.json, or `reference_for` the IR); `checked`:
+    (bytes, the chat fields read from them) when the strict reader has just read what was written."""
     samples = list(builtin_corpus()) + (list(load_corpus_file(corpus)) if corpus else [])
     src = Path(source_path)
     return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
                   source_dir=src if src.is_dir() else src.parent, python=python, progress=progress,
-                  reference=reference_for(source), llm_config=llm_config)
+                  reference=reference_for(source), llm_config=llm_config, checked=checked)

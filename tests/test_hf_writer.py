@@ -35,7 +35,7 @@ from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.corpus import builtin_chats, builtin_corpus
 from mtok_export.verify.emulate import normalize as runtime_normalize
 from mtok_export.writers.hf_json import (CONTROL_TO_SPACE, TOP_LEVEL, hf_equivalent, to_tokenizer_json,
-                                         write_hf_dir, write_tokenizer_json)
+                                         tokenizer_json_text, write_hf_dir, write_tokenizer_json)
 
 from conftest import TOKENIZER_DIRS
 
@@ -109,6 +109,21 @@ def test_written_dir_reads_back_equal(tokenizer_name, tmp_path):
     assert back == tok  # components, added tokens, special/stop ids, chat templates (all of them)
     assert (back.meta.add_bos_token, back.meta.add_eos_token) == (tok.meta.add_bos_token, tok.meta.add_eos_token)
     assert (tmp_path / "tokenizer.json").read_bytes() == written(tokenizer_name)
+
+
+@pytest.mark.parametrize("name", [n for n in TOKENIZER_DIRS if n.startswith("samples/")])  # each model kind
+def test_compact_text_is_the_json_of_the_object(name):
+    """`tokenizer_json_text` (what verification hands `tokenizers`) serializes the vocabulary and
+    merges once per table: for an IR sharing them with the previous one, for one with a table of
+    its own, and again after another IR's tables, it is json.dumps of `to_tokenizer_json`."""
+    tok = source(name)
+    m = tok.model
+    same_tables = replace(tok, normalizer=None, model=replace(m, dropout=0.5) if isinstance(m, M.BPE) else m)
+    vocab = ([(p, s - 1.0) for p, s in m.vocab] if isinstance(m, M.Unigram)
+             else {t: i for t, i in m.vocab.items() if i != max(m.vocab.values())})
+    own_vocab = replace(tok, model=replace(m, vocab=vocab))
+    for ir in (tok, same_tables, own_vocab, tok, same_tables):
+        assert tokenizer_json_text(ir) == json.dumps(to_tokenizer_json(ir), ensure_ascii=False)
 
 
 def test_hf_irs_need_no_rewriting(tokenizer_name):

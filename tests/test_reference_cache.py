@@ -152,3 +152,49 @@ def test_tiktoken_merges_are_cached_by_the_ranks(tmp_path, monkeypatch):
     entry.write_text('{"pairs": 3}')  # a broken entry is computed again
     assert tiktoken.ranks_to_bpe(ranks) == fresh
     assert cache.load("tiktoken-merges", entry.stem)["pairs"] == [97, 98, 97, 258, 256, 99, 98, 99]
+
+
+def test_projection_answers_are_cached_by_the_tokenizer_json_text(tmp_path, monkeypatch):
+    """Attribution's HF projections (`verify.projection`): a second attribution of the same source
+    builds no tokenizer and explains exactly as the first; a question not asked before builds it
+    then; another IR (another text) is another key; a broken entry is recomputed."""
+    from dataclasses import replace
+
+    from mtok_export.lower import lower
+    from mtok_export.readers.model_dir import read_model_dir
+    from mtok_export.verify import projection
+    from mtok_export.verify.attribution import Attribution
+    from mtok_export.verify.reference_tiktoken import hf_from_ir
+
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
+    src = read_model_dir(SAMPLE)
+    low, lw = lower(src)
+    jamo = "\u1112\u1161\u11ab\u1100\u116e\u11a8"  # NFC composes it, the runtime's normalizer does not
+
+    def attribute():
+        why = Attribution(src, low, lw, ref_normalize=lambda s: s)
+        why.warm()
+        want = why.project_raw(jamo, ())
+        got = why.project_raw(jamo, why.of("normalizer"))
+        out = (want, got, [x.code for x in why.raw(jamo, want, got)], why.raw(jamo, want, got[:-1] + [0]),
+               why._readers(jamo), why.base_decode([want, got]))
+        why.save()
+        return why, out
+
+    built = []
+    real = projection.hf_from_json_text
+    monkeypatch.setattr(projection, "hf_from_json_text", lambda text: built.append(1) or real(text))
+    _, fresh = attribute()
+    assert built == [1, 1] and fresh[2] == ["normalizer-approx"] and fresh[0] != fresh[1]
+    built.clear()
+    why, cached = attribute()
+    assert cached == fresh and built == []
+    assert why.project_raw("not asked before", ()) == hf_from_ir(src).encode("not asked before",
+                                                                             add_special_tokens=False).ids
+    assert built == [1]
+    built.clear()
+    assert projection.Projection(replace(src, decoder=None)).cached is False
+    for entry in (tmp_path / "projection").iterdir():
+        entry.write_text('{"encode": {')
+    _, again = attribute()
+    assert again == fresh and built == [1, 1]

@@ -204,3 +204,36 @@ def test_while_running_runs_during_the_worker_and_a_failure_kills_it(write, tmp_
         raise RuntimeError("boom")
     with pytest.raises(RuntimeError, match="boom"):
         run_runtime(path, texts=["ab"], while_running=boom)
+
+
+def _render(template: str, content: str = "hi") -> dict:
+    return {"jinja": {"chat_template": template, "eos": "</E>", "context": {}},
+            "messages": [{"role": "user", "content": content}]}
+
+
+@needs_mnn
+def test_renders_apart_use_their_own_tokenizer_in_the_same_process(write):
+    """With `renders_apart` the renders run last in the one runtime process, with the tokenizer given
+    (its bos), while the rest runs on the file; the file's results are unchanged by them."""
+    from mtok_export.verify.chat_parity import _tiny_mtok
+
+    path = write(build_mtok())
+    items = [_render("{{ bos_token }}|{{ messages[0]['content'] }}|{{ eos_token }}")]
+    r = run_runtime(path, texts=["ab"], renders=items, renders_apart=(_tiny_mtok("<B>", "</x>"), 10.0))
+    assert r.encodes == run_runtime(path, texts=["ab"]).encodes and r.renders == ["<B>|hi|</E>"]
+    assert run_runtime(path, renders=items).renders == ["<s>|hi|</E>"]  # without: the file's bos
+
+
+@needs_mnn
+def test_renders_apart_that_hang_cost_only_the_renders(write):
+    """A template that hangs MNN's renderer: apart, the renders are cut off after their seconds and
+    come back None, with the file's results; not apart, the whole run fails."""
+    from mtok_export.verify.chat_parity import _tiny_mtok
+
+    path = write(build_mtok())
+    hang = [_render("{% for a, b in [('x', 1), ('y', 2)] %}{{ a }}{{ b }}{% endfor %}")]
+    start = time.monotonic()
+    r = run_runtime(path, texts=["ab"], renders=hang, renders_apart=(_tiny_mtok("<s>", "</s>"), 1.0), timeout=30)
+    assert r.renders is None and r.encodes == run_runtime(path, texts=["ab"]).encodes and time.monotonic() - start < 15
+    with pytest.raises(RuntimeEngineError, match="did not finish within 2s"):
+        run_runtime(path, texts=["ab"], renders=hang, timeout=2)

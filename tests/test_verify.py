@@ -60,3 +60,27 @@ def test_verify_fails_on_a_tampered_vocab(tmp_path):
     report = json.loads(r.stdout)
     assert not report["ok"] and report["exit_code"] == 1 and report["verify"]["unexplained"] > 100
     assert any(c["explanation"] == [] and c["check"] == "raw ids" for c in report["verify"]["classes"])
+
+
+def test_export_strict_read_is_reused_only_for_the_same_bytes(tmp_path, monkeypatch):
+    """The export passes `checked` (the bytes it wrote and the chat fields its strict read gave):
+    verify reads the file on disk again only when it holds other bytes, and then strictly."""
+    import pytest
+
+    from mtok_export.corpus import builtin_chats, builtin_corpus
+    from mtok_export.errors import MtokError
+    from mtok_export.mtok import check_written
+    from mtok_export.verify import check
+
+    src = read_model_dir(SAMPLE)
+    low, lw = lower(src)
+    data = write_mtok(low)
+    path = tmp_path / "tokenizer.mtok"
+    args = dict(samples=list(builtin_corpus())[:20], chats=list(builtin_chats())[:2], source_dir=SAMPLE)
+    path.write_bytes(data[:-7])  # the disk holds a truncated file, not what was checked
+    with pytest.raises(MtokError):
+        check.verify(path, src, low, lw, checked=(data, check_written(data).chat), **args)
+    path.write_bytes(data)
+    monkeypatch.setattr(check, "read_mnn_bytes", lambda *a, **k: pytest.fail("read again"))
+    report = check.verify(path, src, low, lw, checked=(data, check_written(data).chat), **args)
+    assert report.ok and report.check("stop ids").ok == report.check("stop ids").total > 0

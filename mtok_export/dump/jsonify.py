@@ -38,10 +38,14 @@ def _value(v, full: bool, name: str = ""):
     return v
 
 
-def id_to_token(tok) -> dict[int, str]:
-    table = {i: t for t, i in M.vocab_of(tok.model).items()}
+def id_to_token(tok, only=None) -> dict[int, str]:
+    """id -> its text (the model's token, else the added token's); `only`: a set of ids to name,
+    when a few are wanted from a large vocabulary."""
+    vocab = M.vocab_of(tok.model)
+    table = {i: t for t, i in vocab.items()} if only is None else {i: t for t, i in vocab.items() if i in only}
     for t in tok.added_tokens:
-        table.setdefault(t.id, t.content)
+        if only is None or t.id in only:
+            table.setdefault(t.id, t.content)
     return table
 
 

@@ -6,22 +6,29 @@ Keep it compatible with old Pythons (3.6+) and free of third-party imports besid
 
 Request:  {"config": path, "texts": [{"s": str} | {"hex": str}], "decode_ids": [int],
            "chats": [[{"role": str, "content": str}, ...]], "encode_chats": bool,
-           "renders": [{"jinja": {"chat_template", "eos", "context"}, "messages": [...]}]}
+           "renders": [{"jinja": {"chat_template", "eos", "context"}, "messages": [...]}],
+           "renders_apart": {"config": path, "seconds": float} (optional)}
 Response: {"version": str, "encodes": [[int]], "decodes": [[int, hex]], "chats": [str | null],
            "chat_encodes": [[int] | null] (with encode_chats: each rendered chat encoded),
            "renders": [str | null]}
           or {"error": {"kind": "import" | "load" | "python", "message": str}}
+With "renders_apart" the renders load that config's tokenizer and may hang or fail without costing
+the rest: the response without "renders" is written first, then the renders run under a timer of
+"seconds" (SIGALRM, whose default action ends the process even inside MNN's C++), and the response
+is written again with them.  A response without "renders" means they did not finish.
 Everything the process prints (including C/C++ output and Python tracebacks) goes to LOG; the
 current step is kept in PROGRESS so that the caller can say what was running when it crashed.
 """
 
 import json
 import os
+import signal
 import sys
 import traceback
 
 # Substrings MNN prints when the tokenizer did not load; using the engine after that dereferences null.
 LOAD_FAILURES = ("Failed to load tokenizer", "tokenizer file not found", "magic number is wrong")
+STEP_WIDTH = 64  # bytes of the progress record; every step name is shorter
 
 
 def die_with_parent():
@@ -91,8 +98,9 @@ def main(argv):
     progress = os.open(progress_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 
     def step(text):
-        os.ftruncate(progress, 0)
-        os.pwrite(progress, text.encode("utf-8"), 0)
+        # one write per encoded text or decoded id: a fixed-width record (space-padded) replaces the
+        # last one without truncating first (the caller strips the padding)
+        os.pwrite(progress, text.encode("utf-8").ljust(STEP_WIDTH), 0)
 
     try:
         with open(request_path, encoding="utf-8") as f:
@@ -139,10 +147,26 @@ def main(argv):
             for i, text in enumerate(chats):
                 step("chat encode %d" % i)
                 chat_encodes.append(None if text is None else list(model.tokenizer_encode(text)))
-        renders = [render_with(req["config"], item, step, i) for i, item in enumerate(req.get("renders", []))]
+        result = {"version": str(version), "encodes": encodes, "decodes": decodes, "chats": chats,
+                  "chat_encodes": chat_encodes}
+        apart = req.get("renders_apart")
+        if apart:
+            write_json(response_path, result)
+            timer = getattr(signal, "setitimer", None)  # Unix; elsewhere the caller's timeout still ends us
+            if timer:
+                timer(signal.ITIMER_REAL, apart["seconds"])
+            try:
+                result["renders"] = [render_with(apart["config"], item, step, i)
+                                     for i, item in enumerate(req.get("renders", []))]
+            except Exception:  # the response already written says: renders not finished
+                return 0
+            if timer:
+                timer(signal.ITIMER_REAL, 0)
+        else:
+            result["renders"] = [render_with(req["config"], item, step, i)
+                                 for i, item in enumerate(req.get("renders", []))]
         step("done")
-        write_json(response_path, {"version": str(version), "encodes": encodes, "decodes": decodes,
-                                   "chats": chats, "chat_encodes": chat_encodes, "renders": renders})
+        write_json(response_path, result)
     except BaseException:
         write_json(response_path, {"error": {"kind": "python", "message": traceback.format_exc()}})
     return 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from difflib import SequenceMatcher
+from functools import cached_property
 from fractions import Fraction
 
 from .. import losses as L
@@ -26,7 +27,7 @@ from ..ir.paths import replace_at
 from ..losses import CHAT_RULES, Loss
 from ..lower.processors import single_prefix
 from . import emulate
-from .reference_tiktoken import hf_from_ir
+from .projection import Projection
 
 Explanation = tuple[Loss, ...]  # empty: unexplained
 
@@ -36,13 +37,11 @@ class Attribution:
         """`source`: the IR as read; `lowered`: its honest lowering (what a correct file holds);
         `lowering`: the losses, target and BOS facts of that lowering; `ref_normalize`: the
         reference's own normalizer (str -> str), for reader differences.  Every projection runs HF
-        on the IR (`hf_from_ir`), so an IR that differs from the source shows as unexplained."""
+        on the IR (`Projection`), so an IR that differs from the source shows as unexplained."""
         self.source, self.lowered, self.lowering = source, lowered, lowering
         self.losses = list(lowering.losses)
         self.legacy = lowering.target == "mnn-legacy"
-        self._hf: dict[tuple, object] = {}
-        vocab = M.vocab_of(lowered.model)
-        self._token = {i: t for t, i in vocab.items()}
+        self._hf: dict[tuple, Projection] = {}
         self._wp, self._byte_level = emulate.decoder_flags(lowered.decoder)
         self._added = tuple(t.content for t in lowered.added_tokens)
         self.prefix = list(lowered.prefix_ids)
@@ -50,11 +49,16 @@ class Attribution:
             self.prefix = list(single_prefix(lowered.post_processor))
         self.ref_normalize = ref_normalize
 
+    @cached_property
+    def _token(self) -> dict[int, str]:
+        """id -> token of the lowered vocabulary, built when a decode is first projected."""
+        return {i: t for t, i in M.vocab_of(self.lowered.model).items()}
+
     def of(self, *projections: str) -> list[Loss]:
         return [x for x in self.losses if x.kind.projection in projections]
 
     # ------------------------------------------------------------------ raw ids
-    def _hf_for(self, patches: tuple[Loss, ...], normalizer: bool, legacy: bool = False):
+    def _hf_for(self, patches: tuple[Loss, ...], normalizer: bool, legacy: bool = False) -> Projection:
         """HF on the source with these projections applied (`legacy`: on what the legacy type runs)."""
         key = ("legacy",) if legacy else (tuple(id(x) for x in patches), normalizer)
         if key not in self._hf:
@@ -63,22 +67,28 @@ class Attribution:
                 tok = replace_at(tok, *x.patch)
             if normalizer:
                 tok = replace(tok, normalizer=None)
-            self._hf[key] = hf_from_ir(tok)
+            self._hf[key] = Projection(tok)
         return self._hf[key]
 
     def warm(self) -> None:
-        """Build the HF projections `raw` asks for first (the source as read, and with every projecting
-        loss applied), so they are ready when the comparison starts.  A failure here is left for the
-        comparison itself to meet (and report)."""
+        """Make ready the HF projections `raw` asks for first (the source as read, and with every
+        projecting loss applied): their cached answers loaded, or the tokenizers built, so they are
+        ready when the comparison starts.  A failure here is left for the comparison itself to meet
+        (and report)."""
         try:
             if self.legacy:
-                self._hf_for((), False, legacy=True)
-            self._hf_for((), False)
+                self._hf_for((), False, legacy=True).ready()
+            self._hf_for((), False).ready()
             projecting = self.of("patch", "normalizer")
             if projecting:
-                self._hf_for(*self._projection(projecting))
+                self._hf_for(*self._projection(projecting)).ready()
         except Exception:  # noqa: BLE001  raised again, in context, where the projection is used
             pass
+
+    def save(self) -> None:
+        """Cache what the projections computed, for the next verification of this source."""
+        for hf in self._hf.values():
+            hf.save()
 
     def _projection(self, losses) -> tuple[tuple[Loss, ...], bool]:
         """(the patches, whether the runtime's normalizer replaces the source's) of `losses`."""
@@ -91,7 +101,7 @@ class Attribution:
         hf = self._hf_for(patches, normalizer)
         if normalizer:
             text = emulate.normalize_around(self.lowered.normalizer, text, self._added)
-        return hf.encode(text, add_special_tokens=False).ids
+        return hf.encode(text)
 
     def raw(self, text: str, want: list[int], got: list[int]) -> Explanation:
         ties = self.of("ties")
@@ -102,7 +112,7 @@ class Attribution:
         if base != want and not readers:
             return ()
         if self.legacy:  # the legacy type's documented projection is the lowered IR itself
-            proj = self._hf_for((), False, legacy=True).encode(text, add_special_tokens=False).ids
+            proj = self._hf_for((), False, legacy=True).encode(text)
             if proj != got:
                 return ()
             active = [x for x in self.of("legacy") if proj != base]
@@ -132,10 +142,10 @@ class Attribution:
 
     def _norm_differs(self, text: str) -> bool:
         """The reference normalizes `text` otherwise than HF does on the IR."""
-        hf = self._hf_for((), False)
-        if self.ref_normalize is None or hf.normalizer is None:
+        if self.ref_normalize is None:
             return False
-        return self.ref_normalize(text) != hf.normalizer.normalize_str(text)
+        hf = self._hf_for((), False).normalize(text)
+        return hf is not None and self.ref_normalize(text) != hf
 
     def _tie(self, a: list[int], b: list[int]) -> bool:
         """Another Viterbi path: the same text and exactly the same total score (unigram-ties).  The
@@ -217,7 +227,7 @@ class Attribution:
     def base_decode(self, raw: list[list[int]]) -> list[str]:
         """HF's decode of the reference ids on the IR (for the legacy target: on what the legacy
         type runs); compared with the reference's own decode to see reader differences."""
-        return self._hf_for((), False, legacy=self.legacy).decode_batch(raw, skip_special_tokens=False)
+        return self._hf_for((), False, legacy=self.legacy).decode_batch(raw)
 
     # ------------------------------------------------------------------ chat
     def chat_text(self, chat, want: str, got: str | None) -> Explanation:

@@ -42,7 +42,7 @@ from ..mtok import write_mtok
 from .runtime import run_runtime
 
 __all__ = ["Conversation", "TemplateParity", "builtin_conversations", "reference_render",
-           "runtime_renders", "compare"]
+           "render_request", "runtime_renders", "compare"]
 
 _REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
 HANG = "hang"  # a template render that did not finish
@@ -108,6 +108,20 @@ def _tiny_mtok(bos: str, eos: str) -> bytes:
                                 chat=ChatTemplate(bos_token=bos, eos_token=eos)))
 
 
+def render_request(template: str, convs: Sequence[Conversation], *, bos: str, eos: str,
+                   timeout: float = 10.0) -> tuple[list[dict], tuple[bytes, float]]:
+    """`run_runtime`'s `renders` and `renders_apart` to render `convs` with `template` in a runtime
+    process that does other work first (verify's): the requests, and the one-token tokenizer giving
+    `bos` with the seconds they may take (as `runtime_renders` gives a template)."""
+    items = [_render_item(template, c, eos) for c in convs]
+    return items, (_tiny_mtok(bos, eos), _seconds(timeout, items))
+
+
+def _seconds(timeout: float, items: list) -> float:
+    """What a batch of renders may take: `timeout` per template, and a little per render."""
+    return timeout + 0.05 * len(items)
+
+
 def runtime_renders(templates: Sequence[str], convs: Sequence[Conversation], *, bos: str, eos: str,
                     python=None, timeout: float = 10.0, isolate=()) -> list[list[str | None] | str]:
     """Per template: the runtime's rendering of each conversation (None: the runtime raised), or
@@ -123,8 +137,7 @@ def runtime_renders(templates: Sequence[str], convs: Sequence[Conversation], *, 
         def run(indices: list[int]) -> None:
             items = [_render_item(templates[i], c, eos) for i in indices for c in convs]
             try:
-                res = run_runtime(path, renders=items, python=python,
-                                  timeout=timeout + 0.05 * len(items))
+                res = run_runtime(path, renders=items, python=python, timeout=_seconds(timeout, items))
             except RuntimeEngineError:
                 if len(indices) == 1:
                     results[indices[0]] = HANG

@@ -27,7 +27,7 @@ from .chat_parity import (
     builtin_conversations,
     prints_parts,
     reference_render,
-    runtime_renders,
+    render_request,
 )
 from .reference import hf_reference
 from .runtime import run_runtime
@@ -138,14 +138,17 @@ def corpus_hash(samples, chats) -> str:
 
 
 def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=None, python=None,
-           timeout: float = 300.0, progress=None, reference=None, llm_config: dict | None = None) -> Report:
+           timeout: float = 300.0, progress=None, reference=None, llm_config: dict | None = None,
+           checked: tuple[bytes, object] | None = None) -> Report:
     """Run the runtime on `mtok_path` and the reference on `source`, and compare.
 
     `source` is the IR as read and `lowered, lowering` its honest lowering (what a correct file
     holds; `lower(source)` again, not the file).  `reference(texts, chats) -> Reference` replaces HF
     on `source_dir/tokenizer.json` for inputs without one (`reference_choice.reference_for`).
     `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
-    replaces the embedded template and EOS).  `progress(step)` is told each phase."""
+    replaces the embedded template and EOS).  `checked`: (bytes, the chat fields the strict reader
+    read from them), when the caller has just checked what it wrote (export); the file is read again
+    only when it holds other bytes.  `progress(step)` is told each phase."""
     step = progress or (lambda s: None)
     usable = [s for s in samples if "\x00" not in s.text]
     left_out = len(samples) - len(usable)
@@ -165,13 +168,20 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     step("runtime")
     data = Path(mtok_path).read_bytes()
     # once, before MNN loads it: every check runs (lazy only defers building the vocab entries)
-    file_tok, _ = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)
+    if checked is not None and checked[0] == data:
+        file_chat = checked[1]  # these very bytes passed the same strict read
+    else:
+        file_chat = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)[0].chat
     why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
-    # The HF projections a raw-id mismatch asks for first are built while the runtime's process runs
-    # (on another core), not after it.
+    paths = _path_conversations() if has_chat else []
+    renders, apart = _path_render_request(paths, lowered, llm_config) if has_chat else ([], None)
+    # One runtime process: the chat-path renders run last in it, apart (their own tokenizer and
+    # time limit; a hang costs only them).  The HF projections a raw-id mismatch asks for first are
+    # made ready while it runs (on another core), not after it.
     rt = run_runtime(mtok_path, texts=texts, decode_ids=ids_needed,
                      chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
-                     llm_config=llm_config, check=False, encode_chats=True, while_running=why.warm)
+                     llm_config=llm_config, check=False, encode_chats=True, renders=renders,
+                     renders_apart=apart, while_running=why.warm)
     chat_encodes = [ids for ids in rt.chat_encodes if ids is not None]
     step("compare")
     checks = {name: Check(name) for name in CHECKS}
@@ -207,29 +217,39 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
         if got is not None:
             compare(checks["chat ids"], s, want_ids, got_ids,
                     lambda: why.chat_ids(want, got, want_ids, got_ids, text_why), slice=sl)
+    why.save()  # every projection attribution asks for has run: cache the answers for the next run
 
     if has_chat:
         step("chat paths")
-        _chat_paths(checks["chat paths"], source, lowered, lowering, python, llm_config)
+        _chat_paths(checks["chat paths"], paths, HANG if rt.renders is None else rt.renders, source, lowering)
     else:
         checks["chat paths"].skipped = "no chat template"
-    _stop_checks(checks["stop ids"], data, file_tok, source, lowered, lowering)
+    _stop_checks(checks["stop ids"], data, file_chat, source, lowered, lowering)
     return Report(str(mtok_path), lowering.target, rt.version, list(checks.values()), list(lowering.losses),
                   corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes))
 
 
-def _chat_paths(check: Check, source, lowered, lowering, python, llm_config):
-    """Every path a template branches on (tools, tool calls and results, reasoning, content parts,
-    `chat_parity`'s conversations), rendered by transformers with the source's template and by the
-    runtime with the template the engine will use (the embedded one, or the model folder's jinja
-    block), with tools and whole messages passed as the engine takes them.  A difference is never
-    explained: no lint finding reproduces a render."""
+def _path_conversations() -> list:
+    """`chat_parity`'s conversations on the paths a template branches on (tools, tool calls and
+    results, reasoning, content parts); the plain turns are the chat text check's."""
+    paths = {"tools", "tool-calls", "reasoning", "multimodal"}
+    return [c for c in builtin_conversations() if paths & set(c.tags)]
+
+
+def _path_render_request(convs, lowered, llm_config):
+    """`run_runtime`'s `renders` and `renders_apart` for `convs` rendered with the template the
+    engine will use (the embedded one, or the model folder's jinja block), tools and whole messages
+    passed as the engine takes them (`chat_parity.render_request`)."""
     jinja = jinja_block(llm_config)
     template, eos = (jinja["chat_template"], jinja.get("eos", "")) if jinja else (lowered.chat.text, lowered.chat.eos_token)
-    paths = {"tools", "tool-calls", "reasoning", "multimodal"}  # the plain turns are the chat text check's
-    convs = [c for c in builtin_conversations() if paths & set(c.tags)]
+    return render_request(template, convs, bos=lowered.chat.bos_token, eos=eos)
+
+
+def _chat_paths(check: Check, convs, got, source, lowering):
+    """Every path a template branches on, rendered by transformers with the source's template and
+    by the runtime (`got`: the renders, or HANG when they did not finish).  A difference is never
+    explained: no lint finding reproduces a render."""
     src, cleared = source.chat, lowering.cleared_bos
-    got = runtime_renders([template], convs, bos=lowered.chat.bos_token, eos=eos, python=python)[0]
     if got == HANG:
         got = ["<the runtime did not finish>"] * len(convs)
     left_out = 0
@@ -255,19 +275,19 @@ def _reference_renders(src, convs) -> list[str | None]:
                           valid=lambda v: isinstance(v, list) and len(v) == len(convs))
 
 
-def _stop_checks(check: Check, data: bytes, file_tok, source, lowered, lowering):
+def _stop_checks(check: Check, data: bytes, chat, source, lowered, lowering):
     """The file's stop list equals the expected set (the source's eos / end-of-turn ids, each with
     where it came from), and the embedded eos/bos strings are the source's (BOS empty when the
-    lowering moved it to the header prefix).  `data`, `file_tok`: the file as read."""
+    lowering moved it to the header prefix).  `data`, `chat`: the file and its chat fields as read."""
     _, (_, file_stops, _), _ = read_header(data)
-    names = id_to_token(lowered)
     expected = {i: src for i, src in getattr(lowering.meta, "stop_sources", ())}
-    for i in sorted(set(expected) | set(file_stops)):
+    ids = set(expected) | set(file_stops)
+    names = id_to_token(lowered, only=ids)
+    for i in sorted(ids):
         what = f"{names.get(i, '?')} ({expected[i]})" if i in expected else f"{names.get(i, '?')} (not a stop id of the source)"
         compare(check, _Sample(f"stop-{i}", what), i if i in expected else None, i if i in file_stops else None)
     if lowering.target == "mnn-legacy":
         return
-    chat = file_tok.chat
     want_bos = "" if lowering.cleared_bos else source.chat.bos_token
     compare(check, _Sample("eos-token", "embedded eos_token"), source.chat.eos_token, chat.eos_token)
     compare(check, _Sample("bos-token", "embedded bos_token"), want_bos, chat.bos_token)

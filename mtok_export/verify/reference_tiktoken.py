@@ -48,9 +48,14 @@ def nfc(text: str) -> str:
 # ------------------------------------------------------------------ IR -> HF tokenizers
 
 def hf_from_ir(tok):
+    return hf_from_json_text(tokenizer_json_text(tok))
+
+
+def hf_from_json_text(text: str):
+    """An HF `tokenizers.Tokenizer` from tokenizer.json text, without truncation or padding."""
     from tokenizers import Tokenizer
 
-    hf = Tokenizer.from_str(tokenizer_json_text(tok))
+    hf = Tokenizer.from_str(text)
     hf.no_truncation()
     hf.no_padding()
     return hf

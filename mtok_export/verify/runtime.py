@@ -74,7 +74,8 @@ class RuntimeResult:
     chats: list[str | None]    # apply_chat_template(messages) per conversation, None if it raised
     log: str                   # everything MNN printed (C-level stdout and stderr)
     version: str               # MNN.version() of the interpreter that ran it
-    renders: list[str | None] = ()  # per `renders` item: its messages rendered with its jinja block
+    renders: list[str | None] | None = ()  # per `renders` item: its messages rendered with its jinja block
+    # (None: renders run apart did not finish)
     chat_encodes: list[list[int] | None] = ()  # with `encode_chats`: tokenizer_encode of each chat's rendering
 
 
@@ -83,6 +84,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
                 python: str | os.PathLike | None = None, timeout: float = 120.0,
                 llm_config: Mapping | None = None, check: bool = True,
                 renders: Sequence[Mapping] = (), encode_chats: bool = False,
+                renders_apart: tuple[bytes, float] | None = None,
                 while_running: Callable[[], None] | None = None) -> RuntimeResult:
     """Load `tokenizer_path` (`.mtok` or legacy `tokenizer.txt`) in MNN and run all requests in one process.
 
@@ -93,6 +95,9 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
     its messages rendered by an Llm loaded with that `jinja` block (how an app sets the template,
     tools and extra variables); role "json" messages carry whole message objects (spec 8.7).
     `encode_chats`: also encode each chat's rendering (`chat_encodes`), in the same process.
+    `renders_apart`: (a tokenizer file's bytes, seconds): the renders load that tokenizer instead and
+    run last, given those seconds; when they hang, crash or raise, the rest is returned and
+    `renders` is None (one process instead of a second one for the renders).
     `while_running`: work for this process to do while the runtime's process runs (on another core).
     Raises `RuntimeEngineError` on a missing file, missing MNN, load failure, crash or timeout.
     With `check` (the default) the file is first read by our strict reader, so a malformed file is
@@ -127,22 +132,19 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
 
     with tempfile.TemporaryDirectory(prefix="mtok-runtime-") as tmp:
         tmp_path = Path(tmp)
-        model_dir = tmp_path / "model"
-        model_dir.mkdir()
         name = src.name if src.name not in _RESERVED else "tokenizer" + src.suffix
-        shutil.copyfile(src, model_dir / name)
-        files = {"tokenizer_file": name, "llm_model": "llm.mnn", "llm_weight": "llm.mnn.weight",
-                 "backend_type": "cpu"}
-        (model_dir / "config.json").write_text(json.dumps(files))
-        if llm_config is not None:
-            (model_dir / "llm_config.json").write_text(json.dumps({**llm_config, **files}))
-        (model_dir / "llm.mnn").write_bytes(b"\0")
-        (model_dir / "llm.mnn.weight").write_bytes(b"\0")
+        config = _model_folder(tmp_path / "model", name, lambda path: shutil.copyfile(src, path), llm_config)
+        apart = None
+        if renders_apart is not None:
+            tokenizer, seconds = renders_apart
+            apart = {"config": str(_model_folder(tmp_path / "renders", "tokenizer.mtok",
+                                                 lambda path: path.write_bytes(tokenizer), None)),
+                     "seconds": float(seconds)}
         request, response, log, progress = (tmp_path / n for n in
                                             ("request.json", "response.json", "log.txt", "progress"))
-        request.write_text(json.dumps({"config": str(model_dir / "config.json"), "texts": wire_texts,
-                                       "decode_ids": ids, "chats": wire_chats, "encode_chats": encode_chats,
-                                       "renders": [dict(r) for r in renders]}))
+        request.write_text(json.dumps({"config": str(config), "texts": wire_texts, "decode_ids": ids,
+                                       "chats": wire_chats, "encode_chats": encode_chats,
+                                       "renders": [dict(r) for r in renders], "renders_apart": apart}))
         try:
             output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout, while_running)
         except subprocess.TimeoutExpired:
@@ -168,7 +170,22 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
         raise RuntimeEngineError(f"runtime worker failed:\n{err['message']}")
     return RuntimeResult(encodes=data["encodes"], decodes={i: bytes.fromhex(h) for i, h in data["decodes"]},
                          chats=data["chats"], log=log_text, version=data["version"],
-                         renders=data.get("renders", []), chat_encodes=data.get("chat_encodes", []))
+                         renders=data.get("renders"), chat_encodes=data.get("chat_encodes", []))
+
+
+def _model_folder(folder: Path, name: str, write_tokenizer: Callable[[Path], object], llm_config) -> Path:
+    """A folder the engine loads: the tokenizer as `name`, config.json naming it and dummy model files
+    (the model load fails harmlessly after the tokenizer is loaded), `llm_config` as llm_config.json.
+    -> its config.json."""
+    folder.mkdir()
+    write_tokenizer(folder / name)
+    files = {"tokenizer_file": name, "llm_model": "llm.mnn", "llm_weight": "llm.mnn.weight", "backend_type": "cpu"}
+    (folder / "config.json").write_text(json.dumps(files))
+    if llm_config is not None:
+        (folder / "llm_config.json").write_text(json.dumps({**llm_config, **files}))
+    (folder / "llm.mnn").write_bytes(b"\0")
+    (folder / "llm.mnn.weight").write_bytes(b"\0")
+    return folder / "config.json"
 
 
 def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float,
@@ -238,7 +255,8 @@ def _sigterm_raises():
 
 
 def _describe(step: str, texts: list[str | bytes]) -> str:
-    """Turn the worker's progress marker into words, quoting the input it was working on."""
+    """Turn the worker's progress marker (space-padded) into words, quoting the input it was working on."""
+    step = step.rstrip(" ")
     kind, _, num = step.partition(" ")
     if kind == "encode" and num.isdigit() and int(num) < len(texts):
         return f"encode of text #{num} {texts[int(num)]!r:.80}"

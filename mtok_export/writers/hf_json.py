@@ -273,11 +273,13 @@ def _template(p: R.TemplateProcessing) -> dict:
 _VOCAB_AFTER = {"Unigram": "unk_id", "WordLevel": "type"}
 
 
-def _model(m) -> dict:
+def _model(m, bulk=lambda name, table, value: value()) -> dict:
+    """The model object; `bulk(name, table, value)` gives the "vocab" and "merges" entries from the
+    IR's `table` and `value()`, its JSON form (`_serialized_once` puts text there)."""
     if isinstance(m, M.Unigram):
-        vocab = [[piece, score] for piece, score in m.vocab]
-    else:
-        vocab = dict(sorted(m.vocab.items(), key=lambda kv: (kv[1], kv[0])))  # id order, as HF writes
+        vocab = bulk("vocab", m.vocab, lambda: [[piece, score] for piece, score in m.vocab])
+    else:  # id order, as HF writes
+        vocab = bulk("vocab", m.vocab, lambda: _by_id(m.vocab))
     after = _VOCAB_AFTER.get(m.kind)
     out = {"type": m.kind}
     if after == "type":
@@ -295,8 +297,28 @@ def _model(m) -> dict:
             out["vocab"] = vocab
     out.setdefault("vocab", vocab)
     if isinstance(m, M.BPE):
-        out["merges"] = [[a, b] for a, b in m.merges]
+        out["merges"] = bulk("merges", m.merges, lambda: _pairs(m.merges))
     return out
+
+
+# A vocabulary and its merges are most of a tokenizer: their JSON forms below are the IR's own tables
+# when those already have that form (JSON writes a tuple as a list), rather than 100k+ new objects.
+
+def _by_id(vocab) -> dict:
+    """The vocabulary in id order, ties by token, as HF writes it: the dict itself when its ids
+    already increase (a vocabulary as read)."""
+    if type(vocab) is dict:
+        ids = list(vocab.values())
+        if all(a < b for a, b in zip(ids, ids[1:])):
+            return vocab
+    return dict(sorted(vocab.items(), key=lambda kv: (kv[1], kv[0])))
+
+
+def _pairs(merges):
+    """The merges as [a, b] lists (a merge that is not a pair raises, as unpacking it does)."""
+    if type(merges) in (tuple, list) and all(type(p) in (tuple, list) and len(p) == 2 for p in merges):
+        return merges
+    return [[a, b] for a, b in merges]
 
 
 def write_tokenizer_json(tok: Tokenizer) -> bytes:
@@ -308,16 +330,32 @@ def write_tokenizer_json(tok: Tokenizer) -> bytes:
 def tokenizer_json_text(tok: Tokenizer) -> str:
     """The same JSON without indentation, for `tokenizers.Tokenizer.from_str` in memory: Python's
     json module only uses its C encoder without `indent`, about 2.5x faster on a large vocabulary.
-    The model (vocabulary and merges: nearly all of the text) is serialized once for consecutive IRs
-    that share it, as verification's projections of one source do."""
+    The vocabulary and the merges (nearly all of the text) are serialized once for consecutive IRs
+    that share them, as verification's projections of one source do (another normalizer, a model
+    option patched)."""
     tok = hf_equivalent(tok)
-    if _last_model[0] is not tok.model:
-        _last_model[:] = [tok.model, _dumps(_model(tok.model), what="tokenizer.json", indent=None)]
     head = _dumps(_everything_but_the_model(tok), what="tokenizer.json", indent=None)
-    return f'{head[:-1]}, "model": {_last_model[1]}}}'
+    model = _model(tok.model, _serialized_once)
+    # json.dumps' own compact layout (", " and ": "), with the bulk entries' text as it is
+    body = ", ".join(f"{_dumps(k, 'tokenizer.json', indent=None)}: "
+                     f"{v if isinstance(v, _JsonText) else _dumps(v, 'tokenizer.json', indent=None)}"
+                     for k, v in model.items())
+    return f'{head[:-1]}, "model": {{{body}}}}}'
 
 
-_last_model: list = [None, ""]  # (the model object, its JSON): identity, not equality, is the key
+class _JsonText(str):
+    """A value already serialized as compact JSON."""
+
+
+# name -> (the IR table, its JSON): identity, not equality, is the key (the IR is never changed in place)
+_last_bulk: dict[str, tuple[object, str]] = {}
+
+
+def _serialized_once(name: str, table, value) -> _JsonText:
+    last = _last_bulk.get(name)
+    if last is None or last[0] is not table:
+        last = _last_bulk[name] = (table, _dumps(value(), what="tokenizer.json", indent=None))
+    return _JsonText(last[1])
 
 
 def _dumps(obj, what: str, sort_keys: bool = False, indent: int | None = 2) -> str:
