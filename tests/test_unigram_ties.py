@@ -191,3 +191,18 @@ def test_scores_are_written_as_hf_holds_them():
     assert [hf_f64(s) for s in read] == held
     assert hf_f64(-12.130167007446289) == -12.130167007446287 and hf_f64(-2.0122928619384766) == -2.012292861938477
     assert hf_f64(0.0) == 0.0 and hf_f64(-1e-09) == -1e-09 and hf_f64(2.5e+30) == 2.5e+30
+
+
+def test_whole_number_scores_are_their_own_hf_value():
+    """The shortcut for whole numbers (SentencePiece BPE's -rank scores) agrees with the digits."""
+    import math
+
+    from mtok_export.lower.models import _serde_f64, hf_f64
+
+    wholes = [0.0, -0.0, 1.0, -1.0, -12345.0, -130343.0, 2.0 ** 40, -(2.0 ** 46), 99999999999999.0, -99999999999999.0]
+    for x in wholes:
+        got, want = hf_f64(x), _serde_f64(x)
+        assert got == want and math.copysign(1, got) == math.copysign(1, want), x
+    for x in (1e14, -1e14, 1e16, 0.5, -12.130167007446289):  # beyond the shortcut: the digits decide
+        assert hf_f64(x) == _serde_f64(x)
+    assert hf_f64(-12.130167007446289) != -12.130167007446289  # and the digits do differ from Python's

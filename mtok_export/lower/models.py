@@ -174,7 +174,16 @@ def hf_f64(score: float) -> float:
     """The f64 HF `tokenizers` holds for `score` read from JSON: serde_json (without its
     float_roundtrip feature) takes the decimal digits as an integer, rounds that to f64, then divides
     by the power of ten, so it can land one ulp off the correctly rounded value Python reads.  The
-    digits are Python's shortest repr, which is also what serde_json and ryu write."""
+    digits are Python's shortest repr, which is also what serde_json and ryu write.  A whole number
+    below 1e14 (SentencePiece BPE scores are -rank) is written `N.0`: 10N and the division by ten
+    are exact, so it is its own value, without the digits' round trip (0.2 s for 130k pieces)."""
+    if type(score) is float and score.is_integer() and -1e14 < score < 1e14:
+        return score
+    return _serde_f64(score)
+
+
+def _serde_f64(score: float) -> float:
+    """`hf_f64` from the decimal digits."""
     text = repr(score)
     if not math.isfinite(score):
         return score

@@ -619,7 +619,7 @@ def _offset(layout: Layout, name: str) -> int:
 
 
 def _id_warnings(tok: Tokenizer) -> list[str]:
-    n = len(M.vocab_of(tok.model))
+    n = len(tok.model.vocab)  # every model's vocab has one entry per id (a Unigram's is its piece list)
     out = []
     for what, ids in (("special", tok.special_ids), ("stop", tok.stop_ids), ("prefix", tok.prefix_ids),
                       ("added token", [t.id for t in tok.added_tokens]),
