@@ -20,6 +20,7 @@ compare across machines and loads: floor and export run interleaved in the same 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import struct
@@ -28,9 +29,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-from mtok_export.formats import choose
-from mtok_export.mtok import read_mtok
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "tokenizers"
 
@@ -79,6 +77,8 @@ def median(cmds: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, fl
 def model_entries(mtok: Path) -> tuple[int, int, int]:
     """(offset of the first vocabulary entry, entry count, bytes after each entry's string) of the
     model section (spec 2.5), located with our reader outside the timing."""
+    from mtok_export.mtok import read_mtok
+
     data = mtok.read_bytes()
     _, layout = read_mtok(data)
     at = next(s for s in layout.sections if s.name == "model").offset
@@ -93,6 +93,26 @@ def model_entries(mtok: Path) -> tuple[int, int, int]:
     return at + 10, count, 12  # Unigram: type, vocab_size, unk_id, byte_fallback; str + u32 id + f64
 
 
+def input_of(d: Path):
+    """[file, format name] of a model directory, or None for a folder of several models."""
+    from mtok_export.formats import choose
+
+    try:
+        file, fmt, _ = choose(d)
+    except Exception:  # noqa: BLE001  a folder of several models (sp-test-models): not a row
+        return None
+    return [str(file), fmt.name]
+
+
+def ask(what: str, arg: Path):
+    """`input_of` or `model_entries` answered by a child process: this one imports no package and
+    reads no tokenizer, so its memory stays small.  (A measured child is forked from it, and the
+    kernel counts the parent's pages in the child's peak RSS until the exec.)"""
+    out = subprocess.run([sys.executable, __file__, f"--{what}", str(arg)], env=ENV, cwd=CWD[0], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
@@ -100,7 +120,12 @@ def main():
     ap.add_argument("--no-verify", action="store_true", help="skip the export-with-verification column")
     ap.add_argument("--tree", help="measure another checkout of this repository (e.g. a `git worktree` of an older "
                     "commit): its package runs the commands, with this interpreter and its libraries")
+    ap.add_argument("--input-of", type=Path, help=argparse.SUPPRESS)  # the child side of `ask`
+    ap.add_argument("--entries", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.input_of or args.entries:
+        print(json.dumps(input_of(args.input_of) if args.input_of else model_entries(args.entries)))
+        return
     if args.tree:
         ENV["PYTHONPATH"] = str(Path(args.tree).resolve())
         CWD[0] = Path(args.tree).resolve()
@@ -111,18 +136,16 @@ def main():
     points: dict[str, list] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for d in dirs:
-            try:
-                file, fmt, _ = choose(d)
-            except Exception:  # noqa: BLE001  a folder of several models (sp-test-models): not a row
+            chosen = ask("input-of", d)
+            if chosen is None or chosen[1] not in FLOORS:
                 continue
-            if fmt.name not in FLOORS:
-                continue
+            file, fmt = chosen
             out, vout = Path(tmp) / d.name, Path(tmp) / f"{d.name}-verified"
             export = [*mtok, "--quiet", "export", "--path", str(d), "-o", str(out), "--allow-lossy", "--no-verify"]
             run(export)
             mtok_file = out / "tokenizer.mtok"
-            offset, count, extra = model_entries(mtok_file)
-            cmds = {"floor": [sys.executable, "-c", FLOORS[fmt.name], str(file)], "export": export,
+            offset, count, extra = ask("entries", mtok_file)
+            cmds = {"floor": [sys.executable, "-c", FLOORS[fmt], str(file)], "export": export,
                     "inspect floor": [sys.executable, "-c", INSPECT_FLOOR, str(mtok_file), str(offset), str(count),
                                       str(extra)],
                     "inspect": [*mtok, "inspect", str(mtok_file)]}
@@ -134,7 +157,7 @@ def main():
             verify = f"{m['verify'][0]:9.2f}" if "verify" in m else f"{'-':>9}"
             print(f"{d.name:32} {count:8,} {floor:8.3f} {export_s:6.2f} {export_s / floor:5.2f}x "
                   f"{m['inspect'][0]:6.2f} {ratio_i:5.2f}x  {verify} {rss:8.0f}", flush=True)
-            points.setdefault(fmt.name, []).append((count, export_s - floor))
+            points.setdefault(fmt, []).append((count, export_s - floor))
     for name, pts in points.items():  # one line per input format: their per-entry work differs
         if len(pts) < 3:
             continue
