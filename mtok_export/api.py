@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import gc_pause
 from .errors import InputError, LossError, OutputError
 from .export import VerifyOptions
 from .export import export as export_dir
@@ -134,19 +135,21 @@ def convert(src: PathLike, out: PathLike, *, to: str = "mtok", target: str = "mn
     _check_choice("--to", to, ("mtok", "txt", "hf"))
     output = target_for("mtok" if to == "hf" else to, target).output
     out = Path(out)
-    tok = read_source(Path(src), chat_template, pattern=pattern, special=special)
-    if to == "hf":
-        if (out / "tokenizer.json").exists() and not force:
-            raise OutputError(out / "tokenizer.json", "exists; pass --force to replace it")
-        paths = tuple(write_hf_dir(tok, out))
-        return ConvertResult(paths, sum(p.stat().st_size for p in paths))
-    data, _, lw = build(tok, to, target=target)
+    with gc_pause.paused():
+        tok = read_source(Path(src), chat_template, pattern=pattern, special=special)
+        if to == "hf":
+            if (out / "tokenizer.json").exists() and not force:
+                raise OutputError(out / "tokenizer.json", "exists; pass --force to replace it")
+            paths = tuple(write_hf_dir(tok, out))
+            return ConvertResult(paths, sum(p.stat().st_size for p in paths))
+        data, _, lw = build(tok, to, target=target)
     decisions = decide(lw.losses, Policy(allow_lossy=allow_lossy))  # declared severities: convert does not verify
     if any(not d.accepted for d in decisions):
         raise LossError(decisions, hint=refusal_hint(decisions))
     path = out / output.names[0] if out.is_dir() else out
     if path.exists() and not force:
         raise OutputError(path, "exists; pass --force to replace it")
-    output.check(data, path)
+    with gc_pause.paused():
+        output.check(data, path)
     atomic_write(path, data)
     return ConvertResult((path,), len(data), tuple(lw.losses), dict(lw.applied))

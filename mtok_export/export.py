@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import model_folder
+from . import gc_pause, model_folder
 from .errors import LossError, RuntimeEngineError, VerificationError
 from .formats import read_source
 from .io import atomic_write
@@ -70,12 +70,13 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
 
         if verify.python is not None:
             check_python(verify.python)
-    tok = read_source(path, chat_template, pattern=pattern, special=special, family=family)
-    output = target_for(fmt, target).output
-    data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress, header_specials=header_specials,
-                          normalizer_form=normalizer_form)
-    out = Path(output_dir or (path if path.is_dir() else path.parent)) / output.names[0]
-    written_chat = output.check(data, out).chat  # nothing the strict reader rejects; verify reads its chat fields
+    with gc_pause.paused():
+        tok = read_source(path, chat_template, pattern=pattern, special=special, family=family)
+        output = target_for(fmt, target).output
+        data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress,
+                              header_specials=header_specials, normalizer_form=normalizer_form)
+        out = Path(output_dir or (path if path.is_dir() else path.parent)) / output.names[0]
+        written_chat = output.check(data, out).chat  # nothing the strict reader rejects; verify reads its chat fields
     result = ExportResult(tok, low, lw, out, len(data), 0.0)
     folder = model_folder.find(out.parent)
     new_llm_config, engine_llm_config = _llm_config_plan(folder, low, keep_llm_config, lw.notes)

@@ -144,23 +144,3 @@ def test_convert_random_file_names_what_it_is_not(tmp_path):
     assert "sentencepiece, tokenizer.json" in r.stderr and "), and none is beside it;" in r.stderr
     assert r.stderr.rstrip().endswith("it looks like binary data")
 
-
-def test_the_collector_is_off_while_a_command_runs_and_back_after(monkeypatch):
-    import gc
-
-    from mtok_export import cli
-
-    seen = []
-    monkeypatch.setattr(cli, "_invoke", lambda *a: seen.append(gc.isenabled()) or sys.exit(0))
-    monkeypatch.setattr(sys, "argv", ["mtok", "losses"])
-    assert gc.isenabled()
-    with pytest.raises(SystemExit):
-        cli.main()
-    assert seen == [False] and gc.isenabled()  # an in-process caller gets its collector back
-    gc.disable()
-    try:
-        with pytest.raises(SystemExit):
-            cli.main()
-        assert not gc.isenabled()  # and one that had it off keeps it off
-    finally:
-        gc.enable()

@@ -10,7 +10,6 @@ the command parses it) and are listed in every command's --help."""
 
 from __future__ import annotations
 
-import gc
 import sys
 
 import typer
@@ -92,17 +91,7 @@ def _run(typer_app):
         for line in version_lines():
             print(line)
         sys.exit(0)
-    # One command per process, building tables of 100k+ objects that hold no reference cycles: the
-    # cyclic collector would only walk them again and again (7% of an export's time).  Reference
-    # counting frees them; the few cycles made (a template parse, a traceback) go at exit.  An
-    # in-process caller (tests, a notebook) gets its collector back.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        _invoke(typer_app, argv, debug)
-    finally:
-        if collecting:
-            gc.enable()
+    _invoke(typer_app, argv, debug)
 
 
 def _invoke(typer_app, argv: list[str], debug: bool):
