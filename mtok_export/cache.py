@@ -42,10 +42,14 @@ def key(kind: str, *parts, files=(), dists=(), blobs=()) -> str:
 
 
 def strings_blob(strings) -> bytes:
-    """Strings as bytes a key can hash without ambiguity: all of them back to back, then each one's
-    length (ten times faster than a JSON dump of a 150k-entry vocabulary)."""
+    """Strings (all `str` or all `bytes`) as bytes a key can hash without ambiguity: all of them back
+    to back, then each one's length (ten times faster than a JSON dump of a 150k-entry vocabulary)."""
     strings = list(strings)
-    return "".join(strings).encode("utf-8", "surrogatepass") + array("Q", map(len, strings)).tobytes()
+    if strings and isinstance(strings[0], bytes):
+        joined = b"".join(strings)
+    else:
+        joined = "".join(strings).encode("utf-8", "surrogatepass")
+    return joined + array("Q", map(len, strings)).tobytes()
 
 
 def version(dist: str) -> str:

@@ -130,6 +130,8 @@ def test_strings_blob_tells_apart_the_same_characters_split_differently():
     assert len(blobs) == 7
     assert strings_blob(iter(["ab", "c"])) == strings_blob(("ab", "c"))
     assert strings_blob(["\ud800"])  # a lone surrogate (a broken file's token) still hashes
+    raw = {strings_blob(s) for s in ([b"ab", b"c"], [b"a", b"bc"], [b"abc"], [b"abc", b""], [b"\x00"])}
+    assert len(raw) == 5 and strings_blob([b"ab", b"c"]) == strings_blob(["ab", "c"])  # bytes too: the same form
 
 
 def test_tiktoken_merges_are_cached_by_the_ranks(tmp_path, monkeypatch):

@@ -99,7 +99,7 @@ def _words_merges_miss(m) -> list[str]:
     Cached by the vocabulary and merges (about 1 s for Llama-3's 128k words, 0.02 s to hash)."""
     blobs = (cache.strings_blob(m.vocab), array("q", m.vocab.values()).tobytes(),
              cache.strings_blob(chain.from_iterable(m.merges)))
-    digest = cache.key("bpe-missed-words", blobs=blobs, dists=("tokenizers",))
+    digest = cache.key("bpe-missed-words", blobs=blobs, files=(__file__,), dists=("tokenizers",))
     return cache.computed("bpe-missed-words", digest, lambda: _merges_miss(m), valid=lambda v: isinstance(v, list))
 
 

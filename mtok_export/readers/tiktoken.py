@@ -41,7 +41,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,7 +211,7 @@ def ranks_to_bpe(ranks: dict[bytes, int]) -> tuple[dict[str, int], tuple[tuple[s
     by_rank = sorted(ranks, key=ranks.__getitem__)
     chars = bytes_to_tokens(by_rank)  # by rank
     vocab = dict(zip(chars, range(len(chars))))
-    digest = cache.key("tiktoken-merges", blobs=(b"".join(by_rank), array("Q", map(len, by_rank)).tobytes()))
+    digest = cache.key("tiktoken-merges", blobs=(cache.strings_blob(by_rank),), files=(__file__,))
     found = cache.computed("tiktoken-merges", digest, lambda: _merge_ranks(by_rank, ranks),
                            valid=lambda v: isinstance(v, dict) and isinstance(v.get("pairs"), list))
     pairs = found["pairs"]
