@@ -80,7 +80,8 @@ def _take_flags(argv: list[str], *flags: str) -> bool:
 
 
 def _run(typer_app):
-    from .console import set_quiet
+    from ..errors import Interrupted, MtokError
+    from .console import print_error, print_line, set_quiet
 
     argv = sys.argv
     debug = _take_flags(argv, "--debug")
@@ -91,14 +92,6 @@ def _run(typer_app):
         for line in version_lines():
             print(line)
         sys.exit(0)
-    _invoke(typer_app, argv, debug)
-
-
-def _invoke(typer_app, argv: list[str], debug: bool):
-    """Run the command; every failure becomes its exit code and one message."""
-    from ..errors import Interrupted, MtokError
-    from .console import print_error, print_line
-
     try:
         command = _with_global_options(typer.main.get_command(_narrowed(typer_app, argv)))
         rc = command.main(args=argv[1:], prog_name=_prog(argv[0]), standalone_mode=False)
