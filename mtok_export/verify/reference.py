@@ -14,6 +14,16 @@ _WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".onnx", ".h5", ".ms
 _MAX_HASHED = 256 << 20
 
 
+class ReferenceUnavailable(Exception):
+    """The independent reference of an input cannot run here (its library is missing, it needs
+    remote code, ...): verification of that input is a self-check only, which the policy refuses
+    by default.  `why`: one line; `install`: how to make it run (a pip command, an option)."""
+
+    def __init__(self, why: str, install: str = ""):
+        self.why, self.install = why, install
+        super().__init__(why)
+
+
 @dataclass
 class Reference:
     engine: list[list[int]]  # add_special_tokens=True
