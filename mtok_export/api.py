@@ -120,7 +120,7 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
                                                     bos)
     policy = Policy.for_verify(manifest, accept, Path(accept_file) if accept_file is not None else None, allow_lossy,
                                strict)
-    report = run(file, source, low, lw, source_path=read_opts["path"], corpus=corpus, python=runtime_python,
+    report = run(file, source, low, lw, corpus=corpus, python=runtime_python,
                  progress=progress, llm_config=llm_config)
     return VerifyResult(report, decide(lw.losses, policy, report.reach()))
 

@@ -94,7 +94,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
         atomic_write(tmp, data)
         try:
             try:
-                result.verify = run_verify(tmp, tok, low, lw, source_path=path, corpus=verify.corpus,
+                result.verify = run_verify(tmp, tok, low, lw, corpus=verify.corpus,
                                            python=verify.python, progress=verify.progress,
                                            llm_config=engine_llm_config, checked=(data, written_chat))
             except RuntimeEngineError:  # the runtime crashed or hung on the file: keep it for a bug report

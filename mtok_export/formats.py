@@ -1,4 +1,4 @@
-"""File formats, one `Format(name, sniff, read, names, write, check)` each, recognized by content,
+"""File formats, one `Format(name, sniff, read, reference, names, write, check)` each, recognized by content,
 and the choice of what to read in a directory.  The two this tool writes (`.mtok`, legacy `.txt`)
 also have `write` (a target's lowered content -> bytes, see `targets.py`) and `check` (the strict
 read-back before the bytes replace anything).
@@ -10,6 +10,11 @@ the best candidate.  The choice is deterministic: by `PRIORITY` of the format (s
 `.mtok`/`.txt` this tool writes beside them), then the conventional file name of that format, then
 the file name; when several candidates exist the choice is recorded as the first note of the IR
 (the CLI prints notes) and `--input FILE` reads another one.
+
+Each readable format declares its `reference`: the name of the independent implementation that
+verification runs on the source files themselves (the library the file was made for, never our
+reading of it; `verify/references.py` holds what each name runs).  `read_source` records the format
+in the IR's provenance, so the choice follows the format, never a file name.
 
 Companion files are recognized but never read alone: `merges.txt`/`vocab.bpe` belong to a
 vocab.json/encoder.json (given either one, the pair is read), configs belong to a directory.
@@ -49,6 +54,7 @@ class Format:
     name: str
     sniff: Callable[[bytes, Path], bool]  # (first HEAD bytes, path) -> is it this format?
     read: Callable[[Path, Options], object] | None  # None: a companion, never read alone
+    reference: str = ""  # the independent reference of a readable format (a `verify.references` name)
     names: tuple[str, ...] = ()  # conventional file names, preferred in this order among candidates
     # output formats: content (see `targets.Lowered`) -> file bytes; and the strict read-back of
     # those bytes before they replace anything, (data, path) -> IR or a FormatError/UnsupportedError
@@ -258,24 +264,26 @@ def _check_legacy(data: bytes, path=None):
 
 
 # Classification order (first match wins: e.g. rank lines are also "two words per line").
-MTOK = Format("mtok", is_mtok, _read_mtok, ("tokenizer.mtok",), write_mtok, check_written)
-LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, ("tokenizer.txt",), _write_legacy, _check_legacy)
-GGUF = Format("gguf", is_gguf, _read_gguf)
-CLIP = Format("clip-bpe-gz", is_clip_merges, _read_clip, ("bpe_simple_vocab_16e6.txt.gz",))
-SENTENCEPIECE = Format("sentencepiece", is_sentencepiece, _read_sentencepiece,
+MTOK = Format("mtok", is_mtok, _read_mtok, "mnn", ("tokenizer.mtok",), write_mtok, check_written)
+LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, "mnn-legacy", ("tokenizer.txt",), _write_legacy,
+                _check_legacy)
+GGUF = Format("gguf", is_gguf, _read_gguf, "gguf")
+CLIP = Format("clip-bpe-gz", is_clip_merges, _read_clip, "clip", ("bpe_simple_vocab_16e6.txt.gz",))
+SENTENCEPIECE = Format("sentencepiece", is_sentencepiece, _read_sentencepiece, "sentencepiece",
                        ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "ice_text.model"))
-TOKENIZER_JSON = Format("tokenizer.json", is_tokenizer_json, _read_tokenizer_json, ("tokenizer.json",))
-TEKKEN = Format("tekken", is_tekken, _read_tekken, ("tekken.json",))
-VOCAB_JSON = Format("vocab.json", is_vocab_json, _read_vocab_json, ("vocab.json", "encoder.json"))
-TIKTOKEN = Format("tiktoken", is_tiktoken, _read_tiktoken, ("tiktoken.model", "tokenizer.model"))
-MERGES = Format("merges", is_merges, _read_merges, ("merges.txt", "vocab.bpe"))
-BERT_VOCAB = Format("bert-vocab.txt", is_bert_vocab, _read_bert, ("vocab.txt",))
+TOKENIZER_JSON = Format("tokenizer.json", is_tokenizer_json, _read_tokenizer_json, "tokenizers", ("tokenizer.json",))
+TEKKEN = Format("tekken", is_tekken, _read_tekken, "mistral_common", ("tekken.json",))
+VOCAB_JSON = Format("vocab.json", is_vocab_json, _read_vocab_json, "transformers", ("vocab.json", "encoder.json"))
+TIKTOKEN = Format("tiktoken", is_tiktoken, _read_tiktoken, "tiktoken", ("tiktoken.model", "tokenizer.model"))
+MERGES = Format("merges", is_merges, _read_merges, "transformers", ("merges.txt", "vocab.bpe"))
+BERT_VOCAB = Format("bert-vocab.txt", is_bert_vocab, _read_bert, "transformers", ("vocab.txt",))
 REMOTE_CODE = Format("remote-code", is_python, None)
 FORMATS = (MTOK, LEGACY, GGUF, CLIP, SENTENCEPIECE, TOKENIZER_JSON, TEKKEN, VOCAB_JSON, TIKTOKEN, MERGES,
            BERT_VOCAB, REMOTE_CODE)
 
 # Which candidate a directory reads first.  A merges file stands for its pair through VOCAB_JSON;
 # this tool's own outputs come last so a source beside them is always re-read.
+BY_NAME = {f.name: f for f in FORMATS}
 PRIORITY = (TOKENIZER_JSON, TEKKEN, SENTENCEPIECE, GGUF, TIKTOKEN, VOCAB_JSON, CLIP, BERT_VOCAB, LEGACY, MTOK)
 
 
@@ -352,6 +360,7 @@ def read_source(path: Path, chat_template: str | None = None, *, pattern: str | 
     candidate, see `choose`).  `pattern`/`special` are for rank files, `family` for vocab.json."""
     file, fmt, note = choose(Path(path))
     tok = fmt.read(file, Options(chat_template, pattern, special, family))
+    tok = dataclasses.replace(tok, provenance=dataclasses.replace(tok.provenance, format=fmt.name))
     if note is None:
         return tok
     return dataclasses.replace(tok, meta=dataclasses.replace(tok.meta, notes=(note, *tok.meta.notes)))

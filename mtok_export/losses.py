@@ -43,7 +43,7 @@ class Severity(str, Enum):
 
 
 EDGE, TEXT, CHAT, BOS_EOS = Severity.EDGE, Severity.TEXT, Severity.CHAT, Severity.BOS_EOS
-LAYERS = ("reader", "normalizer", "pre_tokenizer", "model", "added_tokens", "post_processor", "decoder",
+LAYERS = ("reference", "reader", "normalizer", "pre_tokenizer", "model", "added_tokens", "post_processor", "decoder",
           "chat_template", "legacy")
 PROJECTIONS = ("normalizer", "patch", "engine", "stream", "chat-bos", "chat-render", "tokenizers", "ties",
                "reader", "legacy")
@@ -267,8 +267,18 @@ TEKKEN_SPECIAL_TEXT = _kind("tekken-special-text", "reader", "special-token text
                             "mistral_common encodes it as text", EDGE, "reader")
 CLIP_SPECIAL_TEXT = _kind("clip-special-text", "reader", "<|startoftext|>/<|endoftext|> text is split out (as HF "
                           "does); open_clip's SimpleTokenizer encodes it as text", EDGE, "reader")
+CLIP_DECODE = _kind("clip-decode", "reader", "CLIP's own decode turns the </w> word ends into spaces; the decoder "
+                    "chain it serializes (ByteLevel) and the runtime keep them", TEXT, "reader", any_input)
 CLIP_FTFY = _kind("clip-ftfy", "reader", "CLIP's SimpleTokenizer runs ftfy.fix_text and html.unescape before "
                   "tokenizing; the IR starts at NFC", TEXT, "reader")
+
+# Verification itself: no independent reference ran, so the runtime was compared with HF built from
+# our own reading of the source, which cannot see a reader bug.  Its trigger never fires (it
+# explains no mismatch) and no check measures it (layer "reference"): its severity stays "text",
+# refused by default.
+REFERENCE_UNAVAILABLE = _kind("reference-unavailable", "reference", "no independent reference ran: the file was "
+                              "compared with this tool's own reading of the source (a self-check)", TEXT, None,
+                              lambda loss, text: [])
 
 # Legacy tokenizer.txt types: each is explained by the type's documented projection.
 _LEGACY = {

@@ -63,9 +63,10 @@ def verification_json(report, runtime_python: str | None = None) -> dict | None:
         "result": "passed" if report.ok else "failed",
         "runtime": f"MNN {report.runtime}", "runtime_python": runtime_python,
         "corpus_sha256": report.corpus_sha256,
+        "reference": report.reference,
         "checks": {c.name: {"ok": c.ok, "total": c.total, "unexplained": sum(1 for m in c.mismatches
                                                                              if not m.explanation),
-                            "note": c.skipped} for c in report.checks},
+                            "note": c.skipped, "reference": c.reference} for c in report.checks},
     }
 
 

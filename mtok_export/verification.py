@@ -16,7 +16,8 @@ from .model_folder import find
 from .readers.mnn_file import read_mnn_file
 from .targets import TARGETS
 from .verify.check import verify
-from .verify.reference_choice import reference_for
+from .losses import REFERENCE_UNAVAILABLE, Loss
+from .verify.references import choose_or_self_check
 
 
 def engine_path(path: Path):
@@ -59,13 +60,16 @@ def prepare(file: Path, against=None, target=None, bos=None):
     return manifest, tok, lowered.ir, lowered.lowering, {**opts, "path": Path(source)}
 
 
-def run(file, source, lowered, lowering, *, source_path, corpus=None, python=None, progress=None, llm_config=None,
-        checked=None):
-    """`verify.check.verify` of `file` on the built-in corpus plus `corpus`, against the reference of
-    the source at `source_path` (HF on its tokenizer.json, or `reference_for` the IR); `checked`:
+def run(file, source, lowered, lowering, *, corpus=None, python=None, progress=None, llm_config=None, checked=None):
+    """`verify.check.verify` of `file` on the built-in corpus plus `corpus`, against the independent
+    reference of the source's format (`verify.references`); where none runs here, against HF built
+    from our reading, with the loss `reference-unavailable` recorded (refused by default); `checked`:
     (bytes, the chat fields read from them) when the strict reader has just read what was written."""
     samples = list(builtin_corpus()) + (list(load_corpus_file(corpus)) if corpus else [])
-    src = Path(source_path)
-    return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
-                  source_dir=src if src.is_dir() else src.parent, python=python, progress=progress,
-                  reference=reference_for(source), llm_config=llm_config, checked=checked)
+    reference = choose_or_self_check(source)
+    if reference.self_check and not any(x.kind is REFERENCE_UNAVAILABLE for x in lowering.losses):
+        why = reference.unavailable
+        lowering.losses.append(Loss(REFERENCE_UNAVAILABLE, f"reference of {source.provenance.format or 'the source'}",
+                                    "$", f"{why.why}" + (f"; to run it: {why.install}" if why.install else "")))
+    return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()), python=python,
+                  progress=progress, reference=reference, llm_config=llm_config, checked=checked)

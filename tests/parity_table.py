@@ -19,7 +19,7 @@ from mtok_export.formats import read_source
 from mtok_export.lower import Lowering, lower
 from mtok_export.mtok import write_mtok
 from mtok_export.verify.check import verify
-from mtok_export.verify.reference_choice import reference_for
+from mtok_export.verify.references import choose
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 COLUMNS = ("engine ids", "raw ids", "streaming decode", "chat text", "chat ids", "chat paths", "stop ids")
@@ -43,8 +43,8 @@ def parity_rows(src: Path, out_dir: Path, *, mode: str = "lowered", target: str 
     path = out_dir / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     samples = list(builtin_corpus()) + (list(testvector_corpus(testvectors)) if testvectors else [])
-    report = verify(path, tok, low, lw, samples=samples, chats=list(builtin_chats()), source_dir=src, python=python,
-                    reference=reference_for(tok))
+    report = verify(path, tok, low, lw, samples=samples, chats=list(builtin_chats()), python=python,
+                    reference=choose(tok))
     return {
         "checks": {c.name: f"{c.ok}/{c.total}" for c in report.checks if c.total},
         "unexplained": report.unexplained if mode != "naive" else "-",

@@ -38,7 +38,7 @@ from mtok_export.lower.processors import single_parts
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.sentencepiece import SPACE, TRAILING_SPACE, read_sentencepiece
 from mtok_export.verify.check import TEXT_CHECKS, Check, compare_texts, verify
-from mtok_export.verify.reference_choice import reference_for
+from mtok_export.verify.references import choose
 from mtok_export.verify.reference_spm import charsmap_normalizer, spm_reference
 from mtok_export.verify.runtime import run_runtime
 from mtok_export.writers.hf_json import to_tokenizer_json
@@ -152,7 +152,7 @@ def spm_parity(model_path, out_dir, *, target: str = "mnn-3.6", python=None, sam
     path.write_bytes(write_mtok(low))
     usable, left_out = _samples(samples)
     report = verify(path, tok, low, lw, samples=usable, chats=[], python=python, timeout=timeout,
-                    reference=reference_for(tok))
+                    reference=choose(tok))
     checks = {c.name: c for c in report.checks if c.name in TEXT_CHECKS}
     p = Parity(str(model_path), str(path), report.runtime, checks, list(lw.losses), notes=_notes(left_out))
     if with_ir:

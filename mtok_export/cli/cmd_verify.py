@@ -54,7 +54,7 @@ def verify(
         manifest, source, low, lw, read_opts = prepare(file, against, target, bos)
         policy = Policy.for_verify(manifest, accept, accept_file, allow_lossy, strict)
         with verify_progress(as_json) as step:
-            report = run(file, source, low, lw, source_path=read_opts["path"], corpus=corpus, python=runtime_python,
+            report = run(file, source, low, lw, corpus=corpus, python=runtime_python,
                          progress=step, llm_config=llm_config)
         decisions = decide(lw.losses, policy, report.reach())
         if not report.ok:

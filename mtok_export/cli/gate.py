@@ -75,15 +75,22 @@ def print_report(report):
     from ..dump.sanitize import clip, show
     from .console import out
 
-    t = Table("check", "match", "note", box=None, padding=(0, 2), title=f"verify on MNN {report.runtime}",
+    ref = report.reference or {}
+    t = Table("check", "match", "reference", "note", box=None, padding=(0, 2), title=f"verify on MNN {report.runtime}",
               title_justify="left")
     notes: list[str] = []
     for c in report.checks:
         mark = "" if c.total == 0 else ("[green]" if c.ok == c.total else "[red]") + f"{c.ok}/{c.total}[/]"
         if c.skipped and c.skipped not in notes:
             notes.append(c.skipped)
-        t.add_row(c.name, mark or "-", f"({notes.index(c.skipped) + 1})" if c.skipped else "")
+        t.add_row(c.name, mark or "-", c.reference if c.total else "", f"({notes.index(c.skipped) + 1})" if c.skipped else "")
     out.print(t)
+    if ref.get("self_check"):
+        out.print(Text(f"  reference: none, self-check only: {ref.get('why')}"
+                       + (f"; to run it: {ref['install']}" if ref.get("install") else ""), style="bold yellow"))
+    elif ref:
+        out.print(Text(f"  reference: {ref['library']} on {', '.join(Path(f).name for f in ref['files'])}"
+                       + (f" ({ref['detail']})" if ref.get("detail") else "")))
     for i, note in enumerate(notes, 1):
         out.print(Text(f"  ({i}) {note}"))
     for check, codes, n, m in report.classes():
@@ -99,7 +106,10 @@ def print_report(report):
             expected, got = (a[k] if k < len(a) else "<end>"), (b[k] if k < len(b) else "<end>")
         out.print(Text(f"    expected {clip(show(str(expected)), 100)}"))
         out.print(Text(f"    got      {clip(show(str(got)), 100)}"))
-    if report.ok:
+    if report.ok and ref.get("self_check"):
+        out.print("[bold yellow]self-check passed[/] (no independent reference ran: this proves the file against "
+                  "this tool's own reading of the source, not against the source)")
+    elif report.ok:
         out.print("[bold green]verify passed[/]" + (" (every mismatch reproduced by a recorded loss)"
                                                      if any(c.mismatches for c in report.checks) else ""))
     else:

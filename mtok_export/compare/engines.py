@@ -2,9 +2,8 @@
 `diff` compares: normalized text, pre-tokenized pieces, ids (with and without special tokens) and
 decoded text.
 
-The engine is the one verification trusts for that input (`verify.reference_choice.reference_for`):
-HF `tokenizers` on the source `tokenizer.json`, sentencepiece on a `.model`, tiktoken on a rank
-file, else HF `tokenizers` built from the IR (`.mtok`, legacy `.txt`, vocab files).  The
+The engine is the one verification trusts for that input (`verify.references.choose`: the
+source format's independent reference), else HF `tokenizers` built from the IR, named as such.  The
 normalized and pre-tokenized views always come from HF `tokenizers` (the only engine exposing
 them); they are None when the IR has no tokenizer.json form.  For a `.mtok` file the ids and
 decodes may instead come from the real MNN runtime (`runtime=True`)."""
@@ -15,10 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UnsupportedError
-from ..readers.sentencepiece import is_sentencepiece
-from ..readers.tiktoken import looks_like_tiktoken
-from ..verify.reference import run_hf
-from ..verify.reference_choice import reference_for
+from ..verify.reference import ReferenceUnavailable, run_hf
+from ..verify.references import choose
 from ..verify.reference_tiktoken import hf_from_ir
 from ..verify.runtime import run_runtime
 
@@ -53,10 +50,13 @@ def hf_tokenizer(tok):
 def run_reference(tok, texts: list[str], views: bool = True) -> Run:
     """Ids, decodes and (with `views`) the intermediate views of `tok` on `texts` (see the module
     docstring)."""
-    ref_fn = reference_for(tok) if tok.provenance.inputs else None
-    hf, hf_name = hf_tokenizer(tok) if views or ref_fn is None else (None, "")
-    if ref_fn is not None:
-        ref, name = ref_fn(texts, []), _engine_name(tok)
+    try:
+        chosen = choose(tok) if tok.provenance.inputs else None
+    except ReferenceUnavailable:
+        chosen = None
+    hf, hf_name = hf_tokenizer(tok) if views or chosen is None else (None, "")
+    if chosen is not None:
+        ref, name = chosen.run(texts, []), chosen.line().removeprefix("reference: ")
     elif hf is not None:
         ref, name = run_hf(hf, texts), hf_name
     else:
@@ -72,15 +72,6 @@ def _with_views(run: Run, hf, texts: list[str]) -> Run:
         pre = hf.pre_tokenizer
         run.pieces = [[p for p, _ in pre.pre_tokenize_str(n)] if pre is not None else [n] for n in run.normalized]
     return run
-
-
-def _engine_name(tok) -> str:
-    first = Path(tok.provenance.inputs[0].path)
-    if is_sentencepiece(first):
-        return f"sentencepiece on {first.name}"
-    if looks_like_tiktoken(first):
-        return f"tiktoken on {first.name}"
-    return "tokenizers built from the IR"
 
 
 def run_mnn(tok, path, texts: list[str], python=None) -> Run:

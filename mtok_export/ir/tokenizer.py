@@ -40,6 +40,7 @@ class Provenance:
     inputs: tuple[InputFile, ...] = ()
     tool_version: str = ""
     unicode_version: str = ""
+    format: str = ""  # the `formats.Format` name the source was read as (it declares the reference)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,11 @@ Which post-processor a vocab.json/merges.txt pair gets is decided from `tokenize
 | GPT2Tokenizer, CodeGenTokenizer | gpt2 | ByteLevel(trim_offsets=False); TemplateProcessing(bos $A) if `add_bos_token` |
 | RobertaTokenizer, BartTokenizer, LongformerTokenizer, LEDTokenizer, MvpTokenizer | roberta | RobertaProcessing(`</s>`, `<s>`) |
 | WhisperTokenizer | whisper | TemplateProcessing(`<|startoftranscript|>` [lang] [task] [`<|notimestamps|>`] $A eos) |
-| anything else (e.g. CLIPTokenizer, which needs `</w>`) | - | UnsupportedError: pass `family=` |
-| missing | roberta if vocab.json starts with fairseq's `<s>`=0 `<pad>`=1 `</s>`=2 `<unk>`=3, else gpt2 (noted) | as above |
+| CLIPTokenizer | clip | CLIP's whole pipeline (`openai_bpe.clip_tokenizer`: lowercasing, whitespace cleanup, `</w>`) |
+| anything else | - | UnsupportedError: pass `family=` |
+| missing | clip if the vocabulary's tokens end in `</w>`; roberta if vocab.json starts with fairseq's `<s>`=0 `<pad>`=1 `</s>`=2 `<unk>`=3; else gpt2 (noted) | as above |
 
-The pre-tokenizer is always ByteLevel(add_prefix_space from the config, default False), the
+Except for CLIP, the pre-tokenizer is ByteLevel(add_prefix_space from the config, default False), the
 decoder ByteLevel, the model BPE with `continuing_subword_prefix=""`, `end_of_word_suffix=""`
 (as the converters write them)."""
 
@@ -31,15 +32,17 @@ from ..ir import processors as R
 from ..ir.byte_level import BYTE_CHARS
 from .finish import SideFiles, assemble, collect_added, read_side_files
 from .hf_config import load_json
+from .openai_bpe import clip_tokenizer
 
 # ------------------------------------------------------------------ vocab.json + merges.txt
 
-FAMILIES = ("gpt2", "roberta", "whisper")
+FAMILIES = ("gpt2", "roberta", "whisper", "clip")
 _CLASS_FAMILY = {
     "GPT2Tokenizer": "gpt2", "CodeGenTokenizer": "gpt2",
     "RobertaTokenizer": "roberta", "BartTokenizer": "roberta", "LongformerTokenizer": "roberta",
     "LEDTokenizer": "roberta", "MvpTokenizer": "roberta",
     "WhisperTokenizer": "whisper",
+    "CLIPTokenizer": "clip",
 }
 _FAIRSEQ_HEAD = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
 # Special-token defaults of the slow tokenizer classes (used when no config names a role).
@@ -109,6 +112,9 @@ def _family(side: SideFiles, vocab: dict[str, int], family: str | None, notes: l
                                f"{', '.join(sorted(_CLASS_FAMILY))}; pass a family ({', '.join(FAMILIES)}) "
                                "if its pipeline is one of those", json_path="$.tokenizer_class",
                                path=str(side.config_path))
+    if any(t.endswith("</w>") for t in vocab):
+        notes.append("no tokenizer_class: CLIP's pipeline inferred from the vocabulary's </w> tokens")
+        return "clip"
     if all(vocab.get(t) == i for t, i in _FAIRSEQ_HEAD.items()):
         notes.append("no tokenizer_class: RoBERTa post-processing (<s> $A </s>) inferred from the fairseq "
                      "vocabulary head <s>=0 <pad>=1 </s>=2 <unk>=3")
@@ -134,6 +140,9 @@ def read_gpt2_files(path: Path, *, family: str | None = None, chat_template: str
     merges = read_merges_txt(merges_path, vocab)
     side = read_side_files(directory)
     fam = _family(side, vocab, family, notes, vocab_path)
+    if fam == "clip":
+        return clip_tokenizer(vocab, merges, side=side, inputs=[vocab_path, merges_path, *side.inputs], notes=notes,
+                              chat_template=chat_template)
     aps = side.tcfg.get("add_prefix_space", False)
     if not isinstance(aps, bool):
         raise UnsupportedError("must be a boolean", json_path="$.add_prefix_space", path=str(side.config_path))

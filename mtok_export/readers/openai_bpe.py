@@ -78,23 +78,36 @@ def read_clip_merges(path: Path, *, chat_template: str | None = None) -> Tokeniz
     for lineno, (a, b) in enumerate(merges, 2):
         if a not in known or b not in known:
             raise InputError(f"{path} line {lineno}: merge '{a} {b}' names a token no line makes")
-    start, end = vocab[START], vocab[END]
-    added = (AddedToken(start, START, normalized=False, special=True), AddedToken(end, END, normalized=False, special=True))
-    model = M.BPE(vocab=vocab, merges=tuple(merges), unk_token=END, continuing_subword_prefix="",
-                  end_of_word_suffix="</w>")
-    normalizer = N.Sequence((N.NFC(), N.Replace(Pattern(r"\s+", regex=True), " "), N.Lowercase()))
-    pre = P.Sequence((P.Split(Pattern(CLIP_PATTERN, regex=True), "Removed", invert=True),
-                      P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)))
-    post = R.RobertaProcessing(sep=(END, end), cls=(START, start), trim_offsets=False, add_prefix_space=False)
     notes = [f"CLIP merges: vocabulary of {len(vocab):,} built from the first {CLIP_MERGES:,} merges as CLIP's "
              "SimpleTokenizer does", "CLIP's ftfy.fix_text and HTML unescaping before tokenizing are not applied"]
-    tok = assemble(side=read_side_files(path.parent), model=model, added=added, inputs=[path], notes=notes,
-                   normalizer=normalizer, pre_tokenizer=pre, decoder=D.ByteLevel(), post_processor=post,
-                   chat_template=chat_template, bos=START, eos=END)
-    diffs = (Loss(L.CLIP_FTFY, "reader", "$.normalizer", "CLIP's SimpleTokenizer runs ftfy.fix_text and "
+    tok = clip_tokenizer(vocab, tuple(merges), side=read_side_files(path.parent), inputs=[path], notes=notes,
+                         chat_template=chat_template)
+    diffs = tok.meta.differences + (Loss(L.CLIP_FTFY, "reader", "$.normalizer", "CLIP's SimpleTokenizer runs ftfy.fix_text and "
                   "html.unescape first (curly quotes, full-width forms, ligatures, &amp;...); the IR starts at NFC",
                   trigger=("\u2019", "&amp;", "\uff0c")),
              Loss(L.CLIP_SPECIAL_TEXT, "reader", "$.added_tokens", "open_clip's SimpleTokenizer encodes "
                   "<|startoftext|>/<|endoftext|> text as ordinary text; HF and the runtime split it out as the "
                   "special token", trigger=(START, END)))
     return dataclasses.replace(tok, meta=dataclasses.replace(tok.meta, differences=diffs))
+
+
+def clip_tokenizer(vocab: dict[str, int], merges: tuple, *, side, inputs, notes, chat_template=None) -> Tokenizer:
+    """CLIP's pipeline (as transformers' CLIPTokenizer builds it) around a vocabulary and its merges:
+    the `.gz` here, and a vocab.json + merges.txt pair whose tokens end in `</w>` (`gpt2_files`)."""
+    for t in (START, END):
+        if t not in vocab:
+            raise InputError(f"{inputs[0]}: a CLIP vocabulary needs {t}, which it does not hold")
+    start, end = vocab[START], vocab[END]
+    added = (AddedToken(start, START, normalized=False, special=True), AddedToken(end, END, normalized=False, special=True))
+    model = M.BPE(vocab=vocab, merges=merges, unk_token=END, continuing_subword_prefix="", end_of_word_suffix="</w>")
+    normalizer = N.Sequence((N.NFC(), N.Replace(Pattern(r"\s+", regex=True), " "), N.Lowercase()))
+    pre = P.Sequence((P.Split(Pattern(CLIP_PATTERN, regex=True), "Removed", invert=True),
+                      P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)))
+    post = R.RobertaProcessing(sep=(END, end), cls=(START, start), trim_offsets=False, add_prefix_space=False)
+    tok = assemble(side=side, model=model, added=added, inputs=inputs, notes=notes, normalizer=normalizer,
+                   pre_tokenizer=pre, decoder=D.ByteLevel(), post_processor=post, chat_template=chat_template,
+                   bos=START, eos=END)
+    decode = Loss(L.CLIP_DECODE, "reader", "$.decoder", "CLIP's decode (SimpleTokenizer's, and transformers' "
+                  "CLIPTokenizer.decode) replaces each </w> with a space; the runtime's decode keeps </w> in the text",
+                  example="a photo")
+    return dataclasses.replace(tok, meta=dataclasses.replace(tok.meta, differences=(decode,)))

@@ -29,14 +29,13 @@ from .chat_parity import (
     reference_render,
     render_request,
 )
-from .reference import hf_reference
 from .runtime import run_runtime
 
 CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "chat paths",
           "stop ids")
 CHAT_CHECKS = ("chat text", "chat ids", "chat paths")
 # The checks on which a loss of each layer would show (its severity is measured only when they ran).
-LAYER_CHECKS = {"chat_template": CHAT_CHECKS, "decoder": ("streaming decode",), "post_processor": ("engine ids",),
+LAYER_CHECKS = {"reference": (), "chat_template": CHAT_CHECKS, "decoder": ("streaming decode",), "post_processor": ("engine ids",),
                 "added_tokens": ("raw ids", "streaming decode")}
 
 
@@ -59,6 +58,7 @@ class Check:
     total: int = 0
     skipped: str = ""  # why the check could not run (or some samples were left out)
     mismatches: list[Mismatch] = field(default_factory=list)
+    reference: str = ""  # what the expected values came from (library and version)
 
 
 @dataclass
@@ -70,6 +70,7 @@ class Report:
     losses: list[Loss]
     corpus_sha256: str = ""
     runtime_output: tuple = field(default=(), repr=False)  # (encodes, decodes, chats, chat encodes) as run
+    reference: dict = field(default_factory=dict)  # what the runtime was compared with (`Chosen.describe`)
 
     def check(self, name: str) -> Check:
         return next(c for c in self.checks if c.name == name)
@@ -137,14 +138,14 @@ def corpus_hash(samples, chats) -> str:
     return h.hexdigest()
 
 
-def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=None, python=None,
-           timeout: float = 300.0, progress=None, reference=None, llm_config: dict | None = None,
+def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, python=None,
+           timeout: float = 300.0, progress=None, llm_config: dict | None = None,
            checked: tuple[bytes, object] | None = None) -> Report:
     """Run the runtime on `mtok_path` and the reference on `source`, and compare.
 
     `source` is the IR as read and `lowered, lowering` its honest lowering (what a correct file
-    holds; `lower(source)` again, not the file).  `reference(texts, chats) -> Reference` replaces HF
-    on `source_dir/tokenizer.json` for inputs without one (`reference_choice.reference_for`).
+    holds; `lower(source)` again, not the file).  `reference`: the source's independent reference
+    (`references.Chosen`: `run(texts, chats) -> Reference`, named in the report).
     `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
     replaces the embedded template and EOS).  `checked`: (bytes, the chat fields the strict reader
     read from them), when the caller has just checked what it wrote (export); the file is read again
@@ -157,13 +158,12 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     step("reference")
     texts = [s.text for s in usable]
     try:
-        ref = (reference(texts, runtime_chats) if reference
-               else hf_reference(source_dir, texts, runtime_chats, template=source.chat.text))
+        ref = reference.run(texts, runtime_chats)
     except MtokError:
         raise
     except Exception as e:  # noqa: BLE001  tokenizers/transformers/sentencepiece errors: name them, no traceback
-        raise InputError(f"{source_dir or 'source'}: the reference tokenizer could not run "
-                         f"({type(e).__name__}: {e})") from e
+        raise InputError(f"{', '.join(reference.files) or 'source'}: the reference ({reference.library}) could not "
+                         f"run ({type(e).__name__}: {e})") from e
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
     data = Path(mtok_path).read_bytes()
@@ -225,8 +225,21 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, source_dir=N
     else:
         checks["chat paths"].skipped = "no chat template"
     _stop_checks(checks["stop ids"], data, file_chat, source, lowered, lowering)
+    _name_references(checks, reference)
     return Report(str(mtok_path), lowering.target, rt.version, list(checks.values()), list(lowering.losses),
-                  corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes))
+                  corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes),
+                  reference.describe())
+
+
+def _name_references(checks: dict[str, Check], reference) -> None:
+    """Each check's expected values and where they came from."""
+    for name in ("engine ids", "raw ids", "streaming decode", "full decode"):
+        checks[name].reference = reference.library if not reference.self_check else "none (self-check)"
+    for name in ("chat text", "chat ids"):
+        checks[name].reference = reference.chat or "none"
+    checks["chat paths"].reference = f"transformers {cache.version('transformers')}"
+    # no library states a model's stop ids: they are the source's configs as this tool read them
+    checks["stop ids"].reference = "the source's configs"
 
 
 def _path_conversations() -> list:

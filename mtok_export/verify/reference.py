@@ -34,12 +34,15 @@ class Reference:
     normalize: object  # str -> str, HF's normalizer (identity when none)
 
 
-def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | None = None) -> Reference:
+def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | None = None,
+                 tokenizer_file: Path | None = None) -> Reference:
     """`template`: the chat template the export chose (a named one, or `--chat-template FILE`)
-    [default: the source's default]."""
+    [default: the source's default]; `tokenizer_file`: the tokenizer.json read, whatever its name
+    [default: `src_dir/tokenizer.json`]."""
+    tokenizer_file = Path(tokenizer_file) if tokenizer_file is not None else Path(src_dir) / "tokenizer.json"
     files = [f for f in sorted(Path(src_dir).iterdir())
              if f.is_file() and not f.name.endswith(_WEIGHTS) and f.stat().st_size <= _MAX_HASHED]
-    digest = cache.key("reference", list(texts), template,
+    digest = cache.key("reference", list(texts), template, tokenizer_file.name,
                        [[c.id, list(c.messages), c.add_generation_prompt, c.tools] for c in chats],
                        files=files, dists=("tokenizers",) + (("transformers",) if chats else ()))
     fresh: list[Reference] = []  # computed here: its normalizer is already loaded
@@ -47,7 +50,7 @@ def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | N
     def compute() -> dict:
         from tokenizers import Tokenizer
 
-        ref = run_hf(Tokenizer.from_file(str(Path(src_dir) / "tokenizer.json")), texts)
+        ref = run_hf(Tokenizer.from_file(str(tokenizer_file)), texts)
         if chats:
             ref.chat_text, ref.chat_ids = _chats(src_dir, chats, template)
         fresh.append(ref)
@@ -56,7 +59,7 @@ def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | N
     value = cache.computed("reference", digest, compute, valid=lambda v: isinstance(v, dict) and set(v) == set(_CACHED))
     if fresh:
         return fresh[0]
-    return Reference(*(value[k] for k in _CACHED), _LazyNormalizer(Path(src_dir) / "tokenizer.json"))
+    return Reference(*(value[k] for k in _CACHED), _LazyNormalizer(tokenizer_file))
 
 
 _CACHED = ("engine", "raw", "decoded", "chat_text", "chat_ids")

