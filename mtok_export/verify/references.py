@@ -80,8 +80,7 @@ def _tokenizers(file: Path, tok) -> Chosen:
     _need("tokenizers", "tokenizers")
     run = lambda texts, chats: hf_reference(file.parent, texts, chats, template=tok.chat.text,  # noqa: E731
                                             tokenizer_file=file)
-    detail = "" if file.name == "tokenizer.json" else f"on {file.name}"
-    return Chosen(run, "tokenizers", _lib("tokenizers"), (str(file),), detail, _lib("transformers"))
+    return Chosen(run, "tokenizers", _lib("tokenizers"), (str(file),), "", _lib("transformers"))
 
 
 # ------------------------------------------------------------------ sentencepiece, tiktoken, tekken
@@ -347,7 +346,7 @@ def self_check(tok, unavailable: ReferenceUnavailable) -> Chosen:
     run = lambda texts, chats: _no_chats(run_hf(hf_from_ir(tok), texts), chats)  # noqa: E731
     files = tuple(f.path for f in tok.provenance.inputs)
     return Chosen(run, "self-check", "none", files, "HF tokenizers built from this tool's own reading",
-                  unavailable)
+                  unavailable=unavailable)
 
 
 def choose_or_self_check(tok) -> Chosen:
