@@ -68,6 +68,20 @@ class LossError(MtokError):
                          + ", ".join(f"{d.code} ({d.severity.value})" for d in refused))
 
 
+class IdentityError(MtokError):
+    """A file this tool made is not what its source produces now (an input changed since the export,
+    or the file was edited): found by re-deriving the file, before any runtime check."""
+
+    exit_code = 1
+
+    def __init__(self, file, source, changed: list[str], first: str):
+        self.file, self.source, self.changed, self.first = file, source, list(changed), first
+        parts = list(changed) + ([first] if first else [])
+        super().__init__(f"{file} is not what {source} produces: " + "; ".join(parts))
+        self.hint = ("re-export it (mtok-export --path SOURCE), or verify it against the source it was made from "
+                     "with --against")
+
+
 class VerificationError(MtokError):
     """A mismatch on the runtime that no recorded loss reproduces."""
 

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .compare.layers import diff_layers
 from .corpus import builtin_chats, builtin_corpus, load_corpus_file
-from .errors import InputError
+from .dump.sanitize import show
+from .errors import IdentityError, InputError
 from .formats import read_source
 from .lower import BOS_POLICIES
 from .manifest import read_manifest
 from .model_folder import find
-from .readers.mnn_file import read_mnn_file
-from .targets import TARGETS
+from .readers.finish import sha256
+from .readers.mnn_file import read_mnn_bytes, read_mnn_file
+from .targets import TARGETS, build
 from .verify.check import verify
 from .losses import REFERENCE_UNAVAILABLE, Loss
 from .verify.references import choose_or_self_check
@@ -34,7 +37,8 @@ def engine_path(path: Path):
 
 def prepare(file: Path, against=None, target=None, bos=None):
     """-> (the manifest or None, the source IR, its honest lowering, the Lowering, the reader options
-    with the source path), after the file's own strict checks (exit 2 with an offset)."""
+    with the source path), after the file's own strict checks (exit 2 with an offset) and, for a
+    file this tool made (its manifest is beside it), the identity check (`identity`, exit 1)."""
     file = Path(file)
     if not file.is_file():
         raise InputError(f"{file}: no such file")
@@ -54,12 +58,57 @@ def prepare(file: Path, against=None, target=None, bos=None):
     tok = read_source(source, opts.get("chat_template"), pattern=opts.get("pattern"), special=opts.get("special"),
                       family=opts.get("family"))
     # the honest lowering only: the file under test is the one on disk, no bytes are written here
-    lowered = TARGETS["mnn-legacy" if file.suffix == ".txt" else target].lower(
-        tok, bos=bos, header_specials=opts.get("header_specials") or "needed",
-        normalizer_form=opts.get("normalizer_form") or "compose")
-    return manifest, tok, lowered.ir, lowered.lowering, {**opts, "path": Path(source)}
+    fmt = "txt" if file.suffix == ".txt" else "mtok"
+    data, low, lw = build(tok, fmt, target=target, bos=bos, header_specials=opts.get("header_specials") or "needed",
+                          normalizer_form=opts.get("normalizer_form") or "compose")
+    if manifest is not None:
+        # the recorded inputs are the export's: compared only when the source is the manifest's
+        identity(file, manifest if against is None else {}, tok, data, source)
+    return manifest, tok, low, lw, {**opts, "path": Path(source)}
 
 
+def identity(file: Path, manifest: dict, tok, expected: bytes, source) -> None:
+    """A file this tool made is what its source produces: the export is deterministic, so the file
+    re-derived from the source with the recorded options must be the same bytes.  Raises
+    `IdentityError` naming every input whose sha256 changed since the export and the first section
+    (and entry) where the file differs from what the source now gives."""
+    changed = []
+    now = {Path(f.path).resolve(): f.sha256 for f in tok.provenance.inputs}
+    for f in manifest.get("inputs") or ():
+        p = Path(f.get("path", ""))
+        if not p.is_file():
+            changed.append(f"{p} is gone")
+        elif sha256(p) != f.get("sha256"):
+            changed.append(f"{p} changed since the export (sha256 {sha256(p)[:12]}, the manifest has "
+                           f"{str(f.get('sha256'))[:12]})")
+    recorded = {Path(f.get("path", "")).resolve() for f in manifest.get("inputs") or ()}
+    changed += [f"{p} is read now but was not at export" for p in now if recorded and p not in recorded]
+    data = file.read_bytes()
+    if data == expected and not changed:
+        return
+    first = first_difference(data, file, expected) if data != expected else ""
+    raise IdentityError(file, source, changed, first)
+
+
+def first_difference(data: bytes, file: Path, expected: bytes) -> str:
+    """The first layer where the file differs from the expected bytes, with its first change, as
+    `mtok diff --static` shows it."""
+    fmt = "txt" if file.suffix == ".txt" else "mtok"
+    have = read_mnn_bytes(data, str(file), strict=True)[0]
+    want = read_mnn_bytes(expected, f"{file.name} as the source gives it", strict=True)[0]
+    for d in diff_layers(have, want):
+        if not d.equal:
+            counts = ", ".join(f"{n} {k}" for k, n in d.counts.items() if n)
+            c = d.changes[0] if d.changes else None
+            entry = ""
+            if c is not None and c.op == "+":
+                entry = f"; first: {show(c.where)!r} {c.b} is in what the source gives, not in the file"
+            elif c is not None and c.op == "-":
+                entry = f"; first: {show(c.where)!r} {c.a} is in the file, not in what the source gives"
+            elif c is not None:
+                entry = f"; first: {show(c.where)!r}: the file has {show(c.a)}, the source gives {show(c.b)}"
+            return f"section {d.name} differs first ({counts or d.note}){entry}"
+    return f"the bytes differ (same {fmt} content when read back: layout or ordering)"
 def run(file, source, lowered, lowering, *, corpus=None, python=None, progress=None, llm_config=None, checked=None):
     """`verify.check.verify` of `file` on the built-in corpus plus `corpus`, against the independent
     reference of the source's format (`verify.references`); where none runs here, against HF built
