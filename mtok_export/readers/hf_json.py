@@ -199,7 +199,22 @@ def parse_model(ctx: Ctx, data, jp: str = "$.model"):
         ctx.fail(f"{jp}.vocab", f"{kind} vocab must be an object token -> integer id")
     if kind == "BPE":
         kwargs["merges"] = _merges(ctx, data.get("merges") or [], f"{jp}.merges")
+        _merges_in_vocab(ctx, kwargs["merges"], vocab, kwargs.get("continuing_subword_prefix") or "", f"{jp}.merges")
     return cls(vocab=vocab, **kwargs)
+
+
+def _merges_in_vocab(ctx: Ctx, merges: tuple, vocab: dict, prefix: str, jp: str) -> None:
+    """Each merge names two tokens of the vocabulary and makes one (HF's BPE builder refuses the file
+    otherwise; the runtime would look up ids that do not exist).  Whole-list set checks first."""
+    n = len(prefix)
+    made = map("".join, merges) if not n else (a + b[n:] if b.startswith(prefix) else a + b for a, b in merges)
+    if set(chain.from_iterable(merges)) <= vocab.keys() and set(made) <= vocab.keys():
+        return
+    for i, (a, b) in enumerate(merges):
+        result = a + (b[n:] if n and b.startswith(prefix) else b)
+        for t in (a, b, result):
+            if t not in vocab:
+                ctx.fail(f"{jp}[{i}]", f"merge {a!r} {b!r} names {t!r}, which is not in the vocab")
 
 
 def _merges(ctx: Ctx, merges, jp: str) -> tuple:

@@ -87,7 +87,10 @@ def read_clip_merges(path: Path, *, chat_template: str | None = None) -> Tokeniz
                   trigger=("\u2019", "&amp;", "\uff0c")),
              Loss(L.CLIP_SPECIAL_TEXT, "reader", "$.added_tokens", "open_clip's SimpleTokenizer encodes "
                   "<|startoftext|>/<|endoftext|> text as ordinary text; HF and the runtime split it out as the "
-                  "special token", trigger=(START, END)))
+                  "special token", trigger=(START, END)),
+             Loss(L.CLIP_FINAL_SIGMA, "reader", "$.normalizer", "SimpleTokenizer lowercases with Python's str.lower: "
+                  "a word-final capital sigma becomes ς, where HF's Lowercase (and the runtime) give σ",
+                  example="ΟΔΟΣ", trigger=("\u03a3",)))
     return dataclasses.replace(tok, meta=dataclasses.replace(tok.meta, differences=diffs))
 
 
@@ -107,7 +110,7 @@ def clip_tokenizer(vocab: dict[str, int], merges: tuple, *, side, inputs, notes,
     tok = assemble(side=side, model=model, added=added, inputs=inputs, notes=notes, normalizer=normalizer,
                    pre_tokenizer=pre, decoder=D.ByteLevel(), post_processor=post, chat_template=chat_template,
                    bos=START, eos=END)
-    decode = Loss(L.CLIP_DECODE, "reader", "$.decoder", "CLIP's decode (SimpleTokenizer's, and transformers' "
+    decode = Loss(L.CLIP_DECODE, "decoder ByteLevel", "$.decoder", "CLIP's decode (SimpleTokenizer's, and transformers' "
                   "CLIPTokenizer.decode) replaces each </w> with a space; the runtime's decode keeps </w> in the text",
                   example="a photo")
     return dataclasses.replace(tok, meta=dataclasses.replace(tok.meta, differences=(decode,)))
