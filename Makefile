@@ -9,6 +9,9 @@ $(BIN)/mtok-export: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
+	# OpenAI CLIP's own tokenizer, the reference of CLIP's merges .gz (its package metadata pulls
+	# torch, which the tokenizer module does not use)
+	$(BIN)/pip install -q --no-deps 'clip-anytorch==2.6.0'
 	touch $@
 
 setup: $(BIN)/mtok-export
