@@ -38,6 +38,7 @@ class VerifyOptions:
     corpus: Path | None = None  # extra strings (JSONL)
     python: Path | None = None  # interpreter with the MNN runtime
     progress: object = None  # progress(step)
+    sweep: bool = True  # the vocabulary sweep (every token's own text) besides the corpus
 
 
 def rejected_path(out: Path) -> Path:
@@ -95,7 +96,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
         try:
             try:
                 result.verify = run_verify(tmp, tok, low, lw, corpus=verify.corpus,
-                                           python=verify.python, progress=verify.progress,
+                                           python=verify.python, progress=verify.progress, sweep=verify.sweep,
                                            llm_config=engine_llm_config, checked=(data, written_chat))
             except RuntimeEngineError:  # the runtime crashed or hung on the file: keep it for a bug report
                 result.rejected = rejected_path(out)

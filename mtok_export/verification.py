@@ -109,11 +109,13 @@ def first_difference(data: bytes, file: Path, expected: bytes) -> str:
                 entry = f"; first: {show(c.where)!r}: the file has {show(c.a)}, the source gives {show(c.b)}"
             return f"section {d.name} differs first ({counts or d.note}){entry}"
     return f"the bytes differ (same {fmt} content when read back: layout or ordering)"
-def run(file, source, lowered, lowering, *, corpus=None, python=None, progress=None, llm_config=None, checked=None):
+def run(file, source, lowered, lowering, *, corpus=None, python=None, progress=None, llm_config=None, checked=None,
+        sweep: bool = True):
     """`verify.check.verify` of `file` on the built-in corpus plus `corpus`, against the independent
     reference of the source's format (`verify.references`); where none runs here, against HF built
     from our reading, with the loss `reference-unavailable` recorded (refused by default); `checked`:
-    (bytes, the chat fields read from them) when the strict reader has just read what was written."""
+    (bytes, the chat fields read from them) when the strict reader has just read what was written;
+    `sweep`: the vocabulary sweep too (on by default)."""
     samples = list(builtin_corpus()) + (list(load_corpus_file(corpus)) if corpus else [])
     reference = choose_or_self_check(source)
     if reference.self_check and not any(x.kind is REFERENCE_UNAVAILABLE for x in lowering.losses):
@@ -121,4 +123,4 @@ def run(file, source, lowered, lowering, *, corpus=None, python=None, progress=N
         lowering.losses.append(Loss(REFERENCE_UNAVAILABLE, f"reference of {source.provenance.format or 'the source'}",
                                     "$", f"{why.why}" + (f"; to run it: {why.install}" if why.install else "")))
     return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()), python=python,
-                  progress=progress, reference=reference, llm_config=llm_config, checked=checked)
+                  progress=progress, reference=reference, llm_config=llm_config, checked=checked, sweep=sweep)

@@ -30,9 +30,10 @@ from .chat_parity import (
     render_request,
 )
 from .runtime import run_runtime
+from .sweep import sweep_texts
 
 CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "chat paths",
-          "stop ids")
+          "stop ids", "vocab sweep")
 CHAT_CHECKS = ("chat text", "chat ids", "chat paths")
 # The checks on which a loss of each layer would show (its severity is measured only when they ran).
 LAYER_CHECKS = {"reference": (), "chat_template": CHAT_CHECKS, "decoder": ("streaming decode",), "post_processor": ("engine ids",),
@@ -47,7 +48,7 @@ class Mismatch:
     expected: object
     got: object
     explanation: tuple[str, ...]  # loss codes that reproduce it; empty: unexplained
-    slice: str = "everyday"  # "everyday" or "edge"
+    slice: str = "everyday"  # "everyday" or "edge" (the corpus slices), or "sweep"
     where: tuple[str, ...] = ()  # the JSON paths of those losses in the source
 
 
@@ -99,11 +100,11 @@ class Report:
 
     def reach(self) -> dict[str, dict]:
         """Per loss code: the mismatches it explains, by check and slice, and the measured severity."""
-        out = {x.code: {"everyday": 0, "edge": 0, "checks": {}} for x in self.losses}
+        out = {x.code: {"everyday": 0, "edge": 0, "sweep": 0, "checks": {}} for x in self.losses}
         for c in self.checks:
             for m in c.mismatches:
                 for code in m.explanation:
-                    r = out.setdefault(code, {"everyday": 0, "edge": 0, "checks": {}})
+                    r = out.setdefault(code, {"everyday": 0, "edge": 0, "sweep": 0, "checks": {}})
                     r[m.slice] += 1
                     r["checks"][c.name] = r["checks"].get(c.name, 0) + 1
         ran = {c.name for c in self.checks if c.total}
@@ -123,7 +124,7 @@ def measured_severity(reach: dict) -> Severity:
         return EDGE
     if any(c in checks for c in CHAT_CHECKS):
         return Severity.CHAT
-    if set(checks) <= {"engine ids", "stop ids"}:
+    if set(checks) - {"vocab sweep"} <= {"engine ids", "stop ids"}:
         return Severity.BOS_EOS
     return Severity.TEXT
 
@@ -140,7 +141,7 @@ def corpus_hash(samples, chats) -> str:
 
 def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, python=None,
            timeout: float = 300.0, progress=None, llm_config: dict | None = None,
-           checked: tuple[bytes, object] | None = None) -> Report:
+           checked: tuple[bytes, object] | None = None, sweep: bool = False) -> Report:
     """Run the runtime on `mtok_path` and the reference on `source`, and compare.
 
     `source` is the IR as read and `lowered, lowering` its honest lowering (what a correct file
@@ -149,7 +150,8 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
     replaces the embedded template and EOS).  `checked`: (bytes, the chat fields the strict reader
     read from them), when the caller has just checked what it wrote (export); the file is read again
-    only when it holds other bytes.  `progress(step)` is told each phase."""
+    only when it holds other bytes.  `sweep`: also the vocabulary sweep (`verify.sweep`: every
+    token's own text, raw ids against the reference).  `progress(step)` is told each phase."""
     step = progress or (lambda s: None)
     usable = [s for s in samples if "\x00" not in s.text]
     left_out = len(samples) - len(usable)
@@ -164,6 +166,12 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     except Exception as e:  # noqa: BLE001  tokenizers/transformers/sentencepiece errors: name them, no traceback
         raise InputError(f"{', '.join(reference.files) or 'source'}: the reference ({reference.library}) could not "
                          f"run ({type(e).__name__}: {e})") from e
+    swept, sweep_note = sweep_texts(source, set(texts)) if sweep else ([], "not run")
+    try:
+        swept_raw = reference.raw_ids(swept) if swept else None
+    except Exception as e:  # noqa: BLE001  as above
+        raise InputError(f"{', '.join(reference.files) or 'source'}: the reference ({reference.library}) could not "
+                         f"run on the vocabulary sweep ({type(e).__name__}: {e})") from e
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
     data = Path(mtok_path).read_bytes()
@@ -178,7 +186,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     # One runtime process: the chat-path renders run last in it, apart (their own tokenizer and
     # time limit; a hang costs only them).  The HF projections a raw-id mismatch asks for first are
     # made ready while it runs (on another core), not after it.
-    rt = run_runtime(mtok_path, texts=texts, decode_ids=ids_needed,
+    rt = run_runtime(mtok_path, texts=texts + swept, decode_ids=ids_needed,
                      chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
                      llm_config=llm_config, check=False, encode_chats=True, renders=renders,
                      renders_apart=apart, while_running=why.warm)
@@ -196,6 +204,10 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
                                                                                       raw_why),
                   explain_stream=lambda j, raw, dec, stream: why.stream(raw, dec, stream, base_decode[j]))
     checks["full decode"].skipped = "the MNN Python API exposes only single-id decode"
+    if swept_raw is not None:
+        step("vocab sweep")
+        _sweep(checks["vocab sweep"], swept, rt.encodes[len(texts):], swept_raw, why)
+    checks["vocab sweep"].skipped = sweep_note
 
     # Chat: the runtime always adds the generation prompt and is given no tools.
     other = len(chats) - len(runtime_chats)
@@ -231,9 +243,18 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
                   reference.describe())
 
 
+def _sweep(check: Check, swept: list[str], encodes, want_raw, why) -> None:
+    """Raw ids of each sweep string, the runtime's (without the header prefix) against the reference's."""
+    prefix = list(why.prefix)
+    for text, got, want in zip(swept, encodes, want_raw):
+        got_raw = got[len(prefix):] if got[:len(prefix)] == prefix else got
+        compare(check, _Sample(f"sweep:{text[:40]}", text), want, got_raw, lambda: why.raw(text, want, got_raw),
+                slice="sweep")
+
+
 def _name_references(checks: dict[str, Check], reference) -> None:
     """Each check's expected values and where they came from."""
-    for name in ("engine ids", "raw ids", "streaming decode", "full decode"):
+    for name in ("engine ids", "raw ids", "streaming decode", "full decode", "vocab sweep"):
         checks[name].reference = reference.library if not reference.self_check else "none (self-check)"
     for name in ("chat text", "chat ids"):
         checks[name].reference = reference.chat or "none"

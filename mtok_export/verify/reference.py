@@ -80,6 +80,22 @@ class _LazyNormalizer:
         return self.fn(text)
 
 
+def hf_raw_ids(tokenizer_file: Path, texts: list[str]) -> list[list[int]]:
+    """Only the ids without special tokens (the vocabulary sweep's question), cached by content."""
+    digest = cache.key("reference-raw", files=[tokenizer_file], dists=("tokenizers",),
+                       blobs=(cache.strings_blob(texts),))
+
+    def compute() -> list:
+        from tokenizers import Tokenizer
+
+        tk = Tokenizer.from_file(str(tokenizer_file))
+        tk.no_truncation()
+        tk.no_padding()
+        return [e.ids for e in tk.encode_batch(list(texts), add_special_tokens=False)]
+
+    return cache.computed("reference-raw", digest, compute, valid=lambda v: isinstance(v, list) and len(v) == len(texts))
+
+
 def run_hf(tk, texts) -> Reference:
     """Ids with and without special tokens, decode and the normalizer of an HF `Tokenizer` (no chat)."""
     tk.no_truncation()

@@ -23,7 +23,7 @@ from .. import cache
 from ..formats import BY_NAME, classify
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
-from .reference import Reference, ReferenceUnavailable, hf_reference, run_hf
+from .reference import Reference, ReferenceUnavailable, hf_raw_ids, hf_reference, run_hf
 from .reference_spm import spm_reference
 from .reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
 
@@ -39,6 +39,11 @@ class Chosen:
     detail: str = ""  # e.g. "CLIPTokenizer: no config names a class; the vocabulary's tokens end in </w>"
     chat: str = ""  # the library that renders the chat checks' prompts ("": none, those checks are skipped)
     unavailable: ReferenceUnavailable | None = field(default=None, compare=False)  # set: a self-check only
+    raw: Callable[[list], list] | None = field(default=None, repr=False, compare=False)  # texts -> raw ids only
+
+    def raw_ids(self, texts: list[str]) -> list[list[int]]:
+        """Ids without special tokens only (the vocabulary sweep): cheaper where the library allows."""
+        return self.raw(texts) if self.raw is not None else self.run(texts, []).raw
 
     @property
     def self_check(self) -> bool:
@@ -80,7 +85,8 @@ def _tokenizers(file: Path, tok) -> Chosen:
     _need("tokenizers", "tokenizers")
     run = lambda texts, chats: hf_reference(file.parent, texts, chats, template=tok.chat.text,  # noqa: E731
                                             tokenizer_file=file)
-    return Chosen(run, "tokenizers", _lib("tokenizers"), (str(file),), "", _lib("transformers"))
+    return Chosen(run, "tokenizers", _lib("tokenizers"), (str(file),), "", _lib("transformers"),
+                  raw=lambda texts: hf_raw_ids(file, texts))
 
 
 # ------------------------------------------------------------------ sentencepiece, tiktoken, tekken
