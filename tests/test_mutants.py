@@ -6,6 +6,8 @@ verify; every honest export must pass.  Prints the killed/total table."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from mtok_export.mtok.header import read_header
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.verify.check import verify
 from mtok_export.corpus import builtin_chats, builtin_corpus
-from mtok_export.verify.reference import hf_reference
+from mtok_export.verify.references import choose
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "tokenizers"
 FAMILIES = {"gpt2": "byte-level BPE", "qwen2.5-instruct": "byte-level BPE + NFC + chat",
@@ -62,16 +64,20 @@ def test_mutants_fail_verify(name, tmp_path):
     samples, chats = list(builtin_corpus()), list(builtin_chats())
     cache = {}
 
-    def reference(texts, chat_list):  # the source's reference, computed once for all mutants
+    chosen = choose(tok)
+
+    def once(texts, chat_list):  # the source's reference, computed once for all mutants
         if "ref" not in cache:
-            cache["ref"] = hf_reference(src, texts, chat_list)
+            cache["ref"] = chosen.run(texts, chat_list)
         return cache["ref"]
+
+    reference = dataclasses.replace(chosen, run=once)
 
     def run(ir, label):
         path = tmp_path / label / "tokenizer.mtok"
         path.parent.mkdir()
         path.write_bytes(write_mtok(ir))
-        return path, verify(path, tok, low, lw, samples=samples, chats=chats, source_dir=src, reference=reference)
+        return path, verify(path, tok, low, lw, samples=samples, chats=chats, reference=reference)
 
     honest_path, honest = run(low, "honest")
     row = ROWS.setdefault(name, {})

@@ -76,7 +76,7 @@ def test_export_strict_read_is_reused_only_for_the_same_bytes(tmp_path, monkeypa
     low, lw = lower(src)
     data = write_mtok(low)
     path = tmp_path / "tokenizer.mtok"
-    args = dict(samples=list(builtin_corpus())[:20], chats=list(builtin_chats())[:2], source_dir=SAMPLE)
+    args = dict(samples=list(builtin_corpus())[:20], chats=list(builtin_chats())[:2], reference=choose(src))
     path.write_bytes(data[:-7])  # the disk holds a truncated file, not what was checked
     with pytest.raises(MtokError):
         check.verify(path, src, low, lw, checked=(data, check_written(data).chat), **args)
