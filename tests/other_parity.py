@@ -49,6 +49,7 @@ from mtok_export.readers.gpt2_files import read_gpt2_files
 from mtok_export.readers.tiktoken import read_tiktoken
 from mtok_export.verify.check import TEXT_CHECKS, Check, compare_texts, verify
 from mtok_export.verify.reference import hf_reference
+from mtok_export.verify.references import Chosen
 from mtok_export.verify.reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
 from mtok_export.verify.runtime import run_runtime
 
@@ -123,7 +124,7 @@ def parity_mtok(name: str, ir=None, ref=None, python: str | None = None) -> Row:
         path = Path(tmp) / "tokenizer.mtok"
         path.write_bytes(write_mtok(low))
         report = verify(path, ir, low, lw, samples=ss, chats=[], python=python, timeout=600,
-                        reference=lambda t, c: ref)
+                        reference=Chosen(lambda t, c: ref, "parity", "the parity table's reference", ()))
     row = _summarize(Row(name, ".mtok", report.runtime, {}, losses=sorted({x.code for x in lw.losses})),
                      report.checks)
     row.seconds = round(time.perf_counter() - start, 1)

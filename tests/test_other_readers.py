@@ -226,8 +226,8 @@ def test_gpt2_files_errors(tmp_path, case, message):
 
 
 def test_gpt2_files_unknown_class_and_family(tmp_path):
-    d = _gpt2_dir(tmp_path, config={"tokenizer_class": "CLIPTokenizer"})
-    with pytest.raises(UnsupportedError, match="CLIPTokenizer"):
+    d = _gpt2_dir(tmp_path, config={"tokenizer_class": "XLMTokenizer"})
+    with pytest.raises(UnsupportedError, match="XLMTokenizer"):
         read_gpt2_files(d)
     tok = read_gpt2_files(d, family="gpt2")
     assert tok.model.merges == (("h", "e"), ("he", "l")) and tok.post_processor.kind == "ByteLevel"
