@@ -71,6 +71,7 @@ def test_export_strict_read_is_reused_only_for_the_same_bytes(tmp_path, monkeypa
     from mtok_export.errors import MtokError
     from mtok_export.mtok import check_written
     from mtok_export.verify import check
+    from mtok_export.verify.references import choose
 
     src = read_model_dir(SAMPLE)
     low, lw = lower(src)
