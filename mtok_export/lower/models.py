@@ -19,6 +19,7 @@ from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
+from ..ir.byte_level import bytes_to_token
 from ..readers.sentencepiece import TRAILING_SPACE
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
@@ -52,6 +53,8 @@ def lower_model(lw, tok):
         m = replace(m, dropout=None, unk_token=None, continuing_subword_prefix=None,
                     end_of_word_suffix=None, fuse_unk=False, ignore_merges=False)
     elif isinstance(m, M.WordPiece):
+        if m.unk_token not in m.vocab:
+            _no_unk(lw, tok, m, jp, name)
         if m.max_input_chars_per_word > 0x7FFFFFFF:  # the runtime keeps it in an int: 2**31+ makes every word unk
             lw.did("wordpiece-limit", f"{jp}.max_input_chars_per_word: {m.max_input_chars_per_word} written as "
                    "2147483647 (the runtime reads it into an int)")
@@ -75,6 +78,23 @@ def lower_model(lw, tok):
         lw.did("wordlevel-as-wordpiece", f"{jp}: WordLevel as WordPiece with an unmatchable prefix")
         m = M.WordPiece(m.vocab, m.unk_token or "[UNK]", "\x00\x00", 1 << 30)
     return replace(tok, model=m)
+
+
+def _no_unk(lw, tok, m, jp: str, name: str) -> None:
+    """WordPiece whose unk token is no token (a legacy type 1's greedy matching, read as WordPiece):
+    a word it cannot cover has no id, which the runtime writes as -1.  Over a byte-level vocabulary
+    the words it cannot cover are those holding a byte no token starts with (`trigger`: those bytes)."""
+    pres = tok.pre_tokenizer.pretokenizers if isinstance(tok.pre_tokenizer, P.Sequence) else (tok.pre_tokenizer,)
+    if not any(isinstance(x, P.ByteLevel) for x in pres):
+        lw.loss(L.WORDPIECE_NO_UNK, name, f"{jp}.unk_token", f"unk token {m.unk_token!r} is not in the vocabulary")
+        return
+    starts = {t[:1] for t in m.vocab}
+    missing = [b for b in range(256) if bytes_to_token(bytes([b])) not in starts]
+    if missing:
+        lw.loss(L.WORDPIECE_NO_UNK, name, f"{jp}.unk_token", f"unk token {m.unk_token!r} is not in the vocabulary "
+                f"and no token starts with byte(s) {', '.join(f'{b:#04x}' for b in missing[:8])}"
+                + (f" (+{len(missing) - 8})" if len(missing) > 8 else ""),
+                next((chr(b) for b in missing if b < 0x80), ""), trigger=tuple(map(chr, missing)))
 
 
 def _ignore_merges(lw, m, jp: str, name: str):
