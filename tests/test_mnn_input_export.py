@@ -1,6 +1,8 @@
-"""A legacy `tokenizer.txt` of each type (0-3) exported to `.mtok` with no flags: exit 0, verified
-against MNN 3.4.1 running the source file itself (`verify.reference_runtime`), or refused with a
-named loss (exit 3).  Never exit 1 (a difference nobody named) or 2 (the reference failing).
+"""An input MNN loads itself, exported to `.mtok` with no flags, verified against the runtime the
+source was made for running the source file itself (`verify.reference_runtime`): a legacy
+`tokenizer.txt` of each type (0-3) against MNN 3.4.1, a `.mtok` against MNN 3.6.1.  Exit 0, or
+refused with a named loss (exit 3); never exit 1 (a difference nobody named) or 2 (the reference
+failing).
 
 The sources are what this tool writes from corpus tokenizers (`--format txt`).  The real old MNN
 files in `../shared/corpus/mnn-legacy/` are pre-430 vocab files (no `430 N` header, no merges or
@@ -8,6 +10,7 @@ scores: see its README), which MNN 3.4.1 does not load; their outcome is checked
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -44,13 +47,21 @@ def legacy_files(tmp_path_factory):
 def export(monkeypatch, capsys, mnn341_python):
     """mtok-export --path FILE --output DIR --json -> (exit code, JSON outcome)."""
     # Until the lead wires `mnn_file_reference` into the format registry, route an MNN file's
-    # reference through it here (what `reference_choice.reference_for` is to do).
+    # reference through it here (what `reference_choice.reference_for` is to do), and give the IR
+    # read from a .mtok the provenance `formats._read_mtok` does not record yet.
+    import mtok_export.formats as formats
     import mtok_export.verification as verification
+    from mtok_export.readers.finish import provenance
     from mtok_export.verify.reference_runtime import mnn_file_reference
 
-    choose = verification.reference_for
+    choose, read_mtok = verification.reference_for, formats.read_mtok
     monkeypatch.setattr(verification, "reference_for", lambda tok: (
         mnn_file_reference(Path(tok.provenance.inputs[0].path)) if tok.provenance.inputs else None) or choose(tok))
+
+    def read_with_provenance(data, path=None, **kw):
+        tok, layout = read_mtok(data, path, **kw)
+        return dataclasses.replace(tok, provenance=provenance([Path(path)])), layout
+    monkeypatch.setattr(formats, "read_mtok", read_with_provenance)
     monkeypatch.setenv("MTOK_MNN341_PYTHON", mnn341_python)
     from mtok_export.cli import export_main
 
@@ -86,6 +97,34 @@ def test_legacy_txt_exports_to_mtok(name, legacy_files, export, tmp_path):
         assert {x["code"] for x in outcome["losses"]
                 if x["severity"] != "edge" and not x["accepted_by"]} == refused
         assert not (tmp_path / "out" / "tokenizer.mtok").exists()
+
+
+@pytest.mark.parametrize("name", ["llama2-7b-hf", "qwen2.5-instruct", "bert-base-uncased"])
+def test_mtok_exports_to_mtok(name, export, tmp_path):
+    """A .mtok this tool wrote, exported again: the same behaviour as the source on MNN 3.6.1, its
+    header prefix (Llama-2's BOS) and stop ids included, and its chat template's renders."""
+    src = tmp_path / "in" / "tokenizer.mtok"
+    src.parent.mkdir()
+    src.write_bytes(build(read_source(CORPUS / "tokenizers" / name), "mtok")[0])
+    rc, outcome = export(src, tmp_path / "out")
+    assert (rc, outcome["exit_code"]) == (0, 0), outcome["error"]
+    checks = {c["name"]: c for c in outcome["verify"]["checks"]}
+    for check in ("engine ids", "raw ids", "streaming decode", "stop ids") + (
+            ("chat text", "chat ids") if name == "qwen2.5-instruct" else ()):
+        assert 0 < checks[check]["ok"] == checks[check]["total"], check
+    assert (tmp_path / "out" / "tokenizer.mtok").read_bytes()[:20] == src.read_bytes()[:20]  # same header
+
+
+def test_mtok_reader_keeps_the_prefix_and_stops_through_lowering(tmp_path):
+    """Read from a .mtok, the header prefix survives a second lowering (it was read as no
+    post-processor and dropped: Llama-2's re-export lost BOS), and each stop id names its source."""
+    from mtok_export.mtok import read_mtok
+
+    data = build(read_source(CORPUS / "tokenizers/llama2-7b-hf"), "mtok")[0]
+    tok = read_mtok(data)[0]
+    assert tok.prefix_ids == (1,) and tok.meta.stop_sources == ((2, "mtok header"),)
+    again, low, _ = build(tok, "mtok")
+    assert low.prefix_ids == (1,) and again == data
 
 
 def test_type0_reader_records_its_file_and_stops(legacy_files):
