@@ -46,17 +46,26 @@ def legacy_files(tmp_path_factory):
 @pytest.fixture
 def export(monkeypatch, capsys, mnn341_python):
     """mtok-export --path FILE --output DIR --json -> (exit code, JSON outcome)."""
-    # Until the lead wires `mnn_file_reference` into the format registry, route an MNN file's
-    # reference through it here (what `reference_choice.reference_for` is to do), and give the IR
-    # read from a .mtok the provenance `formats._read_mtok` does not record yet.
+    # Until the lead wires `runtime_reference` into `verify.references.REFERENCES` ("mnn",
+    # "mnn-legacy": today ReferenceUnavailable placeholders), register it here as it is to be, and
+    # give the IR read from a .mtok the provenance `formats._read_mtok` does not record yet.
     import mtok_export.formats as formats
-    import mtok_export.verification as verification
     from mtok_export.readers.finish import provenance
-    from mtok_export.verify.reference_runtime import mnn_file_reference
+    from mtok_export.verify import mnn341, references
+    from mtok_export.verify.reference_runtime import runtime_reference
+    from mtok_export.verify.references import Chosen
 
-    choose, read_mtok = verification.reference_for, formats.read_mtok
-    monkeypatch.setattr(verification, "reference_for", lambda tok: (
-        mnn_file_reference(Path(tok.provenance.inputs[0].path)) if tok.provenance.inputs else None) or choose(tok))
+    def mnn(file, tok):
+        return Chosen(lambda texts, chats: runtime_reference(file, None, texts, chats), "mnn", "MNN 3.6.1",
+                      (str(file),), "the runtime the .mtok was made for, on it", "MNN 3.6.1")
+
+    def mnn_legacy(file, tok):
+        python = mnn341.find()  # ReferenceUnavailable: a self-check, refused by default
+        return Chosen(lambda texts, chats: runtime_reference(file, python, texts, chats), "mnn-legacy",
+                      f"MNN {mnn341.VERSION}", (str(file),), "the released pre-.mtok runtime, on the tokenizer.txt")
+    monkeypatch.setitem(references.REFERENCES, "mnn", mnn)
+    monkeypatch.setitem(references.REFERENCES, "mnn-legacy", mnn_legacy)
+    read_mtok = formats.read_mtok
 
     def read_with_provenance(data, path=None, **kw):
         tok, layout = read_mtok(data, path, **kw)

@@ -20,7 +20,7 @@ from mtok_export.formats import read_source
 from mtok_export.targets import build
 from mtok_export.verify import mnn341
 from mtok_export.verify.reference import ReferenceUnavailable
-from mtok_export.verify.reference_runtime import mnn_file_reference, runtime_reference
+from mtok_export.verify.reference_runtime import runtime_reference
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus/tokenizers"
 TEXTS = ["Hello world", "The quick brown fox.", "  two  spaces", ""]
@@ -110,18 +110,6 @@ def test_a_file_the_runtime_cannot_load_is_an_engine_error(tmp_path):
     bad.write_bytes(b"431 4\n0 0 0\n\n" + b"\0" * 16)
     with pytest.raises(RuntimeEngineError, match="could not load(.|\n)*magic number is wrong"):
         runtime_reference(bad, None, ["a"], [])
-
-
-def test_mnn_file_reference_chooses_by_header(written, tmp_path, monkeypatch):
-    assert mnn_file_reference(CORPUS / "gpt2/tokenizer.json") is None
-    assert mnn_file_reference(tmp_path / "missing.txt") is None
-    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "empty-cache"))
-    monkeypatch.delenv(mnn341.ENV, raising=False)
-    ref = mnn_file_reference(written["gpt2.txt"])  # MNN 3.4.1 is looked for only when it runs
-    with pytest.raises(ReferenceUnavailable) as e:
-        ref(["a"], [])
-    assert "not set up" in e.value.why and e.value.install == mnn341.setup_command()
-    assert mnn_file_reference(written["qwen2.5.mtok"])(["Hello"], []).raw == [[9707]]
 
 
 # ---------------------------------------------------------------- finding MNN 3.4.1

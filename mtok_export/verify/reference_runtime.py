@@ -3,9 +3,10 @@ the file was made for, running the source file as it is.  Our reader's reading o
 never what the output is compared with, so a reader bug shows as a mismatch instead of being
 copied into both sides.
 
-Which runtime: MNN 3.4.1 (`mnn341.find()`, the released pre-`.mtok` runtime) for a legacy file,
-the current MNN of this environment (`python=None`) for a `.mtok`.  What the fields hold, as
-`verify.check` compares them with the runtime on the output:
+Which runtime is the caller's choice (`verify.references`): MNN 3.4.1 (`mnn341.find()`, the
+released pre-`.mtok` runtime) for a legacy file, the current MNN of this environment
+(`python=None`) for a `.mtok`.  What the fields hold, as `verify.check` compares them with the
+runtime on the output:
 
 * `engine`: `tokenizer_encode(text)`, header prefix ids included (what an app gets);
 * `raw`: the same without the source's prefix ids, which are what the runtime gives for `""`
@@ -58,27 +59,10 @@ def runtime_reference(source_file: Path, python: Path | None, texts, chats) -> R
     return Reference(engine, raw, decoded, chat_text, chat_ids, None)
 
 
-def mnn_file_reference(path: Path):
-    """The reference of an input MNN loads itself, `f(texts, chats) -> Reference` (MNN 3.4.1 for a
-    legacy tokenizer.txt, this environment's MNN for a .mtok), or None for any other input.  The
-    3.4.1 interpreter is looked for when `f` runs, so its absence is the reference's
-    `ReferenceUnavailable`, raised where verification asks for the reference."""
-    path = Path(path)
-    head = _first_line(path)
-    if not head.startswith(f"{MAGIC} ".encode()):
-        return None
-    if _is_mtok(path):
-        return lambda texts, chats: runtime_reference(path, None, texts, chats)
-    return lambda texts, chats: runtime_reference(path, mnn341.find(), texts, chats)
-
-
-def _first_line(path: Path) -> bytes:
+def _is_mtok(path: Path) -> bool:
+    """By the header line, as MNN tells the two apart (a file it cannot read is no .mtok)."""
     try:
         with open(path, "rb") as f:
-            return f.readline(16).rstrip(b"\r\n")
+            return f.readline(16).rstrip(b"\r\n") == f"{MAGIC} {int(FileType.PIPELINE)}".encode()
     except OSError:
-        return b""
-
-
-def _is_mtok(path: Path) -> bool:
-    return _first_line(path) == f"{MAGIC} {int(FileType.PIPELINE)}".encode()
+        return False
