@@ -179,3 +179,19 @@ def test_type1_bytes_no_token_starts_are_skipped(legacy_files, mnn341_python, tm
     assert got[3] != ref[3] and -1 in got[3]  # the loss
     hf = Projection(tok)
     assert hf.encode("a\x0bb") is None and hf.encode("ab") == ref[2]
+
+
+def test_without_mnn341_the_export_is_a_refused_self_check(legacy_files, export, tmp_path, monkeypatch):
+    """No MNN 3.4.1 here: verification falls back to the self-check, which the policy refuses by
+    default (reference-unavailable), naming the command that creates the venv."""
+    from mtok_export.verify import mnn341
+
+    monkeypatch.delenv(mnn341.ENV)
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "empty-cache"))
+    rc, outcome = export(legacy_files["gpt2"], tmp_path / "out")
+    assert rc == 3
+    ref = outcome["verify"]["reference"]
+    assert ref["self_check"] is True and "not set up" in ref["why"]
+    assert ref["install"] == mnn341.setup_command()
+    assert "reference-unavailable" in {x["code"] for x in outcome["losses"]}
+    assert not (tmp_path / "out" / "tokenizer.mtok").exists()
