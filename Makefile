@@ -14,7 +14,10 @@ $(BIN)/mtok-export: pyproject.toml
 	$(BIN)/pip install -q --no-deps 'clip-anytorch==2.6.0'
 	touch $@
 
+# MNN 3.4.1 (the reference for legacy tokenizer.txt inputs) in its own venv in the cache directory;
+# idempotent.  Without it (no network, no wheel here) the tool and the legacy tests say how to make it.
 setup: $(BIN)/mtok-export
+	-$(BIN)/python -m mtok_export.verify.mnn341
 
 test: setup
 	$(BIN)/python -m pytest
@@ -38,8 +41,8 @@ FUZZ_SECONDS ?= 60
 fuzz: setup
 	$(BIN)/python tests/fuzz_readers.py --seconds $(FUZZ_SECONDS)
 
-# What the build, the demo and the tests create inside the repository.  The runtime venv the
-# legacy tests use (MNN 3.4.1) lives in the cache directory: `make clean-all` removes that too.
+# What the build, the demo and the tests create inside the repository.  The MNN 3.4.1 venv that
+# `setup` makes lives in the cache directory: `make clean-all` removes that too.
 clean:
 	rm -rf out .pytest_cache .hypothesis build dist *.egg-info .venv-mnn341 .venv-mnn341.tmp*
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +

@@ -208,6 +208,10 @@ UNK_TABLE_GAPS = _kind("unk-table-gaps", "model", "BPE unk by a code-point table
                        chars("unassigned, private use, control/format", lambda c: unk_table_gap(c)))
 UNK_SURFACE = _kind("unk-surface", "decoder", "the unk token is written as one character the unk table maps to: "
                     "decode shows that character for it", TEXT, "stream")
+WORDPIECE_NO_UNK = _kind("wordpiece-no-unk", "model", "the unk token is not in the vocabulary: a word holding a "
+                         "byte no token starts with encodes as id -1 (a legacy type 1 skipped that byte)", EDGE, None,
+                         lambda loss, text: [(i, i + 1) for i, c in enumerate(text)
+                                             if set(c.encode("utf-8", "surrogatepass")) & {ord(b) for b in loss.trigger}])
 UNIGRAM_TIES = _kind("unigram-ties", "model", "equal-score Unigram segmentations are broken differently", TEXT, "ties",
                      any_input)
 UNIGRAM_UNK = _kind("unigram-unk", "model", "a Unigram model without unk_id gets unk 0", EDGE)

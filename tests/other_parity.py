@@ -23,7 +23,7 @@ A test harness of `test_other_readers.py`, and the tables when run:
 
     python tests/other_parity.py [--only NAME] [--mnn341 PYTHON] [--json FILE]
 
-The MNN 3.4.1 interpreter defaults to the venv the tests make (`legacy_runtime`)."""
+The MNN 3.4.1 interpreter defaults to the one the tool finds (`make setup` creates it; `legacy_runtime`)."""
 
 from __future__ import annotations
 

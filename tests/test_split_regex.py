@@ -222,3 +222,29 @@ def test_deepseek_llm_patterns_are_exact_on_the_runtime():
         got = run_runtime(path, texts=texts).encodes
     wrong = [t for t, g in zip(texts, got) if g != prefix + hf.encode(t, add_special_tokens=False).ids]
     assert not wrong, wrong[:3]
+
+
+@pytest.mark.parametrize("pattern, written", [
+    ("[\\x01\\x02a]?[b]+", "[a]?[b]+"),
+    ("[^\\x07 ]+", "[^ ]+"),
+    ("[-\\x03x]", "[-x]"),
+    ("[\\x01]", "[\\x01]"),  # nothing else in the class: kept (an empty class is no class)
+    ("[\\x01-\\x05b]", "[\\x01-\\x05b]"),  # a range end is not a single member
+    ("[a-\\x03]", "[a-\\x03]"),
+    ("\\x01|[\\x08]", "\\x01|[\\x08]"),  # outside a class, and other controls: as written
+])
+def test_fold_marker_members_are_left_out(pattern, written):
+    assert for_runtime(pattern) == (written, [])
+
+
+@needs_corpus
+@needs_mnn
+def test_fold_marker_members_admit_no_non_ascii_on_the_runtime(tmp_path):
+    """On the fold engine \\x01-\\x07 in a class also stood for every non-ASCII character of a
+    category: the legacy type-3 pattern's optional letter-run prefix, which lists them, made
+    "naïve" one piece ("ïve") where HF (and MNN 3.4.1 on the type-3 file) split "ï" off."""
+    prefix = "[\\x00\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08 -/]?[A-Za-z]+| ?[^\\sA-Za-z0-9]+|\\s+"
+    texts = ["naïve café", "Zürich", "日本go", "a-b (c)"]
+    differ, lw = runtime_differs(tmp_path, [prefix], texts)
+    assert differ == []
+    assert any(x.code == "regex-control" for x in lw.losses)  # what is left: input \x01-\x07 itself

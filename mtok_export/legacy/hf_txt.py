@@ -52,7 +52,8 @@ _S = r"\t\n\x0B\f\r "
 # The letter-run prefix is "ASCII except CR, LF, letters, digits": control characters one by one,
 # ranges only between plain characters (MNN's own regex engine, for a `.mtok` made from this IR,
 # misreads ranges with escaped ends and `\x{...}`).  In that engine non-ASCII characters fold to
-# \x01-\x07, so there this class also admits them (its `regex-control` loss).
+# \x01-\x07, so the lowering leaves those members out there (`lower.regex`; input \x01-\x07 is
+# then its `regex-control` loss).
 _ASCII_PUNCT_CTRL = ("[" + "".join(f"\\x{c:02X}" for c in range(0x20) if c not in (0x0A, 0x0D))
                      + r" -/:-@\[\\\]^_`{-~\x7F]")
 RUNTIME_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|" + _ASCII_PUNCT_CTRL + r"?[A-Za-z]+|[0-9]"

@@ -76,6 +76,7 @@ from ..ir import models as M
 from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
 from ..readers.sentencepiece import SPACE, PieceType, bos_eos_template, sp_decoder, sp_merges, sp_normalizer
+from .text import provenance
 
 BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 _TYPES = {str(int(t)).encode(): t for t in PieceType}
@@ -193,7 +194,8 @@ def tokenizer_from_type0(rows: Type0, notes=()) -> Tokenizer:
         post_processor=post, added_tokens=added,
         special_ids=tuple(i for i in rows.special if types[i] != PieceType.USER_DEFINED),
         stop_ids=rows.stop, chat=ChatTemplate(),
-        meta=Metadata(add_bos_token=bool(rows.prefix), add_eos_token=False, notes=tuple(notes)),
+        meta=Metadata(add_bos_token=bool(rows.prefix), add_eos_token=False,
+                      stop_sources=tuple((i, "legacy header") for i in rows.stop), notes=tuple(notes)),
     )
 
 
@@ -208,7 +210,7 @@ def read_sentencepiece_txt(data: bytes, path=None, *, repair_spaces: bool = True
             rows = replace(rows, pieces=tuple((f, s, t) for f, (_, s, t) in zip(fixed, rows.pieces)))
             notes.append("pieces hold ' ' where SentencePiece has '▁' (MNN's writer replaces it): restored '▁'; "
                          "the MNN runtime itself encodes every space of this file as byte pieces")
-    return tokenizer_from_type0(rows, notes)
+    return replace(tokenizer_from_type0(rows, notes), provenance=provenance(path, data))
 
 
 # ----------------------------------------------------------------------- pre-430 mnn-llm vocab

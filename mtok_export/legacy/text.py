@@ -136,15 +136,20 @@ def finish(*, model, normalizer, pre_tokenizer, decoder, header, added, notes, n
     """The Tokenizer of a legacy file; `names` (id -> text) names the header prefix tokens."""
     special, stop, prefix = header
     names = {**(names or {}), **{t.id: t.content for t in added}}
-    provenance = Provenance()
-    if path is not None and data is not None:
-        provenance = Provenance((InputFile(str(path), hashlib.sha256(data).hexdigest()),), __version__,
-                                unicodedata.unidata_version)
     return Tokenizer(model=model, normalizer=normalizer, pre_tokenizer=pre_tokenizer, decoder=decoder,
                      post_processor=prefix_template(prefix, names), added_tokens=added, special_ids=tuple(special),
                      stop_ids=tuple(stop), chat=ChatTemplate(),
                      meta=Metadata(stop_sources=tuple((i, "legacy header") for i in stop), notes=tuple(notes)),
-                     provenance=provenance)
+                     provenance=provenance(path, data))
+
+
+def provenance(path, data: bytes | None) -> Provenance:
+    """The file a legacy tokenizer was read from (what verification runs its reference on); empty
+    for bytes read without a path."""
+    if path is None or data is None:
+        return Provenance()
+    return Provenance((InputFile(str(path), hashlib.sha256(data).hexdigest()),), __version__,
+                      unicodedata.unidata_version)
 
 
 def read_b64_lines(body, n: int, strict: bool, notes: list[str], allow_empty: bool) -> list[bytes]:

@@ -19,6 +19,7 @@ from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
+from ..ir.byte_level import bytes_to_token
 from ..readers.sentencepiece import TRAILING_SPACE
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
@@ -52,6 +53,8 @@ def lower_model(lw, tok):
         m = replace(m, dropout=None, unk_token=None, continuing_subword_prefix=None,
                     end_of_word_suffix=None, fuse_unk=False, ignore_merges=False)
     elif isinstance(m, M.WordPiece):
+        if m.unk_token not in m.vocab:
+            tok = _no_unk(lw, tok, m, jp, name)
         if m.max_input_chars_per_word > 0x7FFFFFFF:  # the runtime keeps it in an int: 2**31+ makes every word unk
             lw.did("wordpiece-limit", f"{jp}.max_input_chars_per_word: {m.max_input_chars_per_word} written as "
                    "2147483647 (the runtime reads it into an int)")
@@ -75,6 +78,41 @@ def lower_model(lw, tok):
         lw.did("wordlevel-as-wordpiece", f"{jp}: WordLevel as WordPiece with an unmatchable prefix")
         m = M.WordPiece(m.vocab, m.unk_token or "[UNK]", "\x00\x00", 1 << 30)
     return replace(tok, model=m)
+
+
+_NOT_IN_UTF8 = {0xC0, 0xC1, *range(0xF5, 0x100)}  # bytes no text holds
+
+
+def _no_unk(lw, tok, m, jp: str, name: str):
+    """WordPiece whose unk token is no token (a legacy type 1's greedy matching, read as WordPiece):
+    a word it cannot cover has no id, which the runtime writes as -1, where type 1 skipped each byte
+    no token starts with.  Over a byte-level vocabulary those bytes are the whole difference; when
+    none of them is inside a token, greedy matching never runs through one, so removing the ASCII
+    ones by a split is exactly skipping them.  -> tok (with that split first in its pre-tokenizer);
+    what is left is a `wordpiece-no-unk` loss (trigger: those bytes)."""
+    pres = tok.pre_tokenizer.pretokenizers if isinstance(tok.pre_tokenizer, P.Sequence) else (tok.pre_tokenizer,)
+    if not any(isinstance(x, P.ByteLevel) for x in pres):
+        lw.loss(L.WORDPIECE_NO_UNK, name, f"{jp}.unk_token", f"unk token {m.unk_token!r} is not in the vocabulary")
+        return tok
+    starts = {t[:1] for t in m.vocab}
+    missing = [b for b in range(256) if bytes_to_token(bytes([b])) not in starts]
+    marks = {bytes_to_token(bytes([b])) for b in missing}
+    inside = any(c in marks for t in m.vocab for c in t[1:])
+    skipped = [b for b in missing if b < 0x80] if not inside else []
+    if skipped:
+        # The non-ASCII lookahead (always true) keeps the pattern on std::wregex (`lower.regex`),
+        # where \x01-\x07 are those characters, not the fold engine's category markers.
+        pattern = "(?!\uffff)[" + "".join(f"\\x{b:02X}" for b in skipped) + "]"
+        tok = replace(tok, pre_tokenizer=P.Sequence((P.Split(Pattern(pattern, True), "Removed"), *pres)))
+        lw.did("wordpiece-skip-bytes", f"{jp}.unk_token: no token starts with byte(s) "
+               f"{', '.join(f'{b:#04x}' for b in skipped)}: split out and removed, as type 1 skips them")
+    left = [b for b in missing if b not in skipped and b not in _NOT_IN_UTF8]
+    if left:
+        lw.loss(L.WORDPIECE_NO_UNK, name, f"{jp}.unk_token", f"unk token {m.unk_token!r} is not in the vocabulary "
+                f"and no token starts with byte(s) {', '.join(f'{b:#04x}' for b in left[:8])}"
+                + (f" (+{len(left) - 8})" if len(left) > 8 else ""),
+                next((chr(b) for b in left if b < 0x80), ""), trigger=tuple(map(chr, left)))
+    return tok
 
 
 def _ignore_merges(lw, m, jp: str, name: str):

@@ -67,6 +67,10 @@ def _split(p, jp: str, dropped: list):
 
 def lower_post_processor(lw, tok):
     jp = "$.post_processor"
+    if isinstance(tok.post_processor, R.PostProgram) or tok.prefix_ids:
+        # Already lowered (read from a .mtok): the header prefix and the post program are what the
+        # runtime runs; kept as they are (read as no post-processor, the prefix would be dropped).
+        return tok
     parts = split_single(lw, tok.post_processor, jp)
     if parts is None:
         return replace(tok, post_processor=None)

@@ -48,6 +48,7 @@ _END_NL = r"(?!\n?[^\n]|\n\n)"  # \Z: at the end, or before a final \n
 _SUBCATEGORY = re.compile(r"(?:L[ultmo]|N[dlo]|P[cdseifo]|S[mcko]|Z[slp]|M[nce]|C[cfson])")
 _ESCAPE = re.compile(r"\\(?:[pP]\{[^}]*\}|x\{[^}]*\}|x[0-9A-Fa-f]{0,2}|u[0-9A-Fa-f]{4}|.)", re.S)
 _GROUP = re.compile(r"\((?:\?(?:<[=!]|<|P<|=|!|>|[A-Za-z-]+[:)]|:)?)?")
+_MARKER_ESCAPE = re.compile(r"\\x0[1-7]")  # the fold engine's category markers, escaped
 _QUANT = re.compile(r"(?:[*+?]|\{\d*(?:,\d*)?\})([?+]?)")
 
 
@@ -169,9 +170,17 @@ def _class(pattern: str, i: int, wide: bool, problem) -> tuple[str, int]:
     while j < len(pattern):
         c = pattern[j]
         if c == "]" and not first:
+            if len(out) == 1 + (out[1:2] == ["^"]):  # only fold markers: kept (an empty class is no class)
+                return pattern[i:j + 1], j + 1
             out.append("]")
             return "".join(out), j + 1
         first = False
+        if not wide and _fold_marker_member(pattern, j, out):
+            # On the fold engine \x01-\x07 are also every non-ASCII character of a category (spec 3.3):
+            # as a class member it admits them all.  Dropped, it differs only on input \x01-\x07, which
+            # collides with the markers anyway (`regex_gaps` records that edge loss for every fold pattern).
+            j += 1 if c != "\\" else len(_ESCAPE.match(pattern, j).group())
+            continue
         if c == "\\":
             tok = _ESCAPE.match(pattern, j).group()
             j += len(tok)
@@ -196,6 +205,18 @@ def _class(pattern: str, i: int, wide: bool, problem) -> tuple[str, int]:
         j += 1
     problem("unterminated class")
     return "".join(out), j
+
+
+def _fold_marker_member(pattern: str, j: int, out: list[str]) -> bool:
+    """Is pattern[j] a single class member \\x01-\\x07 (literal or escaped), not a range's end?"""
+    if pattern[j] == "\\":
+        m = _MARKER_ESCAPE.match(pattern, j)
+        end = m.end() if m else None
+    else:
+        end = j + 1 if "\x01" <= pattern[j] <= "\x07" else None
+    if end is None or (out[-1] == "-" and len(out) > 2 + (out[1:2] == ["^"])):  # "-" after a member: a range
+        return False
+    return not (pattern.startswith("-", end) and not pattern.startswith("-]", end))
 
 
 def _group(opening: str, wide: bool, problem) -> None:

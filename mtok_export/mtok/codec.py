@@ -21,7 +21,7 @@ from itertools import islice, repeat
 from operator import attrgetter, le, lt
 
 from ..errors import FormatError, MtokError, UnsupportedError
-from ..ir import AddedToken, ChatTemplate, Pattern, Tokenizer
+from ..ir import AddedToken, ChatTemplate, Metadata, Pattern, Tokenizer
 from ..ir import models as M
 from ..ir.processors import PostProgram
 from ..unicode.tables import u32_array
@@ -600,7 +600,8 @@ def read_mtok(data: bytes, path: str | None = None, strict: bool = True,
     values[_FLAGS] = bool(flags & FLAG_CLEAN_UP_SPACES)
     chat = ChatTemplate(**{k[5:]: v for k, v in values.items() if k.startswith("chat.")}, source=str(path or ""))
     tok = Tokenizer(**{k: v for k, v in values.items() if not k.startswith("chat.")},
-                    special_ids=special, stop_ids=stop, prefix_ids=prefix, chat=chat)
+                    special_ids=special, stop_ids=stop, prefix_ids=prefix, chat=chat,
+                    meta=Metadata(stop_sources=tuple((i, "mtok header") for i in stop)))
     layout.warnings.extend(_id_warnings(tok))
     return tok, layout
 

@@ -4,7 +4,7 @@ Run as ``python -I _runtime_worker.py REQUEST.json RESPONSE.json LOG PROGRESS``.
 `mtok_export`: it may run in another virtual environment that only has some `MNN` release.
 Keep it compatible with old Pythons (3.6+) and free of third-party imports besides MNN.
 
-Request:  {"config": path, "texts": [{"s": str} | {"hex": str}], "decode_ids": [int],
+Request:  {"config": path, "texts": [{"s": str} | {"hex": str}], "decode_ids": [int], "decode_encoded": bool,
            "chats": [[{"role": str, "content": str}, ...]], "encode_chats": bool,
            "renders": [{"jinja": {"chat_template", "eos", "context"}, "messages": [...]}],
            "renders_apart": {"config": path, "seconds": float} (optional)}
@@ -127,8 +127,11 @@ def main(argv):
         for i, t in enumerate(req["texts"]):
             step("encode %d" % i)
             encodes.append(list(model.tokenizer_encode(t["s"] if "s" in t else bytes.fromhex(t["hex"]))))
+        ids = req["decode_ids"]
+        if req.get("decode_encoded"):  # also every id the texts encoded to (ids unknown before the run)
+            ids = sorted(set(ids).union(*encodes))
         decodes = []
-        for i in req["decode_ids"]:
+        for i in ids:
             step("decode %d" % i)
             try:
                 raw = model.tokenizer_decode(i).encode("utf-8")

@@ -45,9 +45,16 @@ class Projection:
         if not self.cached:
             self.hf  # noqa: B018  built for its side effect
 
-    def encode(self, text: str) -> list[int]:
-        """`encode(text, add_special_tokens=False).ids`."""
-        return list(self._ask("encode", text, lambda: self.hf.encode(text, add_special_tokens=False).ids))
+    def encode(self, text: str) -> list[int] | None:
+        """`encode(text, add_special_tokens=False).ids`; None where HF refuses to run the IR on `text`
+        (WordPiece whose unk token is no token, on a word it cannot cover): no projection there."""
+        def run():
+            try:
+                return self.hf.encode(text, add_special_tokens=False).ids
+            except Exception:  # noqa: BLE001  tokenizers raises a bare Exception
+                return None
+        ids = self._ask("encode", text, run)
+        return None if ids is None else list(ids)
 
     def normalize(self, text: str) -> str | None:
         """The normalizer's `normalize_str(text)`; None when there is no normalizer."""

@@ -84,7 +84,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
                 python: str | os.PathLike | None = None, timeout: float = 120.0,
                 llm_config: Mapping | None = None, check: bool = True,
                 renders: Sequence[Mapping] = (), encode_chats: bool = False,
-                renders_apart: tuple[bytes, float] | None = None,
+                renders_apart: tuple[bytes, float] | None = None, decode_encoded: bool = False,
                 while_running: Callable[[], None] | None = None) -> RuntimeResult:
     """Load `tokenizer_path` (`.mtok` or legacy `tokenizer.txt`) in MNN and run all requests in one process.
 
@@ -95,6 +95,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
     its messages rendered by an Llm loaded with that `jinja` block (how an app sets the template,
     tools and extra variables); role "json" messages carry whole message objects (spec 8.7).
     `encode_chats`: also encode each chat's rendering (`chat_encodes`), in the same process.
+    `decode_encoded`: also decode every id the texts encode to (`decodes`), in the same process.
     `renders_apart`: (a tokenizer file's bytes, seconds): the renders load that tokenizer instead and
     run last, given those seconds; when they hang, crash or raise, the rest is returned and
     `renders` is None (one process instead of a second one for the renders).
@@ -143,7 +144,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
         request, response, log, progress = (tmp_path / n for n in
                                             ("request.json", "response.json", "log.txt", "progress"))
         request.write_text(json.dumps({"config": str(config), "texts": wire_texts, "decode_ids": ids,
-                                       "chats": wire_chats, "encode_chats": encode_chats,
+                                       "decode_encoded": decode_encoded, "chats": wire_chats, "encode_chats": encode_chats,
                                        "renders": [dict(r) for r in renders], "renders_apart": apart}))
         try:
             output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout, while_running)
