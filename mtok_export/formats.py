@@ -248,7 +248,10 @@ def _read_legacy(path: Path, o: Options):
 
 
 def _read_mtok(path: Path, o: Options):
-    return read_mtok(path.read_bytes(), str(path))[0]
+    from .readers.finish import provenance  # the file read: its reference runs on it
+
+    tok = read_mtok(path.read_bytes(), str(path))[0]
+    return dataclasses.replace(tok, provenance=provenance([path]))
 
 
 def _write_legacy(content) -> bytes:

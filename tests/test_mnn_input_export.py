@@ -46,31 +46,6 @@ def legacy_files(tmp_path_factory):
 @pytest.fixture
 def export(monkeypatch, capsys, mnn341_python):
     """mtok-export --path FILE --output DIR --json -> (exit code, JSON outcome)."""
-    # Until the lead wires `runtime_reference` into `verify.references.REFERENCES` ("mnn",
-    # "mnn-legacy": today ReferenceUnavailable placeholders), register it here as it is to be, and
-    # give the IR read from a .mtok the provenance `formats._read_mtok` does not record yet.
-    import mtok_export.formats as formats
-    from mtok_export.readers.finish import provenance
-    from mtok_export.verify import mnn341, references
-    from mtok_export.verify.reference_runtime import runtime_reference
-    from mtok_export.verify.references import Chosen
-
-    def mnn(file, tok):
-        return Chosen(lambda texts, chats: runtime_reference(file, None, texts, chats), "mnn", "MNN 3.6.1",
-                      (str(file),), "the runtime the .mtok was made for, on it", "MNN 3.6.1")
-
-    def mnn_legacy(file, tok):
-        python = mnn341.find()  # ReferenceUnavailable: a self-check, refused by default
-        return Chosen(lambda texts, chats: runtime_reference(file, python, texts, chats), "mnn-legacy",
-                      f"MNN {mnn341.VERSION}", (str(file),), "the released pre-.mtok runtime, on the tokenizer.txt")
-    monkeypatch.setitem(references.REFERENCES, "mnn", mnn)
-    monkeypatch.setitem(references.REFERENCES, "mnn-legacy", mnn_legacy)
-    read_mtok = formats.read_mtok
-
-    def read_with_provenance(data, path=None, **kw):
-        tok, layout = read_mtok(data, path, **kw)
-        return dataclasses.replace(tok, provenance=provenance([Path(path)])), layout
-    monkeypatch.setattr(formats, "read_mtok", read_with_provenance)
     monkeypatch.setenv("MTOK_MNN341_PYTHON", mnn341_python)
     from mtok_export.cli import export_main
 

@@ -24,6 +24,8 @@ from ..formats import BY_NAME, classify
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from .reference import Reference, ReferenceUnavailable, hf_raw_ids, hf_reference, run_hf
+from . import mnn341
+from .reference_runtime import runtime_reference
 from .reference_spm import spm_reference
 from .reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
 
@@ -312,6 +314,21 @@ def _clip(file: Path, tok) -> Chosen:
     return Chosen(run, "clip", _lib("clip-anytorch"), (str(file),), "OpenAI CLIP's SimpleTokenizer")
 
 
+# ------------------------------------------------------------------ .mtok and legacy tokenizer.txt: the runtime they were made for
+
+def _mnn(file: Path, tok) -> Chosen:
+    _need("MNN", "MNN")
+    lib = f"MNN {cache.version('MNN')}"
+    return Chosen(lambda texts, chats: runtime_reference(file, None, texts, chats), "mnn", lib, (str(file),),
+                  "the runtime on the source .mtok", lib)
+
+
+def _mnn_legacy(file: Path, tok) -> Chosen:
+    python = mnn341.find()
+    return Chosen(lambda texts, chats: runtime_reference(file, python, texts, chats), "mnn-legacy",
+                  f"MNN {mnn341.VERSION}", (str(file),), f"the legacy runtime on the source tokenizer.txt ({python})")
+
+
 # ------------------------------------------------------------------ the registry
 
 
@@ -330,8 +347,8 @@ REFERENCES: dict[str, Callable[[Path, object], Chosen]] = {
     "tiktoken": _tiktoken,
     "mistral_common": _mistral_common,
     "gguf": _unavailable("no GGUF reference (llama.cpp) is wired in yet", "export the model's tokenizer.json instead"),
-    "mnn": _unavailable("no reference runs a .mtok source yet", "export from the model's source files"),
-    "mnn-legacy": _unavailable("no reference runs a legacy tokenizer.txt yet", "export from the model's source files"),
+    "mnn": _mnn,
+    "mnn-legacy": _mnn_legacy,
 }
 
 
