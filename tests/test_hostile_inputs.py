@@ -197,3 +197,31 @@ def test_json_depth_limit_holds_for_lists_of_lists():
         return v
     assert _is_clean(nest(MAX_DEPTH - 2), True)
     assert not _is_clean(nest(MAX_DEPTH + 1), True)
+
+
+# ---------------------------------------------------------------- issue 25: null members, duplicate keys,
+# regexes the reference cannot compile, damaged cache entries
+
+@pytest.mark.parametrize("family, key, member", [
+    ("normalizer", "normalizers", {"type": "NFC"}),
+    ("pre_tokenizer", "pretokenizers", {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                        "use_regex": True}),
+    ("decoder", "decoders", {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                             "use_regex": True}),
+    ("post_processor", "processors", {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False,
+                                      "use_regex": True}),
+])
+def test_null_sequence_member(tmp_path, family, key, member):
+    # Was an AttributeError (decoder, normalizer) or accepted silently (pre_tokenizer, post_processor).
+    d = sample(tmp_path, "qwen-bpe")
+    edit_json(d / "tokenizer.json", lambda j: j.update({family: {"type": "Sequence", key: [member, None]}}))
+    with pytest.raises(Exception, match="did not match any variant|missing field"):  # the reference refuses it too
+        import tokenizers
+        tokenizers.Tokenizer.from_str((d / "tokenizer.json").read_text(encoding="utf-8"))
+    refused(d, "tokenizer.json", f"$.{family}.{key}[1]", f"a {family} Sequence member must be an object, got null")
+
+
+def test_null_top_level_component_stays_accepted(tmp_path):
+    d = sample(tmp_path, "qwen-bpe")
+    edit_json(d / "tokenizer.json", lambda j: j.update(normalizer=None))
+    assert read_source(d).normalizer is None

@@ -57,13 +57,21 @@ def parse_component(ctx: Ctx, family: str, data, jp: str):
         if f.name == CHILDREN.get(family):
             if not isinstance(value, list):
                 ctx.fail(fp, "must be a list")
-            kwargs[f.name] = tuple(parse_component(ctx, family, c, f"{fp}[{i}]") for i, c in enumerate(value))
+            kwargs[f.name] = tuple(_child(ctx, family, c, f"{fp}[{i}]") for i, c in enumerate(value))
         else:
             kwargs[f.name] = _value(ctx, cls, f, value, fp)
     unknown = set(data) - {f.name for f in dataclasses.fields(cls)} - {"type"}
     if unknown:
         ctx.notes.append(f"{jp}: ignored unknown key(s) {sorted(unknown)} of {kind}")
     return cls(**kwargs)
+
+
+def _child(ctx: Ctx, family: str, data, jp: str):
+    """A `Sequence` member: a component, never null (null means "no component" only at the top;
+    HF `tokenizers` rejects a null member in every family's Sequence, so we do too)."""
+    if data is None:
+        ctx.fail(jp, f"a {family} Sequence member must be an object, got null")
+    return parse_component(ctx, family, data, jp)
 
 
 def _legacy(kind: str, family: str, data: dict) -> dict:
