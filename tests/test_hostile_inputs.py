@@ -225,3 +225,91 @@ def test_null_top_level_component_stays_accepted(tmp_path):
     d = sample(tmp_path, "qwen-bpe")
     edit_json(d / "tokenizer.json", lambda j: j.update(normalizer=None))
     assert read_source(d).normalizer is None
+
+
+def _with_text(d: Path, change) -> Path:
+    p = d / "tokenizer.json"
+    p.write_text(change(p.read_text(encoding="utf-8")), encoding="utf-8")
+    return d
+
+
+def test_duplicate_model_key(tmp_path):
+    # Was exit 0: the second, empty model won and MNN encoded every text to [].
+    d = _with_text(sample(tmp_path, "qwen-bpe"),
+                   lambda t: t.rstrip()[:-1] + ', "model": {"type": "BPE", "vocab": {}, "merges": []}}')
+    refused(d, "tokenizer.json", "$.model: duplicate key 'model'")
+
+
+def test_duplicate_key_deep_inside(tmp_path):
+    d = _with_text(sample(tmp_path, "qwen-bpe"), lambda t: t.replace('"vocab": {', '"vocab": {"a": 5, "a": 6, ', 1))
+    refused(d, "tokenizer.json", "$.model.vocab.a: duplicate key 'a'")
+
+
+def test_duplicate_key_in_tokenizer_config(tmp_path):
+    d = sample(tmp_path, "qwen-bpe")
+    p = d / "tokenizer_config.json"
+    p.write_text(p.read_text(encoding="utf-8").rstrip()[:-1] + ', "eos_token": "<|endoftext|>"}', encoding="utf-8")
+    refused(d, "tokenizer_config.json", "$.eos_token: duplicate key 'eos_token'")
+
+
+def test_duplicate_key_named_as_json_path_when_not_an_identifier():
+    from mtok_export.readers.json_value import parse_json
+
+    with pytest.raises(MtokError, match=r"x\.json \$\.added\['<s> x'\]: duplicate key '<s> x'") as info:
+        parse_json('{"added": {"<s> x": 1, "b": 2, "<s> x": 3}}', "x.json")
+    assert info.value.exit_code == 2
+    assert parse_json('{"a": {"k": 1}, "b": {"k": 2}}', "x.json") == {"a": {"k": 1}, "b": {"k": 2}}  # not a duplicate
+    # A duplicate before a syntax error: the syntax error, from the second parse too.
+    with pytest.raises(MtokError, match="x.json: not valid JSON at line 1 column 25: Expecting property name"):
+        parse_json('{"a": {"k": 1, "k": 2}, }', "x.json")
+
+
+def test_duplicate_key_in_tekken(tmp_path):
+    from mtok_export.readers.tekken import read_tekken
+
+    p = tmp_path / "tekken.json"
+    p.write_text('{"config": {"pattern": "a", "pattern": "b"}, "vocab": []}', encoding="utf-8")
+    with pytest.raises(MtokError, match=r"\$\.config\.pattern: duplicate key 'pattern'") as info:
+        read_tekken(p)
+    assert info.value.exit_code == 2
+
+
+def test_duplicate_key_in_mnn_llm_config(tmp_path):
+    # MNN's rapidjson keeps the first, Python the last: what the engine uses would be a guess.
+    from mtok_export.model_folder import find
+
+    (tmp_path / "config.json").write_text('{"llm_model": "a.mnn", "llm_model": "b.mnn"}', encoding="utf-8")
+    with pytest.raises(MtokError, match=r"config\.json \$\.llm_model: duplicate key") as info:
+        find(tmp_path)
+    assert info.value.exit_code == 2
+
+
+def test_deep_json_in_mnn_config_and_chat_messages(tmp_path, monkeypatch, capsys):
+    # Were RecursionError tracebacks ("internal error").
+    from mtok_export.model_folder import find
+
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "config.json").write_text(deep, encoding="utf-8")
+    with pytest.raises(MtokError, match="config.json: JSON nested too deeply"):
+        find(tmp_path)
+    import sys
+
+    from mtok_export.cli import main
+    (tmp_path / "m.json").write_text(deep, encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", ["mtok", "chat", str(tmp_path / "x.mtok"), "--messages", str(tmp_path / "m.json")])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 2 and "m.json: JSON nested too deeply" in capsys.readouterr().err
+
+
+def test_deep_json_in_a_corpus_file_and_a_vocab_json(tmp_path):
+    from mtok_export.corpus import load_corpus_file
+
+    p = tmp_path / "c.jsonl"
+    p.write_text('{"text": "a", "slice": "s"}\n' + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(MtokError, match=r"c\.jsonl:2: JSON nested too deeply"):
+        load_corpus_file(p)
+    # Sniffing a file that starts like vocab.json parses it: that was the RecursionError.
+    v = tmp_path / "vocab.json"
+    v.write_text('{"a": 0, "b": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    refused(v)

@@ -70,13 +70,14 @@ def chat(
     """Render a conversation with the file's embedded chat template."""
     from ..errors import InputError
     from ..mtok import read_mtok
+    from ..readers.json_value import load_json
     from .console import out
 
+    msgs = load_json(messages)  # nesting bounded, duplicate keys refused, errors name the file and path
     try:
-        msgs = json.loads(messages.read_text(encoding="utf-8"))
         data = file.read_bytes()
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read {messages} or {file}: {e}") from None
+    except OSError as e:
+        raise InputError(f"cannot read {file}: {e}") from None
     if not (isinstance(msgs, list) and all(isinstance(m, dict) and "role" in m for m in msgs)):
         raise InputError(f"{messages}: expected a JSON list of {{role, content}} objects")
     tok, _ = read_mtok(data, str(file))

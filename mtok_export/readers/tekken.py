@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import json
 from pathlib import Path
 
 from .. import losses as L
@@ -30,6 +29,7 @@ from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..losses import Loss
 from .finish import assemble, read_side_files
+from .json_value import load_json
 from .tiktoken import ranks_to_bpe
 
 # mistral_common's Tekkenizer.DEPRECATED_SPECIAL_TOKENS (files before v7 carry no list)
@@ -47,12 +47,7 @@ def _int(value, where: str) -> int:
 
 def read_tekken(path: Path, *, chat_template: str | None = None) -> Tokenizer:
     path = Path(path)
-    try:
-        data = json.loads(path.read_bytes())
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from None
-    except ValueError as e:
-        raise InputError(f"{path}: not valid JSON ({e})") from None
+    data = load_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("config"), dict) or not isinstance(data.get("vocab"), list):
         raise InputError(f"{path}: a tekken file is an object with 'config' and 'vocab' (list)")
     cfg = data["config"]
