@@ -313,3 +313,67 @@ def test_deep_json_in_a_corpus_file_and_a_vocab_json(tmp_path):
     v = tmp_path / "vocab.json"
     v.write_text('{"a": 0, "b": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
     refused(v)
+
+
+@pytest.mark.parametrize("family, component", [
+    ("pre_tokenizer", {"type": "Split", "pattern": {"Regex": "[z-a]"}, "behavior": "Isolated", "invert": False}),
+    ("normalizer", {"type": "Sequence", "normalizers": [
+        {"type": "NFC"}, {"type": "Replace", "pattern": {"Regex": "\\p{Bogus}"}, "content": "x"}]}),
+])
+def test_regex_oniguruma_rejects(tmp_path, monkeypatch, family, component):
+    # Was exit 0 with no loss: MNN then encoded every text to [].
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
+    d = sample(tmp_path, "qwen-bpe")
+    edit_json(d / "tokenizer.json", lambda j: j.update({family: component}))
+    with pytest.raises(Exception, match="Oniguruma error"):
+        import tokenizers
+        tokenizers.Tokenizer.from_str((d / "tokenizer.json").read_text(encoding="utf-8"))
+    where = "$.pre_tokenizer.pattern" if family == "pre_tokenizer" else "$.normalizer.normalizers[1].pattern"
+    for _ in range(2):  # computed, then answered from the cache
+        msg = refused(d, "tokenizer.json", where, "does not compile in HF tokenizers (Oniguruma)")
+    assert ("empty range in char class" if family == "pre_tokenizer" else "invalid character property name") in msg
+    assert len(list((tmp_path / "cache" / "regex-rejected").iterdir())) == 1
+
+
+def test_regex_oniguruma_accepts_what_python_re_rejects(tmp_path, monkeypatch):
+    # \p{L} and possessive quantifiers are Oniguruma, not `re`: the check must not be Python's.
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
+    from mtok_export.readers.regex_check import rejected
+
+    assert rejected("oniguruma", [r"\p{L}++", "[[:alpha:]]", "[z-a]", "("]) == {
+        "[z-a]": "Oniguruma error: empty range in char class",
+        "(": "Oniguruma error: end pattern with unmatched parenthesis"}
+
+
+def test_tiktoken_pattern_the_reference_rejects(tmp_path, monkeypatch):
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
+    import regex
+    import tiktoken
+    from mtok_export.readers.tiktoken import read_tiktoken
+
+    from fuzzing import tiktoken_seed
+
+    with pytest.raises(ValueError):
+        tiktoken.Encoding(name="x", pat_str=r"\p{Bogus}", mergeable_ranks={b"a": 0}, special_tokens={})
+    with pytest.raises(regex.error):
+        regex.compile(r"\p{Bogus}")
+    p = tmp_path / "ranks.tiktoken"
+    p.write_bytes(tiktoken_seed())
+    with pytest.raises(MtokError, match=r"ranks\.tiktoken \(the pattern argument\): split regex '\\\\p\{Bogus\}' "
+                                        r"does not compile in tiktoken.*the regex module: unknown property") as info:
+        read_tiktoken(p, pattern=r"\p{Bogus}", special={})
+    assert info.value.exit_code == 2
+    assert read_tiktoken(p, pattern=r"\p{L}+| ?\S", special={}).model is not None  # a good one still reads
+
+
+def test_tekken_pattern_the_reference_rejects(tmp_path, monkeypatch):
+    # mistral_common encodes tekken files with tiktoken: the same engine decides.
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
+    from mtok_export.readers.tekken import read_tekken
+
+    p = tmp_path / "tekken.json"
+    p.write_text(json.dumps({"config": {"pattern": "[z-a]"}, "vocab": []}), encoding="utf-8")
+    with pytest.raises(MtokError, match=r"tekken\.json: \$\.config\.pattern: split regex '\[z-a\]' does not "
+                                        r"compile in tiktoken") as info:
+        read_tekken(p)
+    assert info.value.exit_code == 2

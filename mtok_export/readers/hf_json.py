@@ -19,16 +19,19 @@ from ..ir import models as M
 from ..ir.pre_tokenizers import BEHAVIORS
 from ..ir.processors import Piece, SpecialToken, TemplateProcessing
 from ..ir.walk import CHILDREN
+from .regex_check import check_json_patterns
 
 _SCALARS = {"bool": bool, "int": int, "str": str, "float": (int, float)}
 
 
 class Ctx:
-    """Where we are: the file (for messages) and notes for the user."""
+    """Where we are: the file (for messages), notes for the user, and the (JSON path, regex) of every
+    `{"Regex": ...}` pattern, checked together once the file is read (`regex_check`)."""
 
     def __init__(self, path: str):
         self.path = path
         self.notes: list[str] = []
+        self.regexes: list[tuple[str, str]] = []
 
     def fail(self, json_path: str, msg: str):
         raise UnsupportedError(msg, json_path=json_path, path=self.path)
@@ -92,6 +95,8 @@ def _value(ctx: Ctx, cls, f, value, fp: str):
         if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("String", "Regex"):
             (k, v), = value.items()
             if isinstance(v, str):
+                if k == "Regex":
+                    ctx.regexes.append((fp, v))
                 return Pattern(v, regex=k == "Regex")
         ctx.fail(fp, 'pattern must be {"String": ...} or {"Regex": ...}')
     if f.name == "precompiled_charsmap":
@@ -269,4 +274,5 @@ def parse_tokenizer_json(data, path: str) -> tuple[dict, list[str]]:
     parts = {family: parse_component(ctx, family, data.get(family), f"$.{family}") for family in CHILDREN}
     parts["model"] = parse_model(ctx, data["model"])
     parts["added_tokens"] = parse_added_tokens(ctx, data.get("added_tokens"))
+    check_json_patterns(ctx.regexes, path)
     return parts, ctx.notes

@@ -30,6 +30,7 @@ from ..ir import processors as R
 from ..losses import Loss
 from .finish import assemble, read_side_files
 from .json_value import load_json
+from .regex_check import check_tiktoken_pattern
 from .tiktoken import ranks_to_bpe
 
 # mistral_common's Tekkenizer.DEPRECATED_SPECIAL_TOKENS (files before v7 carry no list)
@@ -54,6 +55,7 @@ def read_tekken(path: Path, *, chat_template: str | None = None) -> Tokenizer:
     pattern = cfg.get("pattern")
     if not isinstance(pattern, str) or not pattern:
         raise InputError(f"{path}: $.config.pattern must be the split regex (a non-empty string)")
+    check_tiktoken_pattern(pattern, f"{path}: $.config.pattern")  # mistral_common encodes with tiktoken
     n_special = _int(cfg.get("default_num_special_tokens"), f"{path}: $.config.default_num_special_tokens")
     size = _int(cfg.get("default_vocab_size"), f"{path}: $.config.default_vocab_size")
     vocab_entries = data["vocab"]
