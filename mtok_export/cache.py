@@ -112,10 +112,11 @@ def path(kind: str, digest: str) -> Path:
 
 
 def load(kind: str, digest: str):
-    """The cached JSON value, or None."""
+    """The cached JSON value, or None when there is none or it is damaged (unreadable, not UTF-8, not
+    JSON, or nested too deeply for the parser: RecursionError)."""
     try:
         return json.loads(path(kind, digest).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 

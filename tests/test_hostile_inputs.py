@@ -377,3 +377,30 @@ def test_tekken_pattern_the_reference_rejects(tmp_path, monkeypatch):
                                         r"compile in tiktoken") as info:
         read_tekken(p)
     assert info.value.exit_code == 2
+
+
+def test_damaged_cache_entries_are_misses_and_replaced(tmp_path, monkeypatch):
+    # A deeply nested entry was "internal error: RecursionError".
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
+    from mtok_export import cache
+
+    damaged = ["[" * 100_000 + "]" * 100_000, "{not json", "\udcff", "[[[[1]]]]"]
+    for i, text in enumerate(damaged):
+        p = cache.path("kind", f"d{i}")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(text.encode("utf-8", "surrogateescape"))
+        assert cache.load("kind", f"d{i}") == (None if i < 3 else [[[[1]]]])
+        assert cache.computed("kind", f"d{i}", lambda: {"fresh": i}, valid=lambda v: isinstance(v, dict)) == {"fresh": i}
+        assert json.loads(p.read_text(encoding="utf-8")) == {"fresh": i}  # replaced
+
+
+def test_damaged_cache_entry_during_an_export(tmp_path, monkeypatch):
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
+    d = sample(tmp_path, "qwen-bpe")
+    first = build(read_source(d))[0]
+    entries = sorted((tmp_path / "cache").rglob("*.json"))
+    assert {p.parent.name for p in entries} >= {"regex-rejected", "chat-depth"}
+    for p in entries:
+        p.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert build(read_source(d))[0] == first
+    assert all(not p.read_text(encoding="utf-8").startswith("[[[") for p in entries)
