@@ -144,3 +144,22 @@ def test_convert_random_file_names_what_it_is_not(tmp_path):
     assert "sentencepiece, tokenizer.json" in r.stderr and "), and none is beside it;" in r.stderr
     assert r.stderr.rstrip().endswith("it looks like binary data")
 
+
+
+def test_tables_do_not_wrap_without_a_terminal():
+    """In a CI log (stdout a pipe, no COLUMNS) rich wrapped at 80 columns, a word of a cell per line;
+    `COLUMNS` still chooses the width when set."""
+    from mtok_export.losses import KINDS
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    code = "import sys; from mtok_export.cli import main; sys.argv[0] = 'mtok'; main()"
+    run = lambda **extra: subprocess.run([sys.executable, "-c", code, "losses"], capture_output=True, text=True,  # noqa: E731
+                                         env={**env, "PYTHONPATH": str(REPO), **extra}, timeout=300)
+    r = run()
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1 + len(KINDS)  # the header, then one line per loss code
+    for kind in KINDS.values():
+        (line,) = [x for x in lines if x.split() and x.split()[0] == kind.code]
+        assert " ".join(kind.summary.split()) in " ".join(line.split())
+    assert len(run(COLUMNS="100").stdout.splitlines()) > 2 * len(lines)
