@@ -163,3 +163,25 @@ def test_tables_do_not_wrap_without_a_terminal():
         (line,) = [x for x in lines if x.split() and x.split()[0] == kind.code]
         assert " ".join(kind.summary.split()) in " ".join(line.split())
     assert len(run(COLUMNS="100").stdout.splitlines()) > 2 * len(lines)
+
+
+@pytest.mark.parametrize("source, fmt", [("qwen-bpe/tokenizer.json", "tokenizer.json"),
+                                         ("llama-spm/tokenizer.model", "sentencepiece")])
+def test_inspect_of_a_tokenizer_source_says_what_it_is_and_what_to_run(source, fmt):
+    # Was "section header at 0x00000000: header line 1 must be decimal integers, got b'{'".
+    r = mtok("inspect", SAMPLES / source)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"{SAMPLES / source}: a {fmt} file, a tokenizer source: `mtok inspect` reads the .mtok" in r.stderr
+    assert f"hint: export it with `mtok-export --path {SAMPLES / source}`" in r.stderr
+    r = mtok("inspect", SAMPLES / source.split("/")[0])  # its folder: not an MNN model folder, but a source
+    assert r.returncode == 2 and "not an MNN model folder" in r.stderr
+    assert f"hint: it holds a tokenizer source: export it with `mtok-export --path {SAMPLES / source.split('/')[0]}`" \
+        in r.stderr
+
+
+def test_inspect_of_a_broken_mtok_still_names_the_offset(tmp_path):
+    p = tmp_path / "text.mtok"
+    p.write_bytes((SAMPLES / "text.txt").read_bytes())
+    r = mtok("inspect", p)
+    assert r.returncode == 2 and "section header at 0x00000000: header line 1 must be decimal integers" in r.stderr
+    assert "hint" not in r.stderr
