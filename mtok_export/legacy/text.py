@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import unicodedata
 from dataclasses import dataclass
 
 from .. import __version__
@@ -16,6 +15,7 @@ from ..errors import FormatError
 from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
 from ..ir import processors as R
 from ..mtok.header import write_header
+from ..unicode import ucd
 
 # WordPiece `max_input_chars_per_word` meaning "no limit": the largest value MNN's `.mtok` runtime
 # reads correctly (it keeps the u32 in an `int`, so 2**31 and above make every word unk).
@@ -139,7 +139,7 @@ def finish(*, model, normalizer, pre_tokenizer, decoder, header, added, notes, n
     provenance = Provenance()
     if path is not None and data is not None:
         provenance = Provenance((InputFile(str(path), hashlib.sha256(data).hexdigest()),), __version__,
-                                unicodedata.unidata_version)
+                                ucd.VERSION)
     return Tokenizer(model=model, normalizer=normalizer, pre_tokenizer=pre_tokenizer, decoder=decoder,
                      post_processor=prefix_template(prefix, names), added_tokens=added, special_ids=tuple(special),
                      stop_ids=tuple(stop), chat=ChatTemplate(),
