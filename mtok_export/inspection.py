@@ -54,8 +54,8 @@ def inspect(file: str | os.PathLike, *, limit: int = 5, strict: bool = False) ->
         file = folder.tokenizer_path
     try:
         tok, layout = read_mnn_file(file, strict=strict, lazy=True)
-    except FormatError:
-        _refuse_source(file)
+    except FormatError as e:
+        _refuse_source(file, e)
         raise
     info = describe(tok, layout, limit)
     info["file"].update(_provenance(file))
@@ -67,16 +67,17 @@ def inspect(file: str | os.PathLike, *, limit: int = 5, strict: bool = False) ->
     return InspectResult(file, tok, layout, info)
 
 
-def _refuse_source(file: Path) -> None:
+def _refuse_source(file: Path, why: FormatError) -> None:
     """When `file`, which is not an MNN tokenizer, is a tokenizer source (tokenizer.json, a
-    SentencePiece model...): say so and what to run, rather than which byte of it is not a header."""
+    SentencePiece model...): say so and what to run first; which byte is not a header follows as the
+    cause (a damaged tokenizer.txt may look like a vocab.txt)."""
     fmt = classify(file)
     if fmt is None or fmt in (MTOK, LEGACY) or fmt.read is None:
         return
     e = InputError(f"{file}: a {fmt.name} file, a tokenizer source: `mtok inspect` reads the .mtok or "
                    "tokenizer.txt that mtok-export writes from it")
     e.hint = f"export it with `mtok-export --path {file}`, then inspect the file it writes"
-    raise e from None
+    raise e from why
 
 
 def _provenance(file: Path) -> dict:

@@ -174,6 +174,7 @@ def test_inspect_of_a_tokenizer_source_says_what_it_is_and_what_to_run(source, f
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert f"{SAMPLES / source}: a {fmt} file, a tokenizer source: `mtok inspect` reads the .mtok" in r.stderr
     assert f"hint: export it with `mtok-export --path {SAMPLES / source}`" in r.stderr
+    assert "caused by:" in r.stderr and "section header at 0x00000000" in r.stderr  # the offset, still
     r = mtok("inspect", SAMPLES / source.split("/")[0])  # its folder: not an MNN model folder, but a source
     assert r.returncode == 2 and "not an MNN model folder" in r.stderr
     assert f"hint: it holds a tokenizer source: export it with `mtok-export --path {SAMPLES / source.split('/')[0]}`" \
