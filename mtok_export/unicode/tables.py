@@ -3,7 +3,7 @@
 A *table* is a tuple of ``(codepoint, replacement)`` pairs, strictly increasing by code point,
 listing only the code points whose replacement differs from the character itself (spec section 6).
 
-* `build_table` walks U+0000..U+10FFFF with `ucd.normalize`: the reference's Unicode version (HF
+* `build_table` walks U+0000..U+10FFFF with `ucd.normalize_each`: the reference's Unicode version (HF
   tokenizers' 9.0.0), from a pinned data package, not the running Python's `unicodedata` (uncached).
 * `table` is the cached version: in memory, plus a small binary file per form and Unicode version
   under `cache_dir()`.
@@ -23,7 +23,6 @@ import threading
 import zlib
 from array import array
 from collections.abc import Callable
-from functools import partial
 from itertools import islice
 from operator import le, lt
 from pathlib import Path
@@ -90,10 +89,10 @@ def _u32_bytes(values) -> bytes:
 
 def build_table(form: str, *, progress: Progress | None = None) -> Table:
     """Walk every code point U+0000..U+10FFFF (surrogates skipped) in ascending order and keep
-    ``(cp, ucd.normalize(form, chr(cp)))`` where the result differs from ``chr(cp)``.
+    ``(cp, ucd.normalize_each(form, [chr(cp)])[0])`` where the result differs from ``chr(cp)``.
 
     ``progress(done, total)`` is called every 65536 code points (``total`` = 0x110000)."""
-    norm = partial(ucd.normalize, _check_form(form))
+    _check_form(form)
     out: list[Entry] = []
     if progress is not None:
         progress(0, _TOTAL)
@@ -104,7 +103,7 @@ def build_table(form: str, *, progress: Progress | None = None) -> Table:
         else:
             cps = range(lo, hi)
         chars = list(map(chr, cps))
-        out.extend([(cp, n) for cp, c, n in zip(cps, chars, map(norm, chars)) if n is not c and n != c])
+        out.extend([(cp, n) for cp, c, n in zip(cps, chars, ucd.normalize_each(form, chars)) if n is not c and n != c])
         if progress is not None:
             progress(hi, _TOTAL)
     return tuple(out)

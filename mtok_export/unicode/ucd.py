@@ -17,7 +17,8 @@ the reference; the test lists them."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
+from itertools import repeat
 
 VERSION = "9.0.0"  # Keep in sync with the crate tokenizers normalizes with (see above)
 MARKS_VERSION = (8, 0)  # unicode_categories' nonspacing marks, as measured (see above)
@@ -50,14 +51,26 @@ def known(c: str, by: tuple[int, int] = _ASSIGNED_BY) -> bool:
     return _age(_data().age(c)) <= by
 
 
-def normalize(form: str, c: str) -> str:
-    """`form` ("NFC", "NFKC", "NFD", "NFKD" or "NFD-Mn") of one code point as the reference has it."""
+def normalize_each(form: str, chars: list[str]) -> list[str]:
+    """`form` ("NFC", "NFKC", "NFD", "NFKD" or "NFD-Mn") of each single code point of `chars` as the
+    reference has it.  Whole lists through the data package's C functions: a table build walks
+    1.1M code points."""
     u = _data()
-    if not known(c):
-        return c
-    if form != "NFD-Mn":
-        return u.normalize(form, c)
-    return "".join(x for x in u.normalize("NFD", c) if not (u.category(x) == "Mn" and known(x, MARKS_VERSION)))
+    ages = list(map(u.age, chars))
+    assigned = {a for a in set(ages) if _age(a) <= _ASSIGNED_BY}
+    out = list(map(partial(u.normalize, "NFD" if form == "NFD-Mn" else form), chars))
+    if form == "NFD-Mn":
+        out = list(map(str.translate, out, repeat(_mark_deleter())))
+    return [n if a in assigned else c for c, a, n in zip(chars, ages, out)]
+
+
+@lru_cache(maxsize=1)
+def _mark_deleter() -> dict[int, None]:
+    """A `str.translate` table deleting strip_accents' nonspacing marks."""
+    u = _data()
+    cps = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
+    return {cp: None for cp, cat, age in zip(cps, map(u.category, map(chr, cps)), map(u.age, map(chr, cps)))
+            if cat == "Mn" and _age(age) <= MARKS_VERSION}
 
 
 def decomposition(c: str) -> str:
