@@ -5,6 +5,7 @@ transformers' renders of the chat-path conversations (`verify.check`), the answe
 HF projections (`verify.projection`, keyed by the tokenizer.json text they run), the vocabulary
 words a BPE's merges do not rebuild (`lower.models`, for `ignore_merges`), the merges of tiktoken
 ranks (`readers.tiktoken`), whether a file parses as a SentencePiece model (`readers.sentencepiece`),
+which split regexes the reference engine rejects (`readers.regex_check`),
 and the chat template's depth, lowering and renders of the built-in conversations
 (`chat.nesting`, `lower.chat_template`, `chat.render`).  A missing, unreadable or broken entry is
 recomputed; an unwritable cache only costs the next run the computation."""
@@ -111,10 +112,11 @@ def path(kind: str, digest: str) -> Path:
 
 
 def load(kind: str, digest: str):
-    """The cached JSON value, or None."""
+    """The cached JSON value, or None when there is none or it is damaged (unreadable, not UTF-8, not
+    JSON, or nested too deeply for the parser: RecursionError)."""
     try:
         return json.loads(path(kind, digest).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 

@@ -206,6 +206,8 @@ def _loads(line: str, where: str, lineno: int) -> Any:
         return json.loads(line)
     except json.JSONDecodeError as e:
         raise InputError(f"{where}:{lineno}: not valid JSON: {e.msg} (column {e.colno})") from e
+    except RecursionError:
+        raise InputError(f"{where}:{lineno}: JSON nested too deeply") from None
 
 
 def _tags(value: Any, bad) -> tuple[str, ...]:

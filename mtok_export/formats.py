@@ -130,7 +130,7 @@ def _has_id_zero(path: Path) -> bool:
     head already looks like a flat token -> id object."""
     try:
         data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # the reader then says what is wrong
         return False
     return isinstance(data, dict) and 0 in data.values()
 

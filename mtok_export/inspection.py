@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .dump.jsonify import describe
-from .errors import InputError
+from .errors import FormatError, InputError
+from .formats import LEGACY, MTOK, candidates, classify
 from .manifest import manifest_path, read_manifest, sha256_bytes
 from .model_folder import describe as describe_folder
 from .model_folder import find
@@ -41,14 +42,21 @@ def inspect(file: str | os.PathLike, *, limit: int = 5, strict: bool = False) ->
     if file.is_dir():  # an MNN model folder: the tokenizer its config names, and what the engine uses
         folder = find(file)
         if folder is None:
-            raise InputError(f"{file}: a folder with no config.json (with tokenizer_file / llm_model) or "
-                             "llm_config.json: not an MNN model folder; pass the tokenizer file")
+            e = InputError(f"{file}: a folder with no config.json (with tokenizer_file / llm_model) or "
+                           "llm_config.json: not an MNN model folder; pass the tokenizer file")
+            if candidates(file):
+                e.hint = f"it holds a tokenizer source: export it with `mtok-export --path {file}`, then inspect that"
+            raise e
         engine = describe_folder(folder)
         if not engine["tokenizer_found"]:
             raise InputError(f"{file}: the engine would load {engine['tokenizer_file']!r} "
                              f"(from {engine['tokenizer_file_from']}), which does not exist")
         file = folder.tokenizer_path
-    tok, layout = read_mnn_file(file, strict=strict, lazy=True)
+    try:
+        tok, layout = read_mnn_file(file, strict=strict, lazy=True)
+    except FormatError as e:
+        _refuse_source(file, e)
+        raise
     info = describe(tok, layout, limit)
     info["file"].update(_provenance(file))
     if engine is not None:
@@ -57,6 +65,19 @@ def inspect(file: str | os.PathLike, *, limit: int = 5, strict: bool = False) ->
         engine["eos_equals_embedded"] = jinja.get("eos", "") == tok.chat.eos_token if jinja else None
         info["engine"] = engine
     return InspectResult(file, tok, layout, info)
+
+
+def _refuse_source(file: Path, why: FormatError) -> None:
+    """When `file`, which is not an MNN tokenizer, is a tokenizer source (tokenizer.json, a
+    SentencePiece model...): say so and what to run first; which byte is not a header follows as the
+    cause (a damaged tokenizer.txt may look like a vocab.txt)."""
+    fmt = classify(file)
+    if fmt is None or fmt in (MTOK, LEGACY) or fmt.read is None:
+        return
+    e = InputError(f"{file}: a {fmt.name} file, a tokenizer source: `mtok inspect` reads the .mtok or "
+                   "tokenizer.txt that mtok-export writes from it")
+    e.hint = f"export it with `mtok-export --path {file}`, then inspect the file it writes"
+    raise e from why
 
 
 def _provenance(file: Path) -> dict:

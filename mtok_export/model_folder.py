@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InputError
+from .readers.json_value import parse_json
 
 DEFAULT_TOKENIZER_FILE = "tokenizer.txt"  # MNN's config getter default (llmconfig.hpp)
 MODEL_KEYS = ("tokenizer_file", "llm_model", "llm_weight")
@@ -60,9 +61,10 @@ def _load(path: Path) -> tuple[dict | None, str]:
         return None, ""
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise InputError(f"{path}: not valid JSON ({e.__class__.__name__}: {e}); MNN would fail to read it") from e
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read as UTF-8 JSON ({e.__class__.__name__}: {e}); MNN would fail to "
+                         "read it") from e
+    data = parse_json(text, path)  # also refuses duplicate keys: MNN's rapidjson takes the first, Python the last
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a JSON object")
     return data, text

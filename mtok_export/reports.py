@@ -68,14 +68,21 @@ def outcome_json(command: str, exit_code: int, *, error: BaseException | None = 
     }
 
 
-def junit_xml(suite: str, exit_code: int, *, error: BaseException | None = None, report=None,
-              decisions=None) -> str:
-    """One test case per verification check and per loss decision; a bad input is one errored case."""
+def junit_xml(command: str, subject: str, exit_code: int, *, seconds: float, error: BaseException | None = None,
+              report=None, decisions=None) -> str:
+    """One test case per verification check and per loss decision; a bad input is one errored case.
+
+    The suite, and the classname of its cases, is `command: subject` (the model and the output), so
+    the results of several models in one CI pipeline do not collide.  The suite's `time` is the
+    command's; the checks share one runtime run and the losses are decided, not run, so their cases
+    have time 0 (CI sums the cases: the errored input case carries the command's time)."""
     from xml.sax.saxutils import escape, quoteattr
+    suite = f"{command}: {subject}"
     cases: list[str] = []
 
-    def case(name: str, body: str = ""):
-        cases.append(f'  <testcase classname={quoteattr(suite)} name={quoteattr(name)}>{body}</testcase>')
+    def case(name: str, body: str = "", time: float = 0.0):
+        cases.append(f'  <testcase classname={quoteattr(suite)} name={quoteattr(name)} time="{time:.3f}">{body}'
+                     '</testcase>')
 
     if report is not None:
         for c in report.checks:
@@ -98,12 +105,12 @@ def junit_xml(suite: str, exit_code: int, *, error: BaseException | None = None,
         else:
             case(f"loss {d.code}", f"<failure message={quoteattr('refused: ' + text)}>{escape(text)}</failure>")
     if error is not None and (exit_code == 2 or not cases):
-        case(f"{suite} input", f"<error message={quoteattr(str(error))}/>")
+        case("input", f"<error message={quoteattr(str(error))}/>", seconds)
     failures = sum(1 for c in cases if "<failure" in c)
     errors = sum(1 for c in cases if "<error" in c)
     skipped = sum(1 for c in cases if "<skipped" in c)
     head = (f'<testsuite name={quoteattr(suite)} tests="{len(cases)}" failures="{failures}" errors="{errors}" '
-            f'skipped="{skipped}">')
+            f'skipped="{skipped}" time="{seconds:.3f}">')
     body = "\n".join([head, *cases, "</testsuite>"])
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + _NOT_XML.sub("\ufffd", body) + "\n"
 

@@ -13,10 +13,10 @@ import os
 import sys
 import tempfile
 import time
-import unicodedata
 
 from mtok_export.mtok.normtable import decode_table, encode_table
 from mtok_export.unicode import tables as T
+from mtok_export.unicode import ucd
 
 
 def best_ms(fn, repeat: int) -> float:
@@ -33,7 +33,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="take the best of N runs (default 5)")
     args = ap.parse_args()
 
-    print(f"Python {sys.version.split()[0]}, Unicode {unicodedata.unidata_version}, best of {args.repeat}")
+    print(f"Python {sys.version.split()[0]}, tables of Unicode {ucd.VERSION} ({ucd.data_version()}), best of {args.repeat}")
     print(f"{'form':6} {'entries':>8} {'bytes':>8} {'cold ms':>9} {'warm ms':>9} {'encode ms':>10} {'decode ms':>10}")
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["MTOK_CACHE_DIR"] = tmp

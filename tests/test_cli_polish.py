@@ -8,7 +8,6 @@ import errno
 import os
 import subprocess
 import sys
-import unicodedata
 from importlib import metadata
 from pathlib import Path
 
@@ -42,7 +41,9 @@ def test_version():
     lines = r.stdout.splitlines()
     assert lines[0] == f"mtok-export {metadata.version('mtok-export')}"
     assert lines[1].startswith(f"MNN runtime: MNN {metadata.version('MNN')} (")
-    assert lines[2].startswith(f"Unicode {unicodedata.unidata_version} (Python ")
+    # the tables' version (HF tokenizers'), not the running Python's
+    assert lines[2] == (f"Unicode 9.0.0 (the normalization tables: HF tokenizers' version, from unicodedataplus "
+                        f"{metadata.version('unicodedataplus')})")
 
 
 @pytest.mark.parametrize("command", [("export",), ("inspect",), ("verify",), ("convert",), ("tables", "show"),
@@ -144,3 +145,45 @@ def test_convert_random_file_names_what_it_is_not(tmp_path):
     assert "sentencepiece, tokenizer.json" in r.stderr and "), and none is beside it;" in r.stderr
     assert r.stderr.rstrip().endswith("it looks like binary data")
 
+
+
+def test_tables_do_not_wrap_without_a_terminal():
+    """In a CI log (stdout a pipe, no COLUMNS) rich wrapped at 80 columns, a word of a cell per line;
+    `COLUMNS` still chooses the width when set."""
+    from mtok_export.losses import KINDS
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    code = "import sys; from mtok_export.cli import main; sys.argv[0] = 'mtok'; main()"
+    run = lambda **extra: subprocess.run([sys.executable, "-c", code, "losses"], capture_output=True, text=True,  # noqa: E731
+                                         env={**env, "PYTHONPATH": str(REPO), **extra}, timeout=300)
+    r = run()
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1 + len(KINDS)  # the header, then one line per loss code
+    for kind in KINDS.values():
+        (line,) = [x for x in lines if x.split() and x.split()[0] == kind.code]
+        assert " ".join(kind.summary.split()) in " ".join(line.split())
+    assert len(run(COLUMNS="100").stdout.splitlines()) > 2 * len(lines)
+
+
+@pytest.mark.parametrize("source, fmt", [("qwen-bpe/tokenizer.json", "tokenizer.json"),
+                                         ("llama-spm/tokenizer.model", "sentencepiece")])
+def test_inspect_of_a_tokenizer_source_says_what_it_is_and_what_to_run(source, fmt):
+    # Was "section header at 0x00000000: header line 1 must be decimal integers, got b'{'".
+    r = mtok("inspect", SAMPLES / source)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"{SAMPLES / source}: a {fmt} file, a tokenizer source: `mtok inspect` reads the .mtok" in r.stderr
+    assert f"hint: export it with `mtok-export --path {SAMPLES / source}`" in r.stderr
+    assert "caused by:" in r.stderr and "section header at 0x00000000" in r.stderr  # the offset, still
+    r = mtok("inspect", SAMPLES / source.split("/")[0])  # its folder: not an MNN model folder, but a source
+    assert r.returncode == 2 and "not an MNN model folder" in r.stderr
+    assert f"hint: it holds a tokenizer source: export it with `mtok-export --path {SAMPLES / source.split('/')[0]}`" \
+        in r.stderr
+
+
+def test_inspect_of_a_broken_mtok_still_names_the_offset(tmp_path):
+    p = tmp_path / "text.mtok"
+    p.write_bytes((SAMPLES / "text.txt").read_bytes())
+    r = mtok("inspect", p)
+    assert r.returncode == 2 and "section header at 0x00000000: header line 1 must be decimal integers" in r.stderr
+    assert "hint" not in r.stderr

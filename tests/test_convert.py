@@ -83,3 +83,46 @@ def test_export_format_txt_names_the_type_and_why(tmp_path):
     assert code == 0, out
     assert (tmp_path / "tokenizer.txt").read_bytes().startswith(b"430 3\n")
     assert "type 3 (HUGGINGFACE)" in out and "byte-level BPE" in out
+
+
+def test_mtok_to_hf_keeps_the_bos_of_a_gemma_style_template(tmp_path, monkeypatch):
+    """A template that renders `{{ bos_token }}` first (Gemma's) over a tokenizer whose post-processor
+    adds BOS: the .mtok keeps BOS in the header prefix and an empty bos_token (bos-field-cleared).
+    `--to hf` wrote `"bos_token": null`, so transformers' chat ids lost BOS; they must equal the
+    source's."""
+    import json
+    import shutil
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    transformers = pytest.importorskip("transformers")
+    from mtok_export.corpus import builtin_chats
+
+    src = tmp_path / "gemma-style"
+    shutil.copytree(SAMPLES / "llama-spm", src)
+    template = (SAMPLES.parents[1] / "shared/corpus/chat_templates/llama.cpp/google-gemma-2-2b-it.jinja").read_text()
+    assert template.startswith("{{ bos_token }}")
+    cfg = json.loads((src / "tokenizer_config.json").read_text())
+    (src / "tokenizer_config.json").write_text(json.dumps({**cfg, "chat_template": template}))
+    code, out = run("convert", src, tmp_path / "g.mtok", "--allow-lossy")
+    assert code == 0 and "pass bos-field-cleared" in out, out
+    tok, _ = read_mtok((tmp_path / "g.mtok").read_bytes())
+    assert tok.chat.bos_token == "" and tok.prefix_ids == (1,)
+    code, out = run("convert", tmp_path / "g.mtok", tmp_path / "hf", "--to", "hf")
+    assert code == 0, out
+    assert json.loads((tmp_path / "hf" / "tokenizer_config.json").read_text())["bos_token"] == "<s>"
+    ours = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "hf"))
+    theirs = transformers.AutoTokenizer.from_pretrained(str(src))
+    def ids(tk, chat):  # transformers 5 returns a BatchEncoding, 4 a list
+        x = tk.apply_chat_template(list(chat.messages), tokenize=True, add_generation_prompt=True)
+        return list(x["input_ids"] if hasattr(x, "keys") else x)
+
+    compared = 0
+    for chat in builtin_chats():
+        try:
+            want = ids(theirs, chat)
+        except Exception:  # noqa: BLE001  the template raises on a system turn: nothing to compare
+            continue
+        assert want[0] == 1, chat.id  # BOS first (the special-text chat has "<s>" in a message too)
+        assert ids(ours, chat) == want, chat.id
+        compared += 1
+    assert compared >= 3

@@ -197,3 +197,210 @@ def test_json_depth_limit_holds_for_lists_of_lists():
         return v
     assert _is_clean(nest(MAX_DEPTH - 2), True)
     assert not _is_clean(nest(MAX_DEPTH + 1), True)
+
+
+# ---------------------------------------------------------------- issue 25: null members, duplicate keys,
+# regexes the reference cannot compile, damaged cache entries
+
+@pytest.mark.parametrize("family, key, member", [
+    ("normalizer", "normalizers", {"type": "NFC"}),
+    ("pre_tokenizer", "pretokenizers", {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                        "use_regex": True}),
+    ("decoder", "decoders", {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                             "use_regex": True}),
+    ("post_processor", "processors", {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False,
+                                      "use_regex": True}),
+])
+def test_null_sequence_member(tmp_path, family, key, member):
+    # Was an AttributeError (decoder, normalizer) or accepted silently (pre_tokenizer, post_processor).
+    d = sample(tmp_path, "qwen-bpe")
+    edit_json(d / "tokenizer.json", lambda j: j.update({family: {"type": "Sequence", key: [member, None]}}))
+    with pytest.raises(Exception, match="did not match any variant|missing field"):  # the reference refuses it too
+        import tokenizers
+        tokenizers.Tokenizer.from_str((d / "tokenizer.json").read_text(encoding="utf-8"))
+    refused(d, "tokenizer.json", f"$.{family}.{key}[1]", f"a {family} Sequence member must be an object, got null")
+
+
+def test_null_top_level_component_stays_accepted(tmp_path):
+    d = sample(tmp_path, "qwen-bpe")
+    edit_json(d / "tokenizer.json", lambda j: j.update(normalizer=None))
+    assert read_source(d).normalizer is None
+
+
+def _with_text(d: Path, change) -> Path:
+    p = d / "tokenizer.json"
+    p.write_text(change(p.read_text(encoding="utf-8")), encoding="utf-8")
+    return d
+
+
+def test_duplicate_model_key(tmp_path):
+    # Was exit 0: the second, empty model won and MNN encoded every text to [].
+    d = _with_text(sample(tmp_path, "qwen-bpe"),
+                   lambda t: t.rstrip()[:-1] + ', "model": {"type": "BPE", "vocab": {}, "merges": []}}')
+    refused(d, "tokenizer.json", "$.model: duplicate key 'model'")
+
+
+def test_duplicate_key_deep_inside(tmp_path):
+    d = _with_text(sample(tmp_path, "qwen-bpe"), lambda t: t.replace('"vocab": {', '"vocab": {"a": 5, "a": 6, ', 1))
+    refused(d, "tokenizer.json", "$.model.vocab.a: duplicate key 'a'")
+
+
+def test_duplicate_key_in_tokenizer_config(tmp_path):
+    d = sample(tmp_path, "qwen-bpe")
+    p = d / "tokenizer_config.json"
+    p.write_text(p.read_text(encoding="utf-8").rstrip()[:-1] + ', "eos_token": "<|endoftext|>"}', encoding="utf-8")
+    refused(d, "tokenizer_config.json", "$.eos_token: duplicate key 'eos_token'")
+
+
+def test_duplicate_key_named_as_json_path_when_not_an_identifier():
+    from mtok_export.readers.json_value import parse_json
+
+    with pytest.raises(MtokError, match=r"x\.json \$\.added\['<s> x'\]: duplicate key '<s> x'") as info:
+        parse_json('{"added": {"<s> x": 1, "b": 2, "<s> x": 3}}', "x.json")
+    assert info.value.exit_code == 2
+    assert parse_json('{"a": {"k": 1}, "b": {"k": 2}}', "x.json") == {"a": {"k": 1}, "b": {"k": 2}}  # not a duplicate
+    # A duplicate before a syntax error: the syntax error, from the second parse too.
+    with pytest.raises(MtokError, match="x.json: not valid JSON at line 1 column 25: Expecting property name"):
+        parse_json('{"a": {"k": 1, "k": 2}, }', "x.json")
+
+
+def test_duplicate_key_in_tekken(tmp_path):
+    from mtok_export.readers.tekken import read_tekken
+
+    p = tmp_path / "tekken.json"
+    p.write_text('{"config": {"pattern": "a", "pattern": "b"}, "vocab": []}', encoding="utf-8")
+    with pytest.raises(MtokError, match=r"\$\.config\.pattern: duplicate key 'pattern'") as info:
+        read_tekken(p)
+    assert info.value.exit_code == 2
+
+
+def test_duplicate_key_in_mnn_llm_config(tmp_path):
+    # MNN's rapidjson keeps the first, Python the last: what the engine uses would be a guess.
+    from mtok_export.model_folder import find
+
+    (tmp_path / "config.json").write_text('{"llm_model": "a.mnn", "llm_model": "b.mnn"}', encoding="utf-8")
+    with pytest.raises(MtokError, match=r"config\.json \$\.llm_model: duplicate key") as info:
+        find(tmp_path)
+    assert info.value.exit_code == 2
+
+
+def test_deep_json_in_mnn_config_and_chat_messages(tmp_path, monkeypatch, capsys):
+    # Were RecursionError tracebacks ("internal error").
+    from mtok_export.model_folder import find
+
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "config.json").write_text(deep, encoding="utf-8")
+    with pytest.raises(MtokError, match="config.json: JSON nested too deeply"):
+        find(tmp_path)
+    import sys
+
+    from mtok_export.cli import main
+    (tmp_path / "m.json").write_text(deep, encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", ["mtok", "chat", str(tmp_path / "x.mtok"), "--messages", str(tmp_path / "m.json")])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 2 and "m.json: JSON nested too deeply" in capsys.readouterr().err
+
+
+def test_deep_json_in_a_corpus_file_and_a_vocab_json(tmp_path):
+    from mtok_export.corpus import load_corpus_file
+
+    p = tmp_path / "c.jsonl"
+    p.write_text('{"text": "a", "slice": "s"}\n' + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(MtokError, match=r"c\.jsonl:2: JSON nested too deeply"):
+        load_corpus_file(p)
+    # Sniffing a file that starts like vocab.json parses it: that was the RecursionError.
+    v = tmp_path / "vocab.json"
+    v.write_text('{"a": 0, "b": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    refused(v)
+
+
+@pytest.mark.parametrize("family, component", [
+    ("pre_tokenizer", {"type": "Split", "pattern": {"Regex": "[z-a]"}, "behavior": "Isolated", "invert": False}),
+    ("normalizer", {"type": "Sequence", "normalizers": [
+        {"type": "NFC"}, {"type": "Replace", "pattern": {"Regex": "\\p{Bogus}"}, "content": "x"}]}),
+])
+def test_regex_oniguruma_rejects(tmp_path, monkeypatch, family, component):
+    # Was exit 0 with no loss: MNN then encoded every text to [].
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
+    d = sample(tmp_path, "qwen-bpe")
+    edit_json(d / "tokenizer.json", lambda j: j.update({family: component}))
+    with pytest.raises(Exception, match="Oniguruma error"):
+        import tokenizers
+        tokenizers.Tokenizer.from_str((d / "tokenizer.json").read_text(encoding="utf-8"))
+    where = "$.pre_tokenizer.pattern" if family == "pre_tokenizer" else "$.normalizer.normalizers[1].pattern"
+    for _ in range(2):  # computed, then answered from the cache
+        msg = refused(d, "tokenizer.json", where, "does not compile in HF tokenizers (Oniguruma)")
+    assert ("empty range in char class" if family == "pre_tokenizer" else "invalid character property name") in msg
+    assert len(list((tmp_path / "cache" / "regex-rejected").iterdir())) == 1
+
+
+def test_regex_oniguruma_accepts_what_python_re_rejects(tmp_path, monkeypatch):
+    # \p{L} and possessive quantifiers are Oniguruma, not `re`: the check must not be Python's.
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
+    from mtok_export.readers.regex_check import rejected
+
+    assert rejected("oniguruma", [r"\p{L}++", "[[:alpha:]]", "[z-a]", "("]) == {
+        "[z-a]": "Oniguruma error: empty range in char class",
+        "(": "Oniguruma error: end pattern with unmatched parenthesis"}
+
+
+def test_tiktoken_pattern_the_reference_rejects(tmp_path, monkeypatch):
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
+    import regex
+    import tiktoken
+    from mtok_export.readers.tiktoken import read_tiktoken
+
+    from fuzzing import tiktoken_seed
+
+    with pytest.raises(ValueError):
+        tiktoken.Encoding(name="x", pat_str=r"\p{Bogus}", mergeable_ranks={b"a": 0}, special_tokens={})
+    with pytest.raises(regex.error):
+        regex.compile(r"\p{Bogus}")
+    p = tmp_path / "ranks.tiktoken"
+    p.write_bytes(tiktoken_seed())
+    with pytest.raises(MtokError, match=r"ranks\.tiktoken \(the pattern argument\): split regex '\\\\p\{Bogus\}' "
+                                        r"does not compile in tiktoken.*the regex module: unknown property") as info:
+        read_tiktoken(p, pattern=r"\p{Bogus}", special={})
+    assert info.value.exit_code == 2
+    assert read_tiktoken(p, pattern=r"\p{L}+| ?\S", special={}).model is not None  # a good one still reads
+
+
+def test_tekken_pattern_the_reference_rejects(tmp_path, monkeypatch):
+    # mistral_common encodes tekken files with tiktoken: the same engine decides.
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
+    from mtok_export.readers.tekken import read_tekken
+
+    p = tmp_path / "tekken.json"
+    p.write_text(json.dumps({"config": {"pattern": "[z-a]"}, "vocab": []}), encoding="utf-8")
+    with pytest.raises(MtokError, match=r"tekken\.json: \$\.config\.pattern: split regex '\[z-a\]' does not "
+                                        r"compile in tiktoken") as info:
+        read_tekken(p)
+    assert info.value.exit_code == 2
+
+
+def test_damaged_cache_entries_are_misses_and_replaced(tmp_path, monkeypatch):
+    # A deeply nested entry was "internal error: RecursionError".
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
+    from mtok_export import cache
+
+    damaged = ["[" * 100_000 + "]" * 100_000, "{not json", "\udcff", "[[[[1]]]]"]
+    for i, text in enumerate(damaged):
+        p = cache.path("kind", f"d{i}")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(text.encode("utf-8", "surrogateescape"))
+        assert cache.load("kind", f"d{i}") == (None if i < 3 else [[[[1]]]])
+        assert cache.computed("kind", f"d{i}", lambda: {"fresh": i}, valid=lambda v: isinstance(v, dict)) == {"fresh": i}
+        assert json.loads(p.read_text(encoding="utf-8")) == {"fresh": i}  # replaced
+
+
+def test_damaged_cache_entry_during_an_export(tmp_path, monkeypatch):
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
+    d = sample(tmp_path, "qwen-bpe")
+    first = build(read_source(d))[0]
+    entries = sorted((tmp_path / "cache").rglob("*.json"))
+    assert {p.parent.name for p in entries} >= {"regex-rejected", "chat-depth"}
+    for p in entries:
+        p.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert build(read_source(d))[0] == first
+    assert all(not p.read_text(encoding="utf-8").startswith("[[[") for p in entries)

@@ -344,7 +344,7 @@ def _corpus_templates():
     out = []
     for sub in ("chat_templates", "tokenizers"):
         if (CORPUS / sub).is_dir():
-            out += [(f"{sub}/{name}", text) for name, text in iter_templates(CORPUS / sub)]
+            out += [(f"{sub}/{name}", text) for name, text, _ in iter_templates(CORPUS / sub)]
     return out
 
 

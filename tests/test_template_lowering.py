@@ -354,3 +354,38 @@ def test_export_verifies_the_repaired_glm4_guard(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     chat = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["verify"]["checks"]}
     assert chat["chat text"]["ok"] == chat["chat text"]["total"] > 0
+
+
+def _file_line_col(raw: str, needle: str) -> tuple[int, int]:
+    at = raw.index(needle)
+    return raw.count("\n", 0, at) + 1, at - raw.rfind("\n", 0, at)
+
+
+@pytest.mark.parametrize("layout", ["string", "named-list"])
+def test_cli_reports_the_position_in_the_json_file(cli, tmp_path, layout):
+    """A template inside tokenizer_config.json is one escaped string: the finding's line:col is the
+    file's (where an editor jumps), the template's is given too."""
+    import json
+
+    template = "{# é \U0001F600 \"q\" #}\n{%- for x in y %}\n  {{ m.get('k') }}\n{%- endfor %}"
+    value = template if layout == "string" else [{"name": "default", "template": template}]
+    config = {"bos_token": "<s>", "added_tokens_decoder": {"0": {"content": "<unk>"}}, "chat_template": value}
+    raw = json.dumps(config, indent=2)  # ensure_ascii: é and the emoji as \u escapes, the emoji as a pair
+    assert "\\ud83d\\ude00" in raw and "\\n" in raw
+    path = tmp_path / "tokenizer_config.json"
+    path.write_text(raw, encoding="utf-8")
+    line, col = _file_line_col(raw, "get('k')")  # the dict-method finding points at the method's name
+    label = f"{path}" + ("#default" if layout == "named-list" else "")
+    code, out, _ = cli("lint-template", path)
+    assert f"{label}:{line}:{col}: dict-method [fixed by lowering]:" in out and "(template 3:8)" in out, out
+    code, out, _ = cli("lint-template", path, "--json")
+    (finding,) = json.loads(out)["findings"]
+    assert (finding["line"], finding["col"], finding["template_line"], finding["template_col"]) == (line, col, 3, 8)
+
+
+def test_json_string_offsets_count_each_escape_as_one_character():
+    from mtok_export.chat.sources import _char_offsets
+
+    raw = '"a\\nb\\u00e9\\ud83d\\ude00\\"c"'
+    assert json.loads(raw) == "a\nbé\U0001F600\"c"
+    assert _char_offsets(raw, 1, len(raw) - 1) == [1, 2, 4, 5, 11, 23, 25, 26]

@@ -13,7 +13,9 @@ def lint_template(
     path: Annotated[Path, typer.Argument(help="A .jinja file, a tokenizer_config.json / chat_template.json, "
                                            "or a directory searched for them.")],
     as_json: Annotated[bool, typer.Option("--json", help='{"findings": [{"file", "line", "col", "rule", '
-                                                         '"message", "fixed"}]}')] = False,
+                                                         '"message", "fixed", "template_line", "template_col"}]} '
+                                                         '(line, col: in the file; template_*: in the template, '
+                                                         'which differ in a JSON file)')] = False,
     fix: Annotated[bool, typer.Option("--fix", help="Print the lowered template (what export embeds) "
                                                     "instead of the findings; one template only.")] = False,
     target: Annotated[str, typer.Option("--target", help="Runtime whose Jinja engine to lower for.")] = "mnn-3.6",
@@ -37,7 +39,7 @@ def lint_template(
         out.print(lower_template(templates[0][1], target).text, markup=False, highlight=False, end="")
         return
     findings = []
-    for label, text in templates:
+    for label, text, at in templates:
         try:
             lowered = lower_template(text, target)
             fixed = {id(f) for f in lowered.fixed_findings}
@@ -45,15 +47,19 @@ def lint_template(
         except TemplateHangError:  # nothing is fixed: the lowered template would still hang
             fixed, found = set(), lint(text)
         found.sort(key=lambda f: (f.line, f.col, f.rule, f.message))
-        findings += [{"file": label, "line": f.line, "col": f.col, "rule": f.rule, "message": f.message,
-                      "fixed": id(f) in fixed} for f in found]
+        for f in found:
+            line, col = at(f.line, f.col) or (f.line, f.col)
+            findings.append({"file": label, "line": line, "col": col, "rule": f.rule, "message": f.message,
+                             "fixed": id(f) in fixed, "template_line": f.line, "template_col": f.col})
     remaining = sum(not f["fixed"] for f in findings)
     if as_json:
         out.print_json(json.dumps({"findings": findings}, ensure_ascii=False))
     else:
         for f in findings:
             state = "fixed by lowering" if f["fixed"] else "remains"
-            out.print(Text(f"{f['file']}:{f['line']}:{f['col']}: {f['rule']} [{state}]: {f['message']}"))
+            moved = (f["line"], f["col"]) != (f["template_line"], f["template_col"])
+            inner = f" (template {f['template_line']}:{f['template_col']})" if moved else ""
+            out.print(Text(f"{f['file']}:{f['line']}:{f['col']}: {f['rule']} [{state}]: {f['message']}{inner}"))
         out.print(f"{len(findings)} finding(s), {len(findings) - remaining} fixed by lowering, "
                   f"{remaining} remain", markup=False)
     if remaining:
@@ -70,13 +76,14 @@ def chat(
     """Render a conversation with the file's embedded chat template."""
     from ..errors import InputError
     from ..mtok import read_mtok
+    from ..readers.json_value import load_json
     from .console import out
 
+    msgs = load_json(messages)  # nesting bounded, duplicate keys refused, errors name the file and path
     try:
-        msgs = json.loads(messages.read_text(encoding="utf-8"))
         data = file.read_bytes()
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read {messages} or {file}: {e}") from None
+    except OSError as e:
+        raise InputError(f"cannot read {file}: {e}") from None
     if not (isinstance(msgs, list) and all(isinstance(m, dict) and "role" in m for m in msgs)):
         raise InputError(f"{messages}: expected a JSON list of {{role, content}} objects")
     tok, _ = read_mtok(data, str(file))

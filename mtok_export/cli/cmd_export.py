@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -78,6 +79,7 @@ def export(
     from .console import err, out
     from .progress import table_progress
 
+    started = time.perf_counter()
     result = decisions = error = hint = None
     code = 0
     try:
@@ -112,15 +114,15 @@ def export(
         error, code, hint = e, e.exit_code, getattr(e, "hint", None)
         decisions = result.decisions if result else None
         if result is None or not isinstance(e, (LossError, VerificationError)):
-            write_outcomes("mtok-export", code, report_file, junit_file, error=e, result=result, hint=hint,
-                           decisions=decisions)
+            write_outcomes("mtok-export", code, report_file, junit_file, subject=_subject(path, output, result),
+                           started=started, error=e, result=result, hint=hint, decisions=decisions)
             if as_json:
                 out.print_json(json.dumps(outcome_json("mtok-export", code, error=e, hint=hint), default=str))
                 raise typer.Exit(code)
             raise
     report = result.verify if result else None
-    write_outcomes("mtok-export", code, report_file, junit_file, error=error, result=result, report=report,
-                   decisions=decisions, hint=hint)
+    write_outcomes("mtok-export", code, report_file, junit_file, subject=_subject(path, output, result),
+                   started=started, error=error, result=result, report=report, decisions=decisions, hint=hint)
     if as_json:
         out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, result=result, report=report,
                                                decisions=decisions, hint=hint), ensure_ascii=False, default=str))
@@ -135,6 +137,12 @@ def export(
     edge = [d.code for d in decisions if d.accepted_by == "edge"]
     if edge:
         err.print(f"[yellow]warning:[/] edge losses accepted by default: {', '.join(edge)} (--strict refuses them)")
+
+
+def _subject(path: Path, output: Path | None, result) -> str:
+    """The model and the output, as the JUnit suite names them (the output planned when the export
+    stopped before choosing it)."""
+    return f"{path} -> {result.path if result is not None else output or path}"
 
 
 def print_summary(r):

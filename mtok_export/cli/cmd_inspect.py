@@ -122,7 +122,8 @@ def _print(info: dict, file: Path):
             same = ("equals" if tb["differences_from_it"] == 0
                     else f"differs in {tb['differences_from_it']:,} entries from")
             line(f"  {tb['normalizer']}.{tb['field']}: {tb['entries']:,} entries, {tb['bytes']:,} bytes; {same} "
-                 f"{tb['closest_form']} of Unicode {tb['unicode_version_here']} (this Python)")
+                 f"{tb['closest_form']} of Unicode {tb['unicode_version_here']} (HF tokenizers' version, "
+                 f"as this tool builds it from {tb['unicode_data_here']})")
     c = info["chat"]
     heading("chat template")
     line(f"  {c['template_chars']:,} chars; bos \"{show(c['bos_token'])}\", eos \"{show(c['eos_token'])}\", "

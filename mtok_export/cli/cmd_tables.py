@@ -32,11 +32,10 @@ def show(
     codepoint: Annotated[Optional[str], typer.Option(help="Only this code point, e.g. U+212B.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Every entry as JSON.")] = False,
 ):
-    """Print the table built by walking U+0000..U+10FFFF with this Python's unicodedata."""
-    import unicodedata
-
+    """Print the table built by walking U+0000..U+10FFFF (Unicode 9.0.0, HF tokenizers' version)."""
     from ..dump.sanitize import show as esc
     from ..errors import InputError
+    from ..unicode import ucd
     from ..unicode.tables import FORMS, table
     from .console import out
     from .progress import table_progress
@@ -50,11 +49,11 @@ def show(
         cp = _codepoint(codepoint)
         entries = tuple(e for e in entries if e[0] == cp)
     if as_json:
-        out.print_json(json.dumps({"form": name.lower(), "unicode_version": unicodedata.unidata_version,
+        out.print_json(json.dumps({"form": name.lower(), "unicode_version": ucd.VERSION,
                                    "entries": [{"codepoint": cp, "to": to} for cp, to in entries]},
                                   ensure_ascii=False))
         return
-    out.print(f"{name} table, Unicode {unicodedata.unidata_version}: {len(entries):,} entries", markup=False)
+    out.print(f"{name} table, Unicode {ucd.VERSION} ({ucd.data_version()}): {len(entries):,} entries", markup=False)
     for cp, to in entries:
         out.print(f"U+{cp:04X}\t{esc(chr(cp))}\t-> {esc(to)}\t({' '.join(f'U+{ord(c):04X}' for c in to)})",
                   markup=False)

@@ -6,6 +6,7 @@ the BOS policy, the reader options and the accepted losses; the options below ov
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -47,11 +48,14 @@ def verify(
     from ..verification import engine_path, prepare, run
     from .console import out
 
+    started = time.perf_counter()
     decisions = report = error = None
     code = 0
+    subject = f"{file}" + (f" against {against}" if against else "")
     try:
         file, llm_config = engine_path(file)
         manifest, source, low, lw, read_opts = prepare(file, against, target, bos)
+        subject = f"{file} against {read_opts['path']}"  # the source the manifest names, without --against
         policy = Policy.for_verify(manifest, accept, accept_file, allow_lossy, strict)
         with verify_progress(as_json) as step:
             report = run(file, source, low, lw, corpus=corpus, python=runtime_python,
@@ -64,12 +68,13 @@ def verify(
     except MtokError as e:
         error, code = e, e.exit_code
         if report is None and not as_json:
-            write_outcomes("mtok verify", code, report_file, junit_file, error=e, hint=getattr(e, "hint", None))
+            write_outcomes("mtok verify", code, report_file, junit_file, subject=subject, started=started, error=e,
+                           hint=getattr(e, "hint", None))
             raise
         if isinstance(e, InputError) and report is None:
             pass
-    write_outcomes("mtok verify", code, report_file, junit_file, error=error, report=report, decisions=decisions,
-                   hint=getattr(error, "hint", None))
+    write_outcomes("mtok verify", code, report_file, junit_file, subject=subject, started=started, error=error,
+                   report=report, decisions=decisions, hint=getattr(error, "hint", None))
     if as_json:
         out.print_json(json.dumps(outcome_json("mtok verify", code, error=error, report=report, decisions=decisions,
                                                hint=getattr(error, "hint", None)), ensure_ascii=False, default=str))

@@ -1,9 +1,18 @@
 """Consoles and the error printer shared by every command.
 
 Each console is a rich `Console` made on first use: importing rich costs about 13 ms, which
-`mtok --help`, `--quiet` runs (whose consoles print nothing) and runs that print no line never pay."""
+`mtok --help`, `--quiet` runs (whose consoles print nothing) and runs that print no line never pay.
+
+Without a terminal (CI logs, pipes) rich would wrap at 80 columns, one word of a table cell per
+line; there the consoles are `WIDE` instead, unless `COLUMNS` says otherwise."""
 
 from __future__ import annotations
+
+import os
+
+# Wide enough for every table row the commands print (`mtok losses`: 273 characters) and long notes;
+# tables and text take only the width they need, so nothing is padded to it.
+WIDE = 1000
 
 
 class _Console:
@@ -41,6 +50,8 @@ class _Console:
             from rich.console import Console
 
             self._made = Console(**self._options)
+            if not self._made.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+                self._made.width = WIDE
             self._made.quiet = self._quiet
         return self._made
 

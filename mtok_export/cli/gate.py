@@ -27,7 +27,11 @@ JunitFile = Annotated[Optional[Path], typer.Option("--junit", help="Write a JUni
 
 
 def write_outcomes(command: str, exit_code: int, report_file: Path | None, junit_file: Path | None, *,
-                   error=None, result=None, report=None, decisions=None, hint=None):
+                   subject: str, started: float, error=None, result=None, report=None, decisions=None, hint=None):
+    """`subject`: the model and the output, naming the JUnit suite; `started`: `time.perf_counter()` when
+    the command began."""
+    import time
+
     from ..reports import junit_xml, outcome_json
 
     if report_file is not None:
@@ -35,7 +39,8 @@ def write_outcomes(command: str, exit_code: int, report_file: Path | None, junit
                             hint=hint)
         _write(report_file, json.dumps(data, ensure_ascii=False, indent=1, default=str) + "\n")
     if junit_file is not None:
-        _write(junit_file, junit_xml(command, exit_code, error=error, report=report, decisions=decisions))
+        _write(junit_file, junit_xml(command, subject, exit_code, seconds=time.perf_counter() - started, error=error,
+                                     report=report, decisions=decisions))
 
 
 def _write(path: Path, text: str):

@@ -4,15 +4,21 @@ Looked up from package metadata, without importing MNN, so it stays fast."""
 
 from __future__ import annotations
 
-import platform
-import unicodedata
-
 from .. import __version__
+from ..unicode.ucd import VERSION as UNICODE_VERSION
 
 
 def version_lines() -> list[str]:
     return [f"mtok-export {__version__}", f"MNN runtime: {mnn_runtime()}",
-            f"Unicode {unicodedata.unidata_version} (Python {platform.python_version()})"]
+            f"Unicode {UNICODE_VERSION} (the normalization tables: HF tokenizers' version, "
+            f"from {_data_package()})"]
+
+
+def _data_package() -> str:
+    """The pinned UCD package, from its metadata (importing it is not needed to say which)."""
+    from ..cache import version
+
+    return f"unicodedataplus {version('unicodedataplus')}"
 
 
 def mnn_runtime() -> str:

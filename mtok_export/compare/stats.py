@@ -199,6 +199,8 @@ def load_slices(path: Path) -> list[Sample]:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(f"{path}:{lineno}: not valid JSON: {e.msg} (column {e.colno})") from None
+        except RecursionError:
+            raise InputError(f"{path}:{lineno}: JSON nested too deeply") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str) or not isinstance(obj.get("slice"), str) \
                 or not obj["slice"]:
             raise InputError(f'{path}:{lineno}: expected an object with a string "text" and a non-empty string "slice"')

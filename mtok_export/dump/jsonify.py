@@ -9,6 +9,7 @@ from ..ir import Pattern
 from ..ir import models as M
 from ..ir import processors as R
 from ..mtok.views import IdVocab
+from ..unicode import ucd
 from ..unicode.tables import FORMS, table
 
 BULK = ("entries", "nfd_table", "precompiled_charsmap")
@@ -151,10 +152,8 @@ def _tables(n, acc=None) -> list:
 
 
 def identify(entries) -> dict:
-    """Which of this Python's Unicode tables `entries` is (files do not record the version)."""
-    import unicodedata
-
-
+    """Which of the Unicode tables this tool builds (`unicode.ucd`: the reference's version)
+    `entries` is (files do not record the version)."""
     have = dict(entries)
     best = None
     for form in FORMS:
@@ -165,7 +164,7 @@ def identify(entries) -> dict:
         if best is None or diff < best[1]:
             best = (form, diff)
     form, diff = best
-    return {"closest_form": form, "unicode_version_here": unicodedata.unidata_version,
+    return {"closest_form": form, "unicode_version_here": ucd.VERSION, "unicode_data_here": ucd.data_version(),
             "differences_from_it": diff}
 
 

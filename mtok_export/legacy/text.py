@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import unicodedata
 from dataclasses import dataclass
 
 from .. import __version__
@@ -16,6 +15,7 @@ from ..errors import FormatError
 from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
 from ..ir import processors as R
 from ..mtok.header import write_header
+from ..unicode import ucd
 
 # WordPiece `max_input_chars_per_word` meaning "no limit": the largest value MNN's `.mtok` runtime
 # reads correctly (it keeps the u32 in an `int`, so 2**31 and above make every word unk).
@@ -148,8 +148,7 @@ def provenance(path, data: bytes | None) -> Provenance:
     for bytes read without a path."""
     if path is None or data is None:
         return Provenance()
-    return Provenance((InputFile(str(path), hashlib.sha256(data).hexdigest()),), __version__,
-                      unicodedata.unidata_version)
+    return Provenance((InputFile(str(path), hashlib.sha256(data).hexdigest()),), __version__, ucd.VERSION)
 
 
 def read_b64_lines(body, n: int, strict: bool, notes: list[str], allow_empty: bool) -> list[bytes]:

@@ -48,7 +48,7 @@ from __future__ import annotations
 from .. import losses as L
 from ..ir import Pattern
 from ..ir import normalizers as N
-from ..unicode import tables
+from ..unicode import tables, ucd
 from .regex import literal_of
 
 _TABLE_LOSS = ("per-code-point table: no composition or reordering, and the runtime turns "
@@ -181,18 +181,17 @@ _PAIRS: list = []
 
 
 def composition_pairs() -> list[tuple[str, str]]:
-    """(base + combining mark, primary composite) for every canonical pair NFC composes."""
+    """(base + combining mark, primary composite) for every canonical pair NFC composes (in the
+    reference's Unicode version, as the tables)."""
     if not _PAIRS:
-        import unicodedata
-
         found = []
         for cp, full in tables.table("NFD"):
             c = chr(cp)
-            d = unicodedata.decomposition(c)
+            d = ucd.decomposition(c)
             if not d or d.startswith("<"):
                 continue
             parts = "".join(chr(int(x, 16)) for x in d.split())
-            if len(parts) == 2 and unicodedata.normalize("NFC", parts) == c:
+            if len(parts) == 2 and ucd.nfc(parts) == c:
                 found.append((len(full), parts, c))
         _PAIRS.extend((a, b) for _, a, b in sorted(found))
     return _PAIRS

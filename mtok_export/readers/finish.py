@@ -8,7 +8,6 @@ added tokens and BOS/EOS come from their own files, use the pieces (`stop_ids`, 
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from .. import __version__
 from ..errors import UnsupportedError
 from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
 from ..ir import models as M
+from ..unicode import ucd
 from .hf_config import (Templates, embedding_range_notes, find_templates, header_special_order, id_list,
                         load_json_object, pick_template, token_text)
 
@@ -33,10 +33,10 @@ def sha256(path: Path) -> str:
 
 
 def provenance(inputs) -> Provenance:
-    """Every file read (each once, in reading order) with its SHA-256, this tool's version and
-    Python's Unicode version (the normalization tables follow it)."""
+    """Every file read (each once, in reading order) with its SHA-256, this tool's version and the
+    Unicode version of the normalization tables (the reference's, `unicode.ucd`)."""
     return Provenance(tuple(InputFile(str(p), sha256(p)) for p in dict.fromkeys(inputs)), __version__,
-                      unicodedata.unidata_version)
+                      ucd.VERSION)
 
 
 def decoder_entries(tcfg: dict) -> list[tuple[int, dict]]:

@@ -19,16 +19,19 @@ from ..ir import models as M
 from ..ir.pre_tokenizers import BEHAVIORS
 from ..ir.processors import Piece, SpecialToken, TemplateProcessing
 from ..ir.walk import CHILDREN
+from .regex_check import check_json_patterns
 
 _SCALARS = {"bool": bool, "int": int, "str": str, "float": (int, float)}
 
 
 class Ctx:
-    """Where we are: the file (for messages) and notes for the user."""
+    """Where we are: the file (for messages), notes for the user, and the (JSON path, regex) of every
+    `{"Regex": ...}` pattern, checked together once the file is read (`regex_check`)."""
 
     def __init__(self, path: str):
         self.path = path
         self.notes: list[str] = []
+        self.regexes: list[tuple[str, str]] = []
 
     def fail(self, json_path: str, msg: str):
         raise UnsupportedError(msg, json_path=json_path, path=self.path)
@@ -57,13 +60,21 @@ def parse_component(ctx: Ctx, family: str, data, jp: str):
         if f.name == CHILDREN.get(family):
             if not isinstance(value, list):
                 ctx.fail(fp, "must be a list")
-            kwargs[f.name] = tuple(parse_component(ctx, family, c, f"{fp}[{i}]") for i, c in enumerate(value))
+            kwargs[f.name] = tuple(_child(ctx, family, c, f"{fp}[{i}]") for i, c in enumerate(value))
         else:
             kwargs[f.name] = _value(ctx, cls, f, value, fp)
     unknown = set(data) - {f.name for f in dataclasses.fields(cls)} - {"type"}
     if unknown:
         ctx.notes.append(f"{jp}: ignored unknown key(s) {sorted(unknown)} of {kind}")
     return cls(**kwargs)
+
+
+def _child(ctx: Ctx, family: str, data, jp: str):
+    """A `Sequence` member: a component, never null (null means "no component" only at the top;
+    HF `tokenizers` rejects a null member in every family's Sequence, so we do too)."""
+    if data is None:
+        ctx.fail(jp, f"a {family} Sequence member must be an object, got null")
+    return parse_component(ctx, family, data, jp)
 
 
 def _legacy(kind: str, family: str, data: dict) -> dict:
@@ -84,6 +95,8 @@ def _value(ctx: Ctx, cls, f, value, fp: str):
         if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("String", "Regex"):
             (k, v), = value.items()
             if isinstance(v, str):
+                if k == "Regex":
+                    ctx.regexes.append((fp, v))
                 return Pattern(v, regex=k == "Regex")
         ctx.fail(fp, 'pattern must be {"String": ...} or {"Regex": ...}')
     if f.name == "precompiled_charsmap":
@@ -276,4 +289,5 @@ def parse_tokenizer_json(data, path: str) -> tuple[dict, list[str]]:
     parts = {family: parse_component(ctx, family, data.get(family), f"$.{family}") for family in CHILDREN}
     parts["model"] = parse_model(ctx, data["model"])
     parts["added_tokens"] = parse_added_tokens(ctx, data.get("added_tokens"))
+    check_json_patterns(ctx.regexes, path)
     return parts, ctx.notes

@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import json
 from pathlib import Path
 
 from .. import losses as L
@@ -30,6 +29,8 @@ from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..losses import Loss
 from .finish import assemble, read_side_files
+from .json_value import load_json
+from .regex_check import check_tiktoken_pattern
 from .tiktoken import ranks_to_bpe
 
 # mistral_common's Tekkenizer.DEPRECATED_SPECIAL_TOKENS (files before v7 carry no list)
@@ -47,18 +48,14 @@ def _int(value, where: str) -> int:
 
 def read_tekken(path: Path, *, chat_template: str | None = None) -> Tokenizer:
     path = Path(path)
-    try:
-        data = json.loads(path.read_bytes())
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from None
-    except ValueError as e:
-        raise InputError(f"{path}: not valid JSON ({e})") from None
+    data = load_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("config"), dict) or not isinstance(data.get("vocab"), list):
         raise InputError(f"{path}: a tekken file is an object with 'config' and 'vocab' (list)")
     cfg = data["config"]
     pattern = cfg.get("pattern")
     if not isinstance(pattern, str) or not pattern:
         raise InputError(f"{path}: $.config.pattern must be the split regex (a non-empty string)")
+    check_tiktoken_pattern(pattern, f"{path}: $.config.pattern")  # mistral_common encodes with tiktoken
     n_special = _int(cfg.get("default_num_special_tokens"), f"{path}: $.config.default_num_special_tokens")
     size = _int(cfg.get("default_vocab_size"), f"{path}: $.config.default_vocab_size")
     vocab_entries = data["vocab"]

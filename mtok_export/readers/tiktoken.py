@@ -58,6 +58,7 @@ from ..ir.walk import members
 from .finish import assemble, collect_added, read_side_files, sha256
 from .hf_json import parse_tokenizer_json
 from .json_value import check_value, load_json, parse_json
+from .regex_check import check_tiktoken_pattern
 
 _LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
 FILE_NAMES = ("*.tiktoken", "tiktoken.model", "tokenizer.model")
@@ -345,6 +346,7 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
         raise InputError(f"{path}: a tiktoken file holds only ranks; unknown vocabulary (sha256 {digest[:16]}..., "
                          f"{n} ranks) and no tokenizer.json / tokenizer_config.json beside it, so give "
                          + " and ".join(missing))
+    check_tiktoken_pattern(pattern, f"{path} ({pattern_src})")
     if tj_path is not None and tj_size != n:
         notes.append(f"{tj_path.name} beside it has {tj_size} model tokens, the rank file {n}: "
                      "check that they belong together")

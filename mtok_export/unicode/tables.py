@@ -3,7 +3,8 @@
 A *table* is a tuple of ``(codepoint, replacement)`` pairs, strictly increasing by code point,
 listing only the code points whose replacement differs from the character itself (spec section 6).
 
-* `build_table` walks U+0000..U+10FFFF with `unicodedata.normalize` (uncached).
+* `build_table` walks U+0000..U+10FFFF with `ucd.normalize_each`: the reference's Unicode version (HF
+  tokenizers' 9.0.0), from a pinned data package, not the running Python's `unicodedata` (uncached).
 * `table` is the cached version: in memory, plus a small binary file per form and Unicode version
   under `cache_dir()`.
 * The `.mtok` NormTable codec that writes these tables is `mtok/normtable.py`.
@@ -19,17 +20,16 @@ import struct
 import sys
 import tempfile
 import threading
-import unicodedata
 import zlib
 from array import array
 from collections.abc import Callable
-from functools import partial
 from itertools import islice
 from operator import le, lt
 from pathlib import Path
 
 from ..errors import FormatError
 from ..io import cache_dir
+from . import ucd
 
 __all__ = [
     "FORMS", "MAX_CODEPOINT", "CACHE_FORMAT_VERSION", "Entry", "Table", "Progress",
@@ -89,10 +89,10 @@ def _u32_bytes(values) -> bytes:
 
 def build_table(form: str, *, progress: Progress | None = None) -> Table:
     """Walk every code point U+0000..U+10FFFF (surrogates skipped) in ascending order and keep
-    ``(cp, unicodedata.normalize(form, chr(cp)))`` where the result differs from ``chr(cp)``.
+    ``(cp, ucd.normalize_each(form, [chr(cp)])[0])`` where the result differs from ``chr(cp)``.
 
     ``progress(done, total)`` is called every 65536 code points (``total`` = 0x110000)."""
-    norm = _strip_mn if _check_form(form) == "NFD-Mn" else partial(unicodedata.normalize, form)
+    _check_form(form)
     out: list[Entry] = []
     if progress is not None:
         progress(0, _TOTAL)
@@ -103,14 +103,10 @@ def build_table(form: str, *, progress: Progress | None = None) -> Table:
         else:
             cps = range(lo, hi)
         chars = list(map(chr, cps))
-        out.extend([(cp, n) for cp, c, n in zip(cps, chars, map(norm, chars)) if n is not c and n != c])
+        out.extend([(cp, n) for cp, c, n in zip(cps, chars, ucd.normalize_each(form, chars)) if n is not c and n != c])
         if progress is not None:
             progress(hi, _TOTAL)
     return tuple(out)
-
-
-def _strip_mn(s: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFD", s) if unicodedata.category(c) != "Mn")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -126,8 +122,8 @@ _lock = threading.Lock()
 
 
 def cache_path(form: str) -> Path:
-    """The on-disk cache file for ``form`` under the running Python's Unicode version."""
-    return cache_dir() / f"unicode-{_check_form(form)}-{unicodedata.unidata_version}-v{CACHE_FORMAT_VERSION}.bin"
+    """The on-disk cache file for ``form`` under the tables' Unicode version and data."""
+    return cache_dir() / f"unicode-{_check_form(form)}-{ucd.tables_id()}-v{CACHE_FORMAT_VERSION}.bin"
 
 
 def clear_memory_cache() -> None:
@@ -140,7 +136,7 @@ def table(form: str, *, progress: Progress | None = None) -> Table:
     """`build_table(form)`, cached in memory and on disk (keyed by form, Unicode version and cache
     format version).  A missing, corrupt or stale cache file is rebuilt; an unwritable cache
     directory just means the table is built in memory.  ``progress`` is only called on a build."""
-    key = (_check_form(form), unicodedata.unidata_version)
+    key = (_check_form(form), ucd.tables_id())
     with _lock:
         hit = _memory.get(key)
         if hit is not None:
@@ -155,7 +151,7 @@ def table(form: str, *, progress: Progress | None = None) -> Table:
 
 
 def _cache_key_bytes(form: str) -> bytes:
-    f, v = form.encode("ascii"), unicodedata.unidata_version.encode("ascii")
+    f, v = form.encode("ascii"), ucd.tables_id().encode("ascii")
     return bytes((len(f),)) + f + bytes((len(v),)) + v
 
 

@@ -31,6 +31,8 @@ rewrites them into HF components that do what the MNN runtime does (spec section
   file follows HEAD, which is what the lowering planned for.
 * Header special ids that are not added tokens become special added tokens (the runtime splits
   them out before anything else); header stop ids become `generation_config.json` eos ids.
+* An empty `bos_token` with a BOS in the header prefix and a template that renders `bos_token`
+  (what the lowering writes for Gemma-style templates) gets the prefix's BOS text back.
 
 What the HF side still does differently from the runtime is the runtime's own business (decoder
 Strip on first/last token, WordPiece cleanup always on, special-token matching in list order, ...):
@@ -41,6 +43,7 @@ from __future__ import annotations
 import base64
 import heapq
 import json
+import re
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -73,7 +76,26 @@ def hf_equivalent(tok: Tokenizer) -> Tokenizer:
         pre = _append_byte_level(pre)
         model = replace(model, mnn_byte_level=False)
     return replace(tok, normalizer=_normalizer(tok.normalizer, "$.normalizer"), pre_tokenizer=pre, model=model,
-                   post_processor=_post_processor(tok), prefix_ids=(), added_tokens=_added_with_specials(tok))
+                   post_processor=_post_processor(tok), prefix_ids=(), added_tokens=_added_with_specials(tok),
+                   chat=_chat_with_bos(tok))
+
+
+_BOS_VARIABLE = re.compile(r"\bbos_token\b")
+
+
+def _chat_with_bos(tok: Tokenizer):
+    """The chat template with its `bos_token` back when the lowering left it empty (`bos-field-cleared`:
+    the header prefix adds BOS and the template renders it first, so the runtime renders it empty and
+    encode adds it once).  transformers tokenizes a rendered chat without the post-processor, so an
+    empty bos_token would lose BOS there; BOS is the prefix's first special token (Gemma's `<bos>`)."""
+    chat = tok.chat
+    if chat.bos_token or not tok.prefix_ids or not any(_BOS_VARIABLE.search(t) for t in
+                                                       (chat.text, *(t for _, t in chat.others))):
+        return chat
+    specials = set(tok.special_ids) | {t.id for t in tok.added_tokens if t.special}
+    names = _token_names(tok, set(tok.prefix_ids), "$.prefix_ids", strict=False)
+    bos = next((names[i] for i in tok.prefix_ids if i in specials and i in names), None)
+    return chat if bos is None else replace(chat, bos_token=bos)
 
 
 def _normalizer(n, jp: str):
