@@ -109,7 +109,7 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     if behavior == "MergedWithPrevious":
         lw.loss(L.MERGED_WITH_PREVIOUS, name, jp, "MergedWithPrevious merges consecutive matches differently in the runtime",
                 "a-b--c-", pattern=pattern)
-    written, whys = for_runtime(pattern)
+    written, whys = for_runtime(pattern, lw.meta.regex_dialect if lw.meta is not None else "oniguruma")
     if written != pattern:
         lw.did("regex-rewrite", f"{jp}: /{pattern}/ written as /{written}/ (the same matches on the runtime's engine)")
     for why in whys:
