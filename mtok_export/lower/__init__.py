@@ -61,10 +61,12 @@ def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header
         raise ValueError(f"unknown normalizer form {normalizer_form!r} (known: {', '.join(NORMALIZER_FORMS)})")
     lw = Lowering(target, bos, meta=tok.meta, specials=tuple(t.content for t in tok.added_tokens if t.special),
                   progress=progress, normalizer_form=normalizer_form)
+    normalizer = normalizers.lower_normalizer(lw, tok.normalizer, "$.normalizer")
+    pre = pre_tokenizers.lower_pre_tokenizer(lw, tok.pre_tokenizer, "$.pre_tokenizer")
     tok = replace(
         tok,
-        normalizer=normalizers.lower_normalizer(lw, tok.normalizer, "$.normalizer"),
-        pre_tokenizer=pre_tokenizers.lower_pre_tokenizer(lw, tok.pre_tokenizer, "$.pre_tokenizer"),
+        normalizer=pre_tokenizers.replacement_as_space(lw, pre, normalizer, tok.added_tokens),
+        pre_tokenizer=pre,
         decoder=decoders.lower_decoder(lw, tok.decoder, "$.decoder"),
     )
     pre_tokenizers.regex_gaps(lw, tok.pre_tokenizer, "$.pre_tokenizer")

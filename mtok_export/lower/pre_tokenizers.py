@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from .. import losses as L
 from ..ir import Pattern
+from ..ir import normalizers as N
 from ..ir.paths import REMOVE
 from ..ir import pre_tokenizers as P
 from .regex import escape, for_runtime, runs_on_wregex
@@ -90,6 +91,29 @@ def _metaspace(lw, p, jp: str, name: str):
     r = escape(p.replacement)
     lw.did("metaspace-split", f"{jp}: Metaspace split as a following Split on {p.replacement!r}")
     return P.Sequence((out, P.Split(Pattern(f"{r}?[^{r}]+|{r}", True), "Isolated")))
+
+
+def replacement_as_space(lw, pre, normalizer, added_tokens):
+    """HF's Metaspace prepends the replacement unless the piece already starts with it (after
+    spaces became the replacement); the runtime's prepends unless the piece starts with a space, so
+    a piece starting with a literal U+2581 gets a second one there (`▁` encodes as two ids).  A last
+    normalizer writing the replacement as a space makes both tests the same and changes nothing
+    else: Metaspace turns that space back into the replacement before anything else sees it.  Only
+    when Metaspace is the first pre-tokenizer (an earlier one would see the space) and no normalized
+    added token holds the replacement (it would no longer match)."""
+    first = pre.pretokenizers[0] if isinstance(pre, P.Sequence) and pre.pretokenizers else pre
+    if not isinstance(first, P.Metaspace) or first.prepend_scheme == "never":
+        return normalizer
+    r = first.replacement
+    if not r or any(t.normalized and r in t.content for t in added_tokens):
+        return normalizer
+    lw.did("metaspace-replacement", f"$.normalizer: a literal {r!r} written as a space, so the runtime's Metaspace "
+           "prepends exactly where HF's does (not before a piece that starts with it)")
+    rule = N.Replace(Pattern(r), " ")
+    if normalizer is None:
+        return rule
+    kids = normalizer.normalizers if isinstance(normalizer, N.Sequence) else (normalizer,)
+    return N.Sequence((*kids, rule))
 
 
 def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
