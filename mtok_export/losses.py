@@ -238,6 +238,13 @@ BOS_INNER = _kind("bos-inner", "chat_template", "--bos prefix with a template th
 CHAT_TEMPLATE = _kind("chat-template", "chat_template", "a construct MNN's Jinja engine renders differently", CHAT,
                       "chat-render")
 
+# Codes another target runs exactly: code -> (target, why), for the refusal hint.
+EXACT_ON = {
+    "suffix-not-appended": ("mnn-head", "MNN's main branch runs the post program, so encode() appends the suffix "
+                            "ids; verify with --runtime-python pointing at a build of it"),
+    "strip-3.5": ("mnn-3.6", "it has the Strip normalizer"),
+}
+
 # Decoding (what the runtime's single-id decode, the path the engine streams, returns).
 STREAM_DECODE = _kind("stream-decode", "decoder", "decode(int) ignores the decoder chain", TEXT, "stream")
 NO_DECODER = _kind("no-decoder", "decoder", "no decoder: the runtime concatenates tokens, HF joins them with spaces",
