@@ -190,6 +190,12 @@ MERGED_WITH_PREVIOUS = _kind("merged-with-previous", "pre_tokenizer", "MergedWit
                              "matches differently", TEXT)
 REGEX_UNSUPPORTED = _kind("regex-unsupported", "pre_tokenizer", "a split regex the runtime's engine runs "
                           "differently", TEXT)
+REGEX_STACK = _kind("regex-stack", "pre_tokenizer", "a split regex written with explicit ranges runs on std::wregex, "
+                    "which recurses per character: one piece of about 33,000 characters (MNN 3.6.1, 8 MiB stack; "
+                    "fewer on a thread with a smaller stack) crashes the runtime", EDGE)
+REGEX_UNICODE_VERSION = _kind("regex-unicode-version", "pre_tokenizer", "a split regex written with explicit ranges "
+                              "follows this Python's Unicode version: characters assigned later are in no class",
+                              EDGE, None, chars("unassigned here", lambda c: unicodedata.category(c) == "Cn"))
 REGEX_CONTROL = _kind("regex-control", "pre_tokenizer", "input bytes \\x01-\\x07 collide with the regex engine's "
                       "fold markers", EDGE, None, chars("\\x01-\\x07", lambda c: "\x01" <= c <= "\x07"))
 PRE_TOKENIZER_DROPPED = _kind("pre-tokenizer-dropped", "pre_tokenizer", "a pre-tokenizer with no runtime form is "

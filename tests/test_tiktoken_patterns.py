@@ -25,11 +25,11 @@ from tokenizers.pre_tokenizers import Split
 from mtok_export.corpus import builtin_corpus
 from mtok_export.lower import lower
 from mtok_export.lower.possessive import cells, greedy
-from mtok_export.lower.regex import for_runtime
+from mtok_export.lower.regex import for_runtime, runs_on_wregex
 from mtok_export.lower.regex_tree import parse, unparse
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
-from mtok_export.readers.tiktoken import _CL100K_PATTERN, _R50K_PATTERN
+from mtok_export.readers.tiktoken import _CL100K_PATTERN, _O200K_PATTERN, _R50K_PATTERN
 from mtok_export.verify.runtime import run_runtime
 
 REPO = Path(__file__).resolve().parents[1]
@@ -254,3 +254,101 @@ def test_rank_file_patterns_are_exact_on_the_runtime(tmp_path, pattern):
     assert {m.explanation for c in res.verify.checks for m in c.mismatches} <= {("normalizer-approx",)}
     out = run_runtime(res.path, texts=["Hello world"]).encodes
     assert out == [[9707, 1879]]
+
+
+# --------------------------------------------------------------------- explicit ranges (std::wregex)
+
+# Kimi-K2's split regex (its tokenization_kimi.py): Han runs, then o200k's case split without Han.
+KIMI_PATTERN = "|".join((
+    r"""[\p{Han}]+""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+"""
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*"""
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""", r""" ?[^\s\p{L}\p{N}]+[\r\n]*""", r"""\s*[\r\n]+""", r"""\s+(?!\S)""", r"""\s+"""))
+EXPLICIT = [_O200K_PATTERN, KIMI_PATTERN]
+CASE_TEXTS = ["HelloWorld XMLHttpRequest getHTTPResponseCode", "\u00c9lanVital \u0391\u03b8\u03ae\u03bd\u03b1\u03a0\u03cc\u03bb\u03b7",
+              "I'M HERE'S you'Re it'\u017f the K'\u212a", "\u4e2d\u6587Text\u6df7\u5408ABC\u3005\u3007", "\u01c5ab \u1f88x"]
+
+
+def test_o200k_and_kimi_run_on_wregex_with_explicit_ranges():
+    for p in EXPLICIT:
+        out, why = for_runtime(p)
+        assert why == [] and runs_on_wregex(out), why
+
+
+def test_han_is_the_regex_modules_han():
+    """The names-derived Han set against `regex`'s \\p{Han}, on every code point assigned here."""
+    import unicodedata
+
+    from mtok_export.unicode.classes import contains, han
+
+    h = han()
+    wrong = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and unicodedata.category(chr(cp)) != "Cn"
+             and contains(h, cp) != bool(regex.match(r"\p{Han}", chr(cp)))]
+    assert wrong == []
+
+
+def test_multi_character_folds_have_no_explicit_form():
+    """Oniguruma's (?i:st) also matches the one character U+FB06; no class says that."""
+    from mtok_export.lower.explicit import explicit
+
+    assert _onig("(?i:st)", "\ufb06") == ["\ufb06"]
+    assert explicit("(?i:'st)|\\p{Lu}") is None
+    assert explicit("(?i:'s)") == "(?:'[Ss\u017f])"
+
+
+def _assigned(text: str) -> bool:
+    import unicodedata
+
+    return all(unicodedata.category(c) != "Cn" for c in text)
+
+
+@pytest.mark.parametrize("pattern", EXPLICIT, ids=["o200k", "kimi"])
+def test_explicit_pattern_splits_as_the_original_on_the_corpus(pattern):
+    """Oniguruma on the original and on the written pattern, over the corpus (characters this Python's
+    Unicode does not assign left out: `regex-unicode-version`)."""
+    written, why = for_runtime(pattern)
+    texts = [s.text for s in builtin_corpus() if _assigned(s.text)] + CASE_TEXTS
+    assert [t for t in texts if _onig(pattern, t) != _onig(written, t)] == []
+
+
+EXPLICIT_ALPHABET = st.one_of(TEXT_ALPHABET, st.sampled_from(list("HWXMLhw\u00c9\u00e9\u0391\u03b1\u01c5\u1f88\u4e00\u3005\u3007"
+                                                                  "\u0301\u0903\u02b0\u00aa\u2160\u00bd\u2e80\u2f00")),
+                              st.characters(codec="utf-8").filter(_assigned))
+
+
+@pytest.mark.parametrize("pattern", EXPLICIT, ids=["o200k", "kimi"])
+@settings(max_examples=200, deadline=None)
+@given(text=st.lists(EXPLICIT_ALPHABET, max_size=20).map("".join))
+def test_explicit_pattern_splits_as_the_original_on_generated_text(pattern, text):
+    written = for_runtime(pattern)[0]
+    assert _onig(pattern, text) == _onig(written, text)
+
+
+@needs_corpus
+@needs_mnn
+@pytest.mark.parametrize("pattern", EXPLICIT, ids=["o200k", "kimi"])
+def test_explicit_patterns_are_exact_on_the_runtime(tmp_path, pattern):
+    hf, path, lw = _gpt2_with(tmp_path, pattern)
+    codes = {x.code for x in lw.losses}
+    assert "regex-unsupported" not in codes and {"regex-stack", "regex-unicode-version"} <= codes
+    assert "regex-explicit" in lw.applied
+    texts = RUNTIME_TEXTS + CASE_TEXTS + [s.text for s in builtin_corpus() if "\x00" not in s.text and _assigned(s.text)]
+    got = run_runtime(path, texts=texts).encodes
+    assert [t for t, g in zip(texts, got) if g != hf.encode(t, add_special_tokens=False).ids] == []
+
+
+@needs_corpus
+@needs_mnn
+def test_o200k_on_a_rank_file_is_exact_on_the_runtime(tmp_path):
+    """GPT-4o's pattern on Qwen-1's ranks, exported and verified against tiktoken itself: only the
+    NFC normalizer's edge mismatches remain."""
+    from mtok_export.api import export
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "qwen.tiktoken").write_bytes((CORPUS / "tokenizers/qwen-7b_tiktoken/qwen.tiktoken").read_bytes())
+    res = export(src, tmp_path / "out", pattern=_O200K_PATTERN, special={})
+    assert res.written and res.verify.ok
+    assert {m.explanation for c in res.verify.checks for m in c.mismatches} <= {("normalizer-approx",)}

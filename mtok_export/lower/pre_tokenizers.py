@@ -4,6 +4,7 @@ runtime's regex engine runs, or a recorded loss."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import replace
 from functools import lru_cache
 
@@ -134,7 +135,14 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
         lw.loss(L.MERGED_WITH_PREVIOUS, name, jp, "MergedWithPrevious merges consecutive matches differently in the runtime",
                 "a-b--c-", pattern=pattern)
     written, whys = for_runtime(pattern, lw.meta.regex_dialect if lw.meta is not None else "oniguruma")
-    if written != pattern:
+    if runs_on_wregex(written) and not runs_on_wregex(pattern):
+        lw.did("regex-explicit", f"{jp}: /{pattern}/ with its classes as explicit code-point ranges "
+               f"({len(written):,} characters), which std::wregex runs exactly")
+        lw.loss(L.REGEX_STACK, name, jp, f"pattern /{pattern}/ now runs on std::wregex: a piece of about 33,000 "
+                "characters (fewer on a smaller thread stack) crashes the runtime", pattern=r"\S{4000,}|\s{4000,}")
+        lw.loss(L.REGEX_UNICODE_VERSION, name, jp, f"its ranges are Unicode {unicodedata.unidata_version}'s: a "
+                "character assigned later is in none of the pattern's classes", "\U0001FAE8")
+    elif written != pattern:
         lw.did("regex-rewrite", f"{jp}: /{pattern}/ written as /{written}/ (the same matches on the runtime's engine)")
     for why in whys:
         lw.loss(L.REGEX_UNSUPPORTED, name, jp, f"pattern /{pattern}/: {why}", pattern=pattern)

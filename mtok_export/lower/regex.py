@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 
+from .explicit import explicit
 from .possessive import greedy
 from .regex_tree import ESCAPE as _ESCAPE, GROUP as _GROUP, QUANT as _QUANT
 
@@ -63,6 +64,17 @@ def for_runtime(pattern: str, dialect: str = "oniguruma") -> tuple[str, list[str
     (see the module docstring: std::wregex overflows its stack on long runs).  `dialect`: the
     source's engine, "oniguruma" (HF) or "tiktoken" (`possessive.greedy`)."""
     pattern = greedy(pattern, dialect)
+    out, why = _for_engine(pattern, dialect)
+    if why and not runs_on_wregex(pattern):  # explicit ranges: std::wregex, or ASCII classes the fold engine runs
+        spelled = explicit(pattern)
+        if spelled is not None:
+            spelled_out, spelled_why = _for_engine(spelled, dialect)
+            if not spelled_why:
+                return spelled_out, []
+    return out, why
+
+
+def _for_engine(pattern: str, dialect: str) -> tuple[str, list[str]]:
     wide = runs_on_wregex(pattern)
     out, why = [], []
 
