@@ -145,7 +145,7 @@ def convert(src: PathLike, out: PathLike, *, to: str = "mtok", target: str = "mn
         data, _, lw = build(tok, to, target=target)
     decisions = decide(lw.losses, Policy(allow_lossy=allow_lossy))  # declared severities: convert does not verify
     if any(not d.accepted for d in decisions):
-        raise LossError(decisions, hint=refusal_hint(decisions))
+        raise LossError(decisions, hint=refusal_hint(decisions, target))
     path = out / output.names[0] if out.is_dir() else out
     if path.exists() and not force:
         raise OutputError(path, "exists; pass --force to replace it")

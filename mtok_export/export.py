@@ -87,7 +87,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     if verify is None:
         result.seconds = time.perf_counter() - start
         if any(not d.accepted for d in result.decisions):
-            raise LossError(result.decisions, result, refusal_hint(result.decisions))
+            raise LossError(result.decisions, result, refusal_hint(result.decisions, target))
         atomic_write(out, data)
         result.written = True
     else:
@@ -111,7 +111,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
                 os.replace(tmp, result.rejected)
                 if not result.verify.ok:
                     raise VerificationError(result)
-                raise LossError(result.decisions, result, refusal_hint(result.decisions))
+                raise LossError(result.decisions, result, refusal_hint(result.decisions, target))
             os.replace(tmp, out)
             result.written = True
         finally:

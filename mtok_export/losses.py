@@ -190,6 +190,12 @@ MERGED_WITH_PREVIOUS = _kind("merged-with-previous", "pre_tokenizer", "MergedWit
                              "matches differently", TEXT)
 REGEX_UNSUPPORTED = _kind("regex-unsupported", "pre_tokenizer", "a split regex the runtime's engine runs "
                           "differently", TEXT)
+REGEX_STACK = _kind("regex-stack", "pre_tokenizer", "a split regex written with explicit ranges runs on std::wregex, "
+                    "which recurses per character: one piece of about 33,000 characters (MNN 3.6.1, 8 MiB stack; "
+                    "fewer on a thread with a smaller stack) crashes the runtime", EDGE)
+REGEX_UNICODE_VERSION = _kind("regex-unicode-version", "pre_tokenizer", "a split regex written with explicit ranges "
+                              "follows this Python's Unicode version: characters assigned later are in no class",
+                              EDGE, None, chars("unassigned here", lambda c: unicodedata.category(c) == "Cn"))
 REGEX_CONTROL = _kind("regex-control", "pre_tokenizer", "input bytes \\x01-\\x07 collide with the regex engine's "
                       "fold markers", EDGE, None, chars("\\x01-\\x07", lambda c: "\x01" <= c <= "\x07"))
 PRE_TOKENIZER_DROPPED = _kind("pre-tokenizer-dropped", "pre_tokenizer", "a pre-tokenizer with no runtime form is "
@@ -241,6 +247,13 @@ BOS_INNER = _kind("bos-inner", "chat_template", "--bos prefix with a template th
                   "conversation: those BOS are not rendered", CHAT, "chat-bos")
 CHAT_TEMPLATE = _kind("chat-template", "chat_template", "a construct MNN's Jinja engine renders differently", CHAT,
                       "chat-render")
+
+# Codes another target runs exactly: code -> (target, why), for the refusal hint.
+EXACT_ON = {
+    "suffix-not-appended": ("mnn-head", "MNN's main branch runs the post program, so encode() appends the suffix "
+                            "ids; verify with --runtime-python pointing at a build of it"),
+    "strip-3.5": ("mnn-3.6", "it has the Strip normalizer"),
+}
 
 # Decoding (what the runtime's single-id decode, the path the engine streams, returns).
 STREAM_DECODE = _kind("stream-decode", "decoder", "decode(int) ignores the decoder chain", TEXT, "stream")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InputError
-from .losses import EDGE, KINDS, Loss, Severity
+from .losses import EDGE, EXACT_ON, KINDS, Loss, Severity
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,17 @@ def decide(losses: list[Loss], policy: Policy, reach: dict | None = None) -> lis
     return out
 
 
-def refusal_hint(decisions: list[Decision]) -> str:
-    refused = [d.code for d in decisions if not d.accepted]
-    return (f"accept them with --accept {','.join(refused)} (or list them in an --accept-file checked into the "
-            "model repo); --allow-lossy accepts every loss")
+def refusal_hint(decisions: list[Decision], target: str = "") -> str:
+    """How to accept the refused codes; then, per refused code, what the end user of the file would
+    see (its first loss's reason, with an example input) and the target that runs it exactly, if one does."""
+    refused = [d for d in decisions if not d.accepted]
+    lines = [f"accept them with --accept {','.join(d.code for d in refused)} (or list them in an --accept-file "
+             "checked into the model repo); --allow-lossy accepts every loss"]
+    for d in refused:
+        x = d.losses[0] if d.losses else None
+        sees = f"{x.reason}" + (f" (e.g. {x.example!r})" if x.example else "") if x else KINDS[d.code].summary
+        lines.append(f"{d.code}: the end user would see: {sees}")
+        alt = EXACT_ON.get(d.code)
+        if alt and alt[0] != target:
+            lines.append(f"{d.code}: --target {alt[0]} runs it exactly ({alt[1]})")
+    return "\n".join(lines)

@@ -173,8 +173,8 @@ def test_transformers_renders_the_same_chats(name, tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMERS_VERBOSITY", "error")
     transformers = pytest.importorskip("transformers")
     write_hf_dir(tok, tmp_path)
-    ours = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
-    theirs = transformers.AutoTokenizer.from_pretrained(str(TOKENIZER_DIRS[name]))
+    ours = transformers.AutoTokenizer.from_pretrained(str(tmp_path), trust_remote_code=False)
+    theirs = transformers.AutoTokenizer.from_pretrained(str(TOKENIZER_DIRS[name]), trust_remote_code=False)
     rendered = _render_all(theirs)
     assert sum(isinstance(r, str) for r in rendered) >= len(rendered) - 1
     assert _render_all(ours) == rendered

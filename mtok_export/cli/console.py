@@ -79,8 +79,8 @@ def print_error(e: BaseException):
         _errors.print(f"  [red]caused by:[/] {escape(str(cause))}")
         cause = cause.__cause__
     hint = getattr(e, "hint", None)
-    if hint:
-        _errors.print(f"  [cyan]hint:[/] {escape(hint)}")
+    for i, line in enumerate(hint.splitlines() if hint else ()):
+        _errors.print(f"  [cyan]hint:[/] {escape(line)}" if i == 0 else f"        {escape(line)}")
 
 
 def escape(s: str) -> str:

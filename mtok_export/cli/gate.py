@@ -109,8 +109,14 @@ def print_report(report):
             k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
             out.print(Text(f"    first difference at line {k + 1}"))
             expected, got = (a[k] if k < len(a) else "<end>"), (b[k] if k < len(b) else "<end>")
+        elif isinstance(expected, list) and isinstance(got, list):  # ids: around the first difference
+            k, expected, got = id_window(expected, got)
+            out.print(Text(f"    first difference at id {k} (expected {len(m.expected)} ids, got {len(m.got)})"))
         out.print(Text(f"    expected {clip(show(str(expected)), 100)}"))
         out.print(Text(f"    got      {clip(show(str(got)), 100)}"))
+        if not codes:
+            for line in outcome_options(check, m.expected, m.got, report.target):
+                out.print(Text(f"    option   {line}"))
     if report.ok and ref.get("self_check"):
         out.print("[bold yellow]self-check passed[/] (no independent reference ran: this proves the file against "
                   "this tool's own reading of the source, not against the source)")
@@ -119,6 +125,42 @@ def print_report(report):
                                                      if any(c.mismatches for c in report.checks) else ""))
     else:
         out.print(f"[bold red]verify failed[/]: {report.unexplained} mismatch(es) not reproduced by any recorded loss")
+
+
+def id_window(a: list, b: list, before: int = 4, after: int = 6) -> tuple[int, str, str]:
+    """(index of the first difference, each list around it): `before` ids of the common part, then
+    up to `after` ids from the difference, with `…` where a list goes on, so two long lists that
+    differ late never print the same."""
+    k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    lo = max(0, k - before)
+
+    def part(ids: list) -> str:
+        shown = ", ".join(map(str, ids[lo:k + after]))
+        return f"[{'…, ' if lo else ''}{shown}{', …' if len(ids) > k + after else ''}]"
+    return k, part(a), part(b)
+
+
+def outcome_options(check: str, expected, got, target: str = "") -> list[str]:
+    """The options that act where an unexplained difference is (for a dead end: what to try, or what
+    the file depends on), most specific first."""
+    lines: list[str] = []
+    if isinstance(expected, list) and isinstance(got, list):
+        k = next((i for i, (x, y) in enumerate(zip(expected, got)) if x != y), min(len(expected), len(got)))
+        if k < min(3, len(expected), len(got)) and check != "raw ids":
+            lines.append("--bos prefix / --bos none: which ids the header prefix puts first (and whether the "
+                         "chat template's BOS stays)")
+        if k == min(len(expected), len(got)) and len(expected) > len(got):
+            lines.append("--target mnn-head: that runtime appends the post-processor's suffix ids" if target != "mnn-head"
+                         else "--runtime-python: a Python whose MNN is a main-branch build (the one here does not "
+                              "run the post program)")
+    if check in ("engine ids", "raw ids"):
+        lines.append("--normalizer-form compose|no-compose|table: how NFC/NFKC/charsmap rules are written")
+        lines.append("--header-specials all: every special token split out by the runtime, not only those "
+                     "with a role")
+    elif check.startswith("chat"):
+        lines.append("--chat-template NAME|FILE: embed another template; in an MNN model folder "
+                     "--keep-llm-config leaves llm_config.json's jinja block in charge")
+    return lines
 
 
 def verify_progress(quiet: bool):

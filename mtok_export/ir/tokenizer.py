@@ -56,6 +56,9 @@ class Metadata:
     legacy: bool | None = None  # tokenizer_config.json "legacy" (Llama-family spacing after specials)
     # Where the IR knowingly differs from the source's own library: (code, reason, trigger texts).
     differences: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # The engine the split regexes were written for: "oniguruma" (HF) or "tiktoken" (a rank file's:
+    # there `{m,n}+` is possessive, in Oniguruma a repeated repetition).
+    regex_dialect: str = "oniguruma"
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ class Lowering:
     specials: tuple[str, ...] = ()  # special token texts (triggers for spacing losses)
     progress: object = None  # progress(done, total) while a Unicode table is built cold
     cleared_bos: str = ""  # BOS text taken out of the embedded template (the header prefix adds it)
+    cleared_lead: str = ""  # literal prefix-token text taken out of the template (GLM-4's `[gMASK]<sop>`)
     chat_original: str = ""  # the chat template as read, when lowering rewrote it (for the manifest)
     normalizer_form: str = "compose"  # NFC/NFKC/charsmap: one of NORMALIZER_FORMS
 
@@ -39,6 +40,12 @@ class Lowering:
 
     def did(self, pass_name: str, detail: str):
         self.applied.setdefault(pass_name, []).append(detail)
+
+    @property
+    def prefix_text(self) -> str:
+        """What the source's chat prompts start with that the lowered template no longer renders,
+        because the header prefix adds it as ids (verify compares the prompts without it)."""
+        return self.cleared_bos or self.cleared_lead
 
 
 def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header_specials: str = "needed",
@@ -54,10 +61,12 @@ def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header
         raise ValueError(f"unknown normalizer form {normalizer_form!r} (known: {', '.join(NORMALIZER_FORMS)})")
     lw = Lowering(target, bos, meta=tok.meta, specials=tuple(t.content for t in tok.added_tokens if t.special),
                   progress=progress, normalizer_form=normalizer_form)
+    normalizer = normalizers.lower_normalizer(lw, tok.normalizer, "$.normalizer")
+    pre = pre_tokenizers.lower_pre_tokenizer(lw, tok.pre_tokenizer, "$.pre_tokenizer")
     tok = replace(
         tok,
-        normalizer=normalizers.lower_normalizer(lw, tok.normalizer, "$.normalizer"),
-        pre_tokenizer=pre_tokenizers.lower_pre_tokenizer(lw, tok.pre_tokenizer, "$.pre_tokenizer"),
+        normalizer=pre_tokenizers.replacement_as_space(lw, pre, normalizer, tok.added_tokens),
+        pre_tokenizer=pre,
         decoder=decoders.lower_decoder(lw, tok.decoder, "$.decoder"),
     )
     pre_tokenizers.regex_gaps(lw, tok.pre_tokenizer, "$.pre_tokenizer")

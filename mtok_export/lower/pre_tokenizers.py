@@ -4,11 +4,13 @@ runtime's regex engine runs, or a recorded loss."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import replace
 from functools import lru_cache
 
 from .. import losses as L
 from ..ir import Pattern
+from ..ir import normalizers as N
 from ..ir.paths import REMOVE
 from ..ir import pre_tokenizers as P
 from .regex import escape, for_runtime, runs_on_wregex
@@ -92,6 +94,29 @@ def _metaspace(lw, p, jp: str, name: str):
     return P.Sequence((out, P.Split(Pattern(f"{r}?[^{r}]+|{r}", True), "Isolated")))
 
 
+def replacement_as_space(lw, pre, normalizer, added_tokens):
+    """HF's Metaspace prepends the replacement unless the piece already starts with it (after
+    spaces became the replacement); the runtime's prepends unless the piece starts with a space, so
+    a piece starting with a literal U+2581 gets a second one there (`▁` encodes as two ids).  A last
+    normalizer writing the replacement as a space makes both tests the same and changes nothing
+    else: Metaspace turns that space back into the replacement before anything else sees it.  Only
+    when Metaspace is the first pre-tokenizer (an earlier one would see the space) and no normalized
+    added token holds the replacement (it would no longer match)."""
+    first = pre.pretokenizers[0] if isinstance(pre, P.Sequence) and pre.pretokenizers else pre
+    if not isinstance(first, P.Metaspace) or first.prepend_scheme == "never":
+        return normalizer
+    r = first.replacement
+    if not r or any(t.normalized and r in t.content for t in added_tokens):
+        return normalizer
+    lw.did("metaspace-replacement", f"$.normalizer: a literal {r!r} written as a space, so the runtime's Metaspace "
+           "prepends exactly where HF's does (not before a piece that starts with it)")
+    rule = N.Replace(Pattern(r), " ")
+    if normalizer is None:
+        return rule
+    kids = normalizer.normalizers if isinstance(normalizer, N.Sequence) else (normalizer,)
+    return N.Sequence((*kids, rule))
+
+
 def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     pattern = p.pattern.value if p.pattern.regex else escape(p.pattern.value)
     if not p.pattern.regex:
@@ -109,8 +134,15 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     if behavior == "MergedWithPrevious":
         lw.loss(L.MERGED_WITH_PREVIOUS, name, jp, "MergedWithPrevious merges consecutive matches differently in the runtime",
                 "a-b--c-", pattern=pattern)
-    written, whys = for_runtime(pattern)
-    if written != pattern:
+    written, whys = for_runtime(pattern, lw.meta.regex_dialect if lw.meta is not None else "oniguruma")
+    if runs_on_wregex(written) and not runs_on_wregex(pattern):
+        lw.did("regex-explicit", f"{jp}: /{pattern}/ with its classes as explicit code-point ranges "
+               f"({len(written):,} characters), which std::wregex runs exactly")
+        lw.loss(L.REGEX_STACK, name, jp, f"pattern /{pattern}/ now runs on std::wregex: a piece of about 33,000 "
+                "characters (fewer on a smaller thread stack) crashes the runtime", pattern=r"\S{4000,}|\s{4000,}")
+        lw.loss(L.REGEX_UNICODE_VERSION, name, jp, f"its ranges are Unicode {unicodedata.unidata_version}'s: a "
+                "character assigned later is in none of the pattern's classes", "\U0001FAE8")
+    elif written != pattern:
         lw.did("regex-rewrite", f"{jp}: /{pattern}/ written as /{written}/ (the same matches on the runtime's engine)")
     for why in whys:
         lw.loss(L.REGEX_UNSUPPORTED, name, jp, f"pattern /{pattern}/: {why}", pattern=pattern)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import losses as L
-from ..chat.render import bos_placement
+from ..chat.render import bos_placement, renders
 from ..corpus import builtin_chats
 from ..ir import processors as R
 from ..ir.models import vocab_of
@@ -99,6 +99,8 @@ def lower_post_processor(lw, tok):
         lw.loss(L.BOS_TEMPLATE, "post_processor", jp, f"encode() of plain text no longer adds {list(prefix)}; "
                 "the chat template adds it (use --bos prefix to keep it)", "Hi")
         prefix = ()
+    if prefix and chat.text and not lw.cleared_bos:
+        chat = _unrender_prefix(lw, tok, chat, prefix)
     if prefix:
         lw.did("post-processor-prefix", f"{jp}: {list(prefix)} as the header prefix list")
     program = None
@@ -109,6 +111,30 @@ def lower_post_processor(lw, tok):
             lw.loss(L.SUFFIX_NOT_APPENDED, "post_processor", jp, f"{lw.target} does not run the post program: encode() does not "
                     f"append {list(suffix)}", "Hi")
     return replace(tok, post_processor=program, prefix_ids=tuple(prefix), chat=chat)
+
+
+def _unrender_prefix(lw, tok, chat, prefix):
+    """A template that renders the post-processor's tokens as text (GLM-4: `[gMASK]<sop>` first in
+    every prompt): the runtime's chat path encodes the render and the header prefix adds those ids
+    again.  Take the first place that writes them out of the template when every built-in
+    conversation then renders the same text without them (checked, so a construct the cut would
+    break keeps the template as it was); plain encode() keeps the prefix, as HF adds it."""
+    by_id = {t.id: t.content for t in tok.added_tokens} | {i: t for t, i in vocab_of(tok.model).items()}
+    lead = "".join(by_id.get(i, "") for i in prefix)
+    at = chat.text.find(lead) if lead else -1
+    if at < 0:
+        return chat
+    chats = builtin_chats()
+    before = renders(chat.text, chats, bos_token=chat.bos_token, eos_token=chat.eos_token)
+    cut = chat.text[:at] + chat.text[at + len(lead):]
+    after = renders(cut, chats, bos_token=chat.bos_token, eos_token=chat.eos_token)
+    pairs = [(b, a) for b, a in zip(before, after) if b is not None]
+    if not pairs or any(not b.startswith(lead) or b[len(lead):] != a for b, a in pairs):
+        return chat
+    lw.did("prefix-from-header", f"$.chat_template: the template renders {lead!r}, which the header prefix "
+           f"{list(prefix)} adds as ids; left out of the embedded template so chat prompts hold it once")
+    lw.cleared_lead = lead
+    return replace(chat, text=cut)
 
 
 def _id_of(tok, text: str):

@@ -8,10 +8,11 @@ constructs whose meaning differs from Oniguruma's into forms that engine runs as
 
 | construct | Oniguruma (HF) | fold engine | std::wregex | written as |
 |---|---|---|---|---|
-| `$` | before `\\n` or at the end | the literal `$` | at the end only | `(?![^\\n])` (both) |
+| `$` | before `\\n` or at the end (tiktoken's engine: at the end) | the literal `$` | at the end only | `(?![^\\n])` (both) |
 | `\\z` / `\\Z` | end / end or before a final `\\n` | drops the branch / the literal `z` | an error | negative lookaheads (both) |
 | `\\s` `\\S` | Unicode White_Space (25 code points) | ASCII + Zs (no U+0085/2028/2029) | the C++ locale's, ASCII only | wregex: the 25 code points spelled out |
 | `.` | all but `\\n` | all but `\\n` | also not `\\r` `\\u2028` `\\u2029` | wregex: `[^\\n]` |
+| `X?+` `X*+` `X++` | possessive | a literal `+` follows | an error | greedy, where equivalent (`possessive.py`) |
 
 What has no exact form stays and is reported (`problems`), per construct and with the reason:
 * fold engine: a non-ASCII literal or range is matched as its whole category (`！` = every
@@ -27,11 +28,20 @@ An ASCII pattern with `\\s` could move to std::wregex (spelling `\\s` out adds n
 characters) and be exact on U+0085/2028/2029 there, but libstdc++'s std::regex matches
 recursively, one frame per character: on MNN 3.6.1 a match of about 40,000 characters (a run of
 spaces under `[...]+`) kills the process with SIGSEGV, where the fold engine's loop does not
-(tests/test_split_regex.py).  The fold engine's edge loss is the better trade."""
+(tests/test_split_regex.py).  The fold engine's edge loss is the better trade.
+
+The one exception: a pattern the fold engine cannot run exactly at all (o200k's sub-categories,
+Kimi-K2's `\\p{Han}` and `&&`) is written with explicit code-point ranges (`explicit.py`) when
+that form has no problem left; it then runs on std::wregex (or, all ASCII, still on the fold
+engine), and the caller records what that costs (the stack and the Unicode version)."""
 
 from __future__ import annotations
 
 import re
+
+from .explicit import explicit
+from .possessive import greedy
+from .regex_tree import ESCAPE as _ESCAPE, GROUP as _GROUP, QUANT as _QUANT
 
 SPECIAL = set(r"\.^$|?*+()[]{}")
 
@@ -46,10 +56,7 @@ _END = r"(?![^\n]|\n)"  # \z: no next character
 _END_NL = r"(?!\n?[^\n]|\n\n)"  # \Z: at the end, or before a final \n
 
 _SUBCATEGORY = re.compile(r"(?:L[ultmo]|N[dlo]|P[cdseifo]|S[mcko]|Z[slp]|M[nce]|C[cfson])")
-_ESCAPE = re.compile(r"\\(?:[pP]\{[^}]*\}|x\{[^}]*\}|x[0-9A-Fa-f]{0,2}|u[0-9A-Fa-f]{4}|.)", re.S)
-_GROUP = re.compile(r"\((?:\?(?:<[=!]|<|P<|=|!|>|[A-Za-z-]+[:)]|:)?)?")
 _MARKER_ESCAPE = re.compile(r"\\x0[1-7]")  # the fold engine's category markers, escaped
-_QUANT = re.compile(r"(?:[*+?]|\{\d*(?:,\d*)?\})([?+]?)")
 
 
 def runs_on_wregex(pattern: str) -> bool:
@@ -57,10 +64,23 @@ def runs_on_wregex(pattern: str) -> bool:
     return any(ord(c) > 127 for c in pattern) and "\\p{" not in pattern and "\\P{" not in pattern
 
 
-def for_runtime(pattern: str) -> tuple[str, list[str]]:
+def for_runtime(pattern: str, dialect: str = "oniguruma") -> tuple[str, list[str]]:
     """`pattern` in the form the runtime's engine for it runs as Oniguruma does, and the reasons it
     still runs differently (empty: exact).  The rewrite never moves a pattern to the other engine
-    (see the module docstring: std::wregex overflows its stack on long runs)."""
+    (see the module docstring: std::wregex overflows its stack on long runs).  `dialect`: the
+    source's engine, "oniguruma" (HF) or "tiktoken" (`possessive.greedy`)."""
+    pattern = greedy(pattern, dialect)
+    out, why = _for_engine(pattern, dialect)
+    if why and not runs_on_wregex(pattern):  # explicit ranges: std::wregex, or ASCII classes the fold engine runs
+        spelled = explicit(pattern)
+        if spelled is not None:
+            spelled_out, spelled_why = _for_engine(spelled, dialect)
+            if not spelled_why:
+                return spelled_out, []
+    return out, why
+
+
+def _for_engine(pattern: str, dialect: str) -> tuple[str, list[str]]:
     wide = runs_on_wregex(pattern)
     out, why = [], []
 
@@ -89,14 +109,16 @@ def for_runtime(pattern: str) -> tuple[str, list[str]]:
                 out.append("\\{")
                 i += 1
                 continue
-            if m.group(1) == "+":
+            if m.group(1) == "+" and m.group().startswith("{") and dialect != "tiktoken":
+                problem("{m,n}+: Oniguruma repeats the repetition (tiktoken's engine reads it as possessive)")
+            elif m.group(1) == "+":
                 problem("possessive quantifier")
             elif m.group(1) == "?" and not wide:
                 problem("lazy quantifier (run greedily)")
             out.append(m.group())
             i = m.end()
         elif c == "$":
-            out.append(_EOL)
+            out.append(_END if dialect == "tiktoken" else _EOL)
             i += 1
         elif c == "^":
             problem("^ (line start) anchor: neither engine can look at the previous character")

@@ -42,7 +42,7 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import cache
@@ -380,7 +380,8 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
     stops = ()
     if known is not None and special_src.startswith("known"):
         stops = tuple((s, f"known vocabulary {known.name}") for s in known.stops)
-    return assemble(side=side, model=model, added=added, inputs=inputs, notes=notes,
-                    normalizer=normalizer, pre_tokenizer=pre, decoder=D.ByteLevel(),
-                    post_processor=R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True),
-                    extra_stops=stops, chat_template=chat_template)
+    tok = assemble(side=side, model=model, added=added, inputs=inputs, notes=notes,
+                   normalizer=normalizer, pre_tokenizer=pre, decoder=D.ByteLevel(),
+                   post_processor=R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True),
+                   extra_stops=stops, chat_template=chat_template)
+    return replace(tok, meta=replace(tok.meta, regex_dialect="tiktoken"))  # tiktoken runs the regex

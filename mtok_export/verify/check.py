@@ -214,7 +214,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     note = f"{other} conversation(s) not comparable (no generation prompt, or tools)" if other else ""
     if not has_chat:
         note = "no chat template"
-    cleared = lowering.cleared_bos
+    cleared = lowering.prefix_text
     if cleared and has_chat:
         note = (note + "; " if note else "") + f"compared without the leading {cleared!r}, which the header prefix adds as an id"
     checks["chat text"].skipped = checks["chat ids"].skipped = note
@@ -283,7 +283,7 @@ def _chat_paths(check: Check, convs, got, source, lowering):
     """Every path a template branches on, rendered by transformers with the source's template and
     by the runtime (`got`: the renders, or HANG when they did not finish).  A difference is never
     explained: no lint finding reproduces a render."""
-    src, cleared = source.chat, lowering.cleared_bos
+    src, cleared = source.chat, lowering.prefix_text
     if got == HANG:
         got = ["<the runtime did not finish>"] * len(convs)
     left_out = 0

@@ -111,9 +111,7 @@ def run_hf(tk, texts) -> Reference:
 def _chats(src_dir: Path, chats: list, template: str | None = None):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(str(src_dir))
+    tok = _chat_tokenizer(src_dir)
     texts, ids = [], []
     for chat in chats:
         try:
@@ -126,3 +124,30 @@ def _chats(src_dir: Path, chats: list, template: str | None = None):
             texts.append(None)
             ids.append(None)
     return texts, ids
+
+
+def _chat_tokenizer(src_dir: Path):
+    """transformers' tokenizer for the chat reference, never running the repo's code and never asking
+    (a CI tool must not prompt: `trust_remote_code=False`, and stdin is no terminal while loading).
+    A repo whose tokenizer class is remote code (ChatGLM3's `auto_map`) falls back to the fast
+    tokenizer of its tokenizer.json with its tokenizer_config.json (template, special tokens)."""
+    import io
+    import sys
+
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    stdin, sys.stdin = sys.stdin, io.StringIO()
+    try:
+        try:
+            return AutoTokenizer.from_pretrained(str(src_dir), trust_remote_code=False)
+        except ValueError as e:
+            if "custom code" not in str(e) and "trust_remote_code" not in str(e):
+                raise
+        try:
+            return PreTrainedTokenizerFast.from_pretrained(str(src_dir), trust_remote_code=False)
+        except Exception as e:  # noqa: BLE001  whatever the generic class cannot read
+            raise ReferenceUnavailable(f"{src_dir}: the chat reference needs the repository's own tokenizer code "
+                                       f"(auto_map), which is never run, and the generic fast tokenizer cannot "
+                                       f"load it ({e.__class__.__name__}: {e})") from e
+    finally:
+        sys.stdin = stdin
