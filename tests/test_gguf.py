@@ -105,7 +105,7 @@ def test_directory_and_file_paths_pick_the_gguf(tmp_path):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
-@pytest.mark.parametrize("name", ("gpt-2", "llama-spm", "deepseek-coder"))
+@pytest.mark.parametrize("name", ("gpt-2", "llama-spm", "deepseek-coder", "bert-bge"))
 def test_written_mtok_gives_the_vectors_on_the_runtime(name, read, tmp_path):
     from mtok_export.verify.runtime import run_runtime
 
