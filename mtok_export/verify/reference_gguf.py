@@ -6,9 +6,11 @@ being copied into the reference (the IR rebuilt as HF `tokenizers` could not fai
 * raw ids: `llama_tokenize(add_special=False, parse_special=True)` (special-token text in the input
   becomes the special id, as HF added tokens do); engine ids the same with `add_special=True` (BOS,
   EOS, BERT's [CLS] ... [SEP] as the file's flags and llama.cpp's defaults for its model add them).
-* decoded: `llama_detokenize(remove_special=False, unparse_special=True)`, llama.cpp's whole-text
-  decode.  It differs from HF `tokenizers`' decode of the same model where llama.cpp tidies the
-  text (`clean_spaces`: "you 😁 ?" -> "you 😁?" for GPT-2 and Llama-3; a leading space for BERT).
+* decoded: llama.cpp's streaming decode, the pieces `llama_token_to_piece(special=True)` gives
+  joined as bytes: what llama.cpp prints while it generates, and what the runtime's own streamed
+  decode is compared with.  Its whole-text `llama_detokenize` also tidies spaces (`clean_spaces`:
+  "you 😁 ?" -> "you 😁?" for GPT-2 and Llama-3) and drops SentencePiece's first prefix space:
+  cosmetics no stream has, which would show as mismatches no loss explains.
 * chats: the file's own `tokenizer.chat_template` (as llama.cpp reads it) rendered by
   transformers' renderer with the BOS/EOS text llama.cpp gives, then tokenized by llama.cpp.
 * normalize: identity (llama.cpp exposes no normalizer; attribution needs one only for
@@ -22,7 +24,7 @@ matched 4 of the 11 vector files it can load exactly (gpt-2, phi-3, qwen2, qwen3
 llama-cpp-python is on PyPI as a source distribution only: `pip install llama-cpp-python` compiles
 llama.cpp (about 20 minutes on 2 busy cores; seconds from pip's wheel cache afterwards).  Results
 are cached by content: the file's header and key-value section (the whole tokenizer, not the
-tensors after it), the texts and conversations, and the library versions."""
+tensors after it), the texts and conversations, this module's source and the library versions."""
 
 from __future__ import annotations
 
@@ -51,13 +53,14 @@ def gguf_reference(path: Path, texts: list[str], chats: list) -> Reference:
     header, strings = _metadata(path)
     digest = cache.key("reference-gguf", texts,
                        [[c.id, list(c.messages), c.add_generation_prompt, c.tools] for c in chats],
-                       blobs=(header,), dists=("llama-cpp-python",) + (("transformers", "jinja2") if chats else ()))
+                       blobs=(header,), files=(__file__,),  # this module's source: a changed derivation is recomputed
+                       dists=("llama-cpp-python",) + (("transformers", "jinja2") if chats else ()))
 
     def compute() -> dict:
         with _Vocab(path, strings) as vocab:
             raw = [vocab.tokenize(t, add_special=False) for t in texts]
             value = {"engine": [vocab.tokenize(t, add_special=True) for t in texts], "raw": raw,
-                     "decoded": [vocab.detokenize(ids) for ids in raw],
+                     "decoded": [vocab.stream(ids) for ids in raw],
                      "chat_text": [None] * len(chats), "chat_ids": [None] * len(chats)}
             template = vocab.meta("tokenizer.chat_template")
             if template and chats:
@@ -79,8 +82,9 @@ def _identity(text: str) -> str:
 
 
 class _Vocab:
-    """A GGUF's vocabulary loaded by llama.cpp (`vocab_only`), freed on exit.  llama.cpp's log
-    lines are collected instead of printed, so a refused file is named with llama.cpp's reason."""
+    """A GGUF's vocabulary loaded by llama.cpp (`vocab_only`), freed on exit.  While it is loaded
+    llama.cpp's log lines are collected instead of printed ("Added a BOS token to the prompt ...
+    2 BOS tokens" is stderr noise here), so a refused file is named with llama.cpp's reason."""
 
     def __init__(self, path: Path, strings: dict[str, str]):
         self.path, self.strings = path, strings
@@ -94,9 +98,11 @@ class _Vocab:
         self.lib, log = llama_cpp, []
         params = llama_cpp.llama_model_default_params()
         params.vocab_only = True
-        with _collected_log(llama_cpp, log):
-            self.model = llama_cpp.llama_model_load_from_file(str(self.path).encode(), params)
+        self.log = _collected_log(llama_cpp, log)
+        self.log.__enter__()
+        self.model = llama_cpp.llama_model_load_from_file(str(self.path).encode(), params)
         if not self.model:
+            self.log.__exit__()
             said = " ".join(line.strip() for line in log if "error" in line.lower() or "unknown" in line.lower())
             model = self.strings.get("tokenizer.ggml.model", "?")
             pre = self.strings.get("tokenizer.ggml.pre", "")
@@ -109,6 +115,7 @@ class _Vocab:
 
     def __exit__(self, *exc):
         self.lib.llama_model_free(self.model)
+        self.log.__exit__()
 
     def tokenize(self, text: str, *, add_special: bool) -> list[int]:
         data = text.encode("utf-8", "surrogatepass")
@@ -121,16 +128,17 @@ class _Vocab:
             size = -n
         raise RuntimeError(f"llama_tokenize asked for {size} tokens twice")
 
-    def detokenize(self, ids: list[int]) -> str:
-        arr = (self.lib.llama_token * len(ids))(*ids)
-        size = 64 + 8 * len(ids)
-        for _ in range(2):
-            buf = ctypes.create_string_buffer(size)
-            n = self.lib.llama_detokenize(self.vocab, arr, len(ids), buf, size, False, True)
-            if n >= 0:
-                return buf.raw[:n].decode("utf-8", "replace")
-            size = -n
-        raise RuntimeError(f"llama_detokenize asked for {size} bytes twice")
+    def stream(self, ids: list[int]) -> str:
+        """Each id's piece (special tokens as their text), joined as bytes, then read as UTF-8."""
+        buf = ctypes.create_string_buffer(256)
+        out = []
+        for i in ids:
+            n = self.lib.llama_token_to_piece(self.vocab, i, buf, len(buf), 0, True)
+            if n < 0:  # a negative count is the size needed
+                buf = ctypes.create_string_buffer(-n)
+                n = self.lib.llama_token_to_piece(self.vocab, i, buf, len(buf), 0, True)
+            out.append(buf.raw[:n])
+        return b"".join(out).decode("utf-8", "replace")
 
     def meta(self, key: str) -> str | None:
         size = 1 << 16
