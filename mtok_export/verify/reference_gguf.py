@@ -17,9 +17,17 @@ being copied into the reference (the IR rebuilt as HF `tokenizers` could not fai
   SentencePiece charsmaps, which a GGUF reader never records).
 
 Measured on llama.cpp's own test vectors (`tests/test_reference_gguf.py`): every vector of the 12
-corpus GGUFs that have them.  transformers' GGUF tokenizer loader was the other candidate: it has
-no WordPiece (bert) builder, its `AutoTokenizer` GGUF path needs torch, and built directly it
-matched 4 of the 11 vector files it can load exactly (gpt-2, phi-3, qwen2, qwen35; llama-spm 31/46).
+corpus GGUFs that have them.  Beyond them llama.cpp departs from the models' HF tokenizers (which
+our reading follows) on edges: spaces around special-token text in SentencePiece vocabularies
+("Hello <unk> world": `▁` pieces kept), Hangul under BERT (its jamo dropped).  And it sees what
+HF built from our own reading could not: Phi-3's specials eat the newline after them (llama.cpp
+and Phi-3's tokenizer.json: `<|end|>` and that newline are one id; the IR: three), and DeepSeek's
+user-defined tokens ("ö", id 100003) decode as their text, where the ByteLevel decoder on the IR
+gives U+FFFD.
+
+transformers' GGUF tokenizer loader was the other candidate: it has no WordPiece (bert) builder,
+its `AutoTokenizer` GGUF path needs torch, and built directly it matched 4 of the 11 vector files
+it can load exactly (gpt-2, phi-3, qwen2, qwen35; llama-spm 31/46).
 
 llama-cpp-python is on PyPI as a source distribution only: `pip install llama-cpp-python` compiles
 llama.cpp (about 20 minutes on 2 busy cores; seconds from pip's wheel cache afterwards).  Results
