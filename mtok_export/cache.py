@@ -1,7 +1,8 @@
 """Results computed from content are cached by content: `cache_dir()/<kind>/<sha256>.json`, the
 key hashing everything the result depends on (file contents, texts, library versions), so a hit is
-what a fresh run would compute.  What is cached: the HF reference (`verify.reference`),
-transformers' renders of the chat-path conversations (`verify.check`), the answers of attribution's
+what a fresh run would compute.  What is cached: the HF reference (`verify.reference`), the
+GGUF reference (`verify.reference_gguf`), transformers' renders of the chat-path conversations
+(`verify.check`), the answers of attribution's
 HF projections (`verify.projection`, keyed by the tokenizer.json text they run), the vocabulary
 words a BPE's merges do not rebuild (`lower.models`, for `ignore_merges`), the merges of tiktoken
 ranks (`readers.tiktoken`), whether a file parses as a SentencePiece model (`readers.sentencepiece`),

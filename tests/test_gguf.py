@@ -105,7 +105,7 @@ def test_directory_and_file_paths_pick_the_gguf(tmp_path):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
-@pytest.mark.parametrize("name", ("gpt-2", "llama-spm", "deepseek-coder"))
+@pytest.mark.parametrize("name", ("gpt-2", "llama-spm", "deepseek-coder", "bert-bge"))
 def test_written_mtok_gives_the_vectors_on_the_runtime(name, read, tmp_path):
     from mtok_export.verify.runtime import run_runtime
 
@@ -117,6 +117,75 @@ def test_written_mtok_gives_the_vectors_on_the_runtime(name, read, tmp_path):
     prefix = list(low.prefix_ids)
     got = [ids[len(prefix):] for ids in result.encodes]
     assert [g for g in got] == [e for _, e in cases]
+
+
+def _t5_gguf(path: Path) -> tuple[Path, Path]:
+    """t5-small's spiece.model written as llama.cpp's converter writes a T5 vocabulary (model `t5`:
+    pieces, scores, types, the charsmap and the normalizer flags; EOS appended, no BOS)."""
+    import gguf
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    src = REPO.parent / "shared/corpus/tokenizers/t5-small/spiece.model"
+    m = pb.ModelProto()
+    m.ParseFromString(src.read_bytes())
+    w = gguf.GGUFWriter(str(path), "t5")
+    w.add_tokenizer_model("t5")
+    w.add_tokenizer_pre("default")
+    w.add_token_list([p.piece for p in m.pieces])
+    w.add_token_scores([p.score for p in m.pieces])
+    w.add_token_types([p.type for p in m.pieces])
+    w.add_add_space_prefix(m.normalizer_spec.add_dummy_prefix)
+    w.add_remove_extra_whitespaces(m.normalizer_spec.remove_extra_whitespaces)
+    w.add_precompiled_charsmap(m.normalizer_spec.precompiled_charsmap)
+    w.add_unk_token_id(m.trainer_spec.unk_id)
+    w.add_eos_token_id(m.trainer_spec.eos_id)
+    w.add_pad_token_id(m.trainer_spec.pad_id)
+    w.add_add_bos_token(False)
+    w.add_add_eos_token(True)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.close()
+    return path, src
+
+
+def test_t5_unigram_reads_as_its_sentencepiece_model(tmp_path):
+    """A `t5` GGUF is the SentencePiece Unigram it was converted from: the same model, normalizer
+    (the charsmap), pre-tokenizer and decoder as the sentencepiece reader makes of t5-small's
+    spiece.model, and sentencepiece itself agrees on 447 of the 469 built-in strings (the rest are
+    the sp-* differences the reader records: added-token text, the charsmap, ...)."""
+    import sentencepiece as spm
+
+    from mtok_export.corpus import builtin_corpus
+    from mtok_export.readers.sentencepiece import read_sentencepiece
+
+    path, src = _t5_gguf(tmp_path / "t5.gguf")
+    tok = read_gguf(path)
+    model = read_sentencepiece(src)
+    assert (tok.model, tok.normalizer, tok.pre_tokenizer, tok.decoder) == \
+        (model.model, model.normalizer, model.pre_tokenizer, model.decoder)
+    assert tok.meta.add_eos_token and not tok.meta.add_bos_token
+    assert {x.code for x in tok.meta.differences} >= {"sp-charsmap", "sp-added-token-text"}
+    texts = [s.text for s in builtin_corpus() if "\0" not in s.text]
+    truth = [list(x) for x in spm.SentencePieceProcessor(model_file=str(src)).encode(texts)]
+    ours = [e.ids for e in hf_from_ir(tok).encode_batch(texts, add_special_tokens=False)]
+    assert sum(a == b for a, b in zip(ours, truth)) >= 447
+    assert hf_from_ir(tok).encode("Hello").ids == [8774, 1]  # ▁Hello </s>, as HF's T5 adds it
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed")
+def test_t5_unigram_against_llama_cpp(tmp_path):
+    """llama.cpp's UGM on the same file: 458 of the 469 built-in strings as our reading gives them,
+    engine ids with </s> appended on both."""
+    from mtok_export.corpus import builtin_corpus
+    from mtok_export.verify.reference_gguf import gguf_reference
+
+    path, _ = _t5_gguf(tmp_path / "t5.gguf")
+    tok = read_gguf(path)
+    texts = [s.text for s in builtin_corpus() if "\0" not in s.text]
+    ref = gguf_reference(path, texts, [])
+    hf = hf_from_ir(tok)
+    assert sum(a == b.ids for a, b in zip(ref.raw, hf.encode_batch(texts, add_special_tokens=False))) >= 458
+    assert all(e[-1:] == [1] for e in ref.engine) and all(e.ids[-1:] == [1] for e in hf.encode_batch(texts))
 
 
 # ------------------------------------------------------------------ malformed files
@@ -153,7 +222,7 @@ def test_tiny_handmade_file_reads(tmp_path):
 
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"model": None}, InputError, "no tokenizer.ggml.model key"),
-    ({"model": "rwkv"}, UnsupportedError, "tokenizer model 'rwkv' is not supported"),
+    ({"model": "rwkv"}, UnsupportedError, r"tokenizer model 'rwkv' is not supported \(gpt2, llama, t5 and bert are\)"),
     ({"tokens": None}, InputError, "tokenizer.ggml.tokens is missing or empty"),
     ({"types": (1, 1)}, InputError, "tokenizer.ggml.token_type has 2 entries for 3 tokens"),
     ({"merges": None}, InputError, "a gpt2 tokenizer needs tokenizer.ggml.merges"),
@@ -161,10 +230,27 @@ def test_tiny_handmade_file_reads(tmp_path):
     ({"pre": "klingon"}, UnsupportedError, "pre-tokenizer 'klingon' is not in the table"),
     ({"extra": {"tokenizer.ggml.bos_token_id": 7}}, InputError, "bos_token_id = 7 is outside the 3 tokens"),
     ({"model": "llama"}, InputError, "needs tokenizer.ggml.scores"),
+    ({"model": "t5"}, InputError, r"a t5 \(SentencePiece Unigram\) tokenizer needs tokenizer.ggml.scores"),
 ])
 def test_malformed_keys(tmp_path, kwargs, error, message):
     with pytest.raises(error, match=message):
         read_gguf(_write(tmp_path / "t.gguf", **kwargs))
+
+
+def test_t5_charsmap_must_be_bytes(tmp_path):
+    import gguf
+
+    w = gguf.GGUFWriter(str(tmp_path / "t.gguf"), "t5")
+    w.add_tokenizer_model("t5")
+    w.add_token_list(["<unk>", "a"])
+    w.add_token_scores([0.0, -1.0])
+    w.add_token_types([2, 1])
+    w.add_array("tokenizer.ggml.precompiled_charsmap", [1, 300])
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.close()
+    with pytest.raises(InputError, match="tokenizer.ggml.precompiled_charsmap must be bytes"):
+        read_gguf(tmp_path / "t.gguf")
 
 
 def test_truncated_container(tmp_path):

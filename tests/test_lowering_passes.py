@@ -236,6 +236,41 @@ def test_bert_normalizer(tmp_path, normalizer):
     assert_exact(ex, run_runtime(ex.path, texts=BERT_TEXTS), BERT_TEXTS)
 
 
+def test_bert_clean_text_deletes_what_the_strip_table_would_space(tmp_path):
+    """Accent stripping runs as a code-6 table, which turns ZWJ, ZWSP, BOM, C0/C1 controls ... into
+    spaces (spec 2.3.2); HF's clean_text deletes every one of them, so "a" U+200D "b" is one word
+    ([UNK] here) and the emoji ZWJ sequence one [UNK].  The pass deletes them first; without the
+    deletes (the table alone, as before) the runtime splits the word.  (MNN's own exporter writes
+    code 7, whose stripping has other faults: `test_bert_normalizer`.)"""
+    import dataclasses
+
+    from mtok_export.ir import normalizers as IN
+    from mtok_export.mtok.constants import TABLE_CONTROL_TO_SPACE
+
+    texts = [f"a{chr(cp)}b" for cp in sorted(TABLE_CONTROL_TO_SPACE)] + ["\U0001f636\u200d\U0001f32b\ufe0f x"]
+    ex = export(tmp_path, bert_wordpiece(normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
+                                                                    strip_accents=None, lowercase=True)))
+    assert_fired(ex, "bert-clean-controls")
+    assert ex.ids("a\u200db", False) == [0]  # HF: one word, not in the vocabulary
+    assert_exact(ex, run_runtime(ex.path, texts=texts), texts)
+    kept = tuple(c for c in ex.low.normalizer.normalizers if not isinstance(c, IN.Replace))
+    assert len(kept) == 2  # the strip table and the BERT normalizer
+    table_alone = tmp_path / "table-alone.mtok"
+    table_alone.write_bytes(write_mtok(dataclasses.replace(ex.low, normalizer=IN.Sequence(kept))))
+    got = run_runtime(table_alone, texts=texts).encodes
+    assert [t for t, g in zip(texts, got) if g != ex.ids(t)] == texts
+
+
+def test_bert_strip_table_without_clean_text_keeps_the_spacing_loss(tmp_path):
+    """Without clean_text HF keeps U+200D, and the table still spaces it: recorded, not patched."""
+    ex = export(tmp_path, bert_wordpiece(normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=True,
+                                                                    strip_accents=True, lowercase=True)))
+    assert "bert-clean-controls" not in ex.lw.applied
+    [loss] = [x for x in ex.lw.losses if x.code == "normalizer-table"]
+    assert "zero-width characters into spaces" in loss.reason
+    assert run_runtime(ex.path, texts=["a\u200db"]).encodes[0] == [8, 9] != ex.ids("a\u200db", False)
+
+
 def test_bert_normalizer_strip_accents_alone(tmp_path):
     """HF StripAccents on its own removes combining marks (Mn, Mc, Me) but decomposes nothing:
     "Héllo" keeps its precomposed é, "cafe\\u0301" loses the mark.  Naive is identical (the same bug)."""

@@ -48,6 +48,7 @@ from __future__ import annotations
 from .. import losses as L
 from ..ir import Pattern
 from ..ir import normalizers as N
+from ..mtok.constants import TABLE_CONTROL_TO_SPACE
 from ..unicode import tables, ucd
 from .regex import literal_of
 
@@ -152,10 +153,21 @@ def _bert(lw, n, jp: str, name: str):
         # runs first: before lowercasing, as in HF (İ strips to I, then lowercases to i).
         lw.did("bert-strip-accents-table", f"{jp}: strip_accents as a NFD-then-drop-Mn code-point table before "
                "the BERT normalizer (the runtime's own stripping drops Mc marks too)")
-        lw.loss(L.NORMALIZER_TABLE, name, jp, _TABLE_LOSS, "a\u200bb")
+        table = N.CodepointMap(tables.table("NFD-Mn", progress=lw.progress))
+        if not clean:
+            lw.loss(L.NORMALIZER_TABLE, name, jp, _TABLE_LOSS, "a\u200bb")
+            lw.did("bert-normalizer", f"{jp}: {n.kind} as MNN BertNormalizer")
+            return N.Sequence((table, N.MnnBertNormalizer(clean, chinese, False, lower, None)))
+        # The table would turn ZWJ, ZWSP, BOM, C1 controls ... (TABLE_CONTROL_TO_SPACE) into spaces,
+        # splitting words HF's clean_text joins: it removes them all (every one is category C), so
+        # literal Replaces delete them first (😶 U+200D 🌫 stays one word: one [UNK], not two).
+        lw.loss(L.NORMALIZER_TABLE, name, jp, "per-code-point table: no canonical reordering of the marks it keeps",
+                "a\U0001d16d\U0001d165")
+        lw.did("bert-clean-controls", f"{jp}: clean_text as {len(TABLE_CONTROL_TO_SPACE)} literal Replaces deleting "
+               "what the strip table would turn into spaces")
         lw.did("bert-normalizer", f"{jp}: {n.kind} as MNN BertNormalizer")
-        return N.Sequence((N.CodepointMap(tables.table("NFD-Mn", progress=lw.progress)),
-                           N.MnnBertNormalizer(clean, chinese, False, lower, None)))
+        deletes = tuple(N.Replace(Pattern(chr(cp)), "") for cp in sorted(TABLE_CONTROL_TO_SPACE))
+        return N.Sequence(deletes + (table, N.MnnBertNormalizer(clean, chinese, False, lower, None)))
     lw.did("bert-normalizer", f"{jp}: {n.kind} as MNN BertNormalizer" + (" + NFD table" if strip else ""))
     return N.MnnBertNormalizer(clean, chinese, strip, lower, table)
 

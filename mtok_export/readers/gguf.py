@@ -6,12 +6,13 @@ The `gguf` PyPI package parses the container (imported lazily); this module maps
 |---|---|
 | `gpt2` (byte-level BPE) | BPE over the tokens (already GPT-2 byte characters) and `merges`; pre-tokenizer from `tokenizer.ggml.pre` (table below) then ByteLevel(use_regex=False); ByteLevel decoder |
 | `llama` (SentencePiece BPE) | a SentencePiece `ModelProto` rebuilt from tokens, scores and types, read by `sentencepiece.py` (same IR as the `.model`) |
+| `t5` (SentencePiece Unigram, llama.cpp's UGM) | the same `ModelProto` as a Unigram, with `tokenizer.ggml.precompiled_charsmap` as its normalizer |
 | `bert` (WordPiece) | WordPiece: llama.cpp stores word-initial tokens as `▁x` and continuations without `##`; both are restored |
 
 Token types (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte) are SentencePiece's
 numbers: control -> special added token, user-defined -> non-special added token.  BOS/EOS/EOT/...
 ids come from `tokenizer.ggml.*_token_id`; `add_bos_token`/`add_eos_token` from their keys, else
-llama.cpp's defaults (SentencePiece and `llama-bpe`: BOS; BERT: [CLS] ... [SEP]).
+llama.cpp's defaults (SentencePiece and `llama-bpe`: BOS; T5: EOS; BERT: [CLS] ... [SEP]).
 
 Pre-tokenizer names map to split regexes as llama.cpp's `llm_tokenizer_bpe` does (learnt from its
 `src/llama-vocab.cpp`): a list of regexes applied one after the other, each splitting the pieces of
@@ -139,12 +140,12 @@ def read_gguf(path: Path, *, chat_template: str | None = None) -> Tokenizer:
     template = k.get("tokenizer.chat_template", str)
     if model == "gpt2":
         tok = _bpe(path, k, tokens, types, ids, flags)
-    elif model == "llama":
-        tok = _spm(path, k, tokens, types, scores, ids, flags)
+    elif model in ("llama", "t5"):
+        tok = _spm(path, k, tokens, types, scores, ids, flags, unigram=model == "t5")
     elif model == "bert":
         tok = _wordpiece(path, tokens, types, ids, flags)
     else:
-        raise UnsupportedError(f"tokenizer model {model!r} is not supported (gpt2, llama and bert are)",
+        raise UnsupportedError(f"tokenizer model {model!r} is not supported (gpt2, llama, t5 and bert are)",
                                json_path="tokenizer.ggml.model", path=str(path))
     return _finish(tok, path, tokens, ids, template, chat_template)
 
@@ -202,12 +203,14 @@ def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
                                               add_eos_token=bool(eos), notes=tuple(notes)))
 
 
-def _spm(path, k: _Keys, tokens, types, scores, ids, flags) -> Tokenizer:
-    """Rebuild the SentencePiece ModelProto and read it like a `.model` file."""
+def _spm(path, k: _Keys, tokens, types, scores, ids, flags, unigram: bool = False) -> Tokenizer:
+    """Rebuild the SentencePiece ModelProto and read it like a `.model` file: BPE for `llama`,
+    Unigram with the normalizer's precompiled charsmap for `t5` (llama.cpp's UGM)."""
     from sentencepiece import sentencepiece_model_pb2 as pb
 
     if scores is None:
-        raise InputError(f"{path}: a llama (SentencePiece) tokenizer needs tokenizer.ggml.scores")
+        kind = "t5 (SentencePiece Unigram)" if unigram else "llama (SentencePiece)"
+        raise InputError(f"{path}: a {kind} tokenizer needs tokenizer.ggml.scores")
     unk = ids.get("unknown", 0)
     proto = pb.ModelProto()
     for i, (t, s, ty) in enumerate(zip(tokens, scores, types)):
@@ -217,18 +220,24 @@ def _spm(path, k: _Keys, tokens, types, scores, ids, flags) -> Tokenizer:
         p.type = ty if ty in (1, 2, 3, 4, 5, 6) and (ty != TYPE_UNKNOWN or i == unk) else \
             (TYPE_UNUSED if ty == TYPE_UNKNOWN else TYPE_NORMAL)
     ts, ns = proto.trainer_spec, proto.normalizer_spec
-    ts.model_type = 2  # BPE: llama.cpp's SPM tokenizer merges by piece score
+    ts.model_type = 1 if unigram else 2  # BPE: llama.cpp's SPM tokenizer merges by piece score
     ts.byte_fallback = any(ty == TYPE_BYTE for ty in types)
     ts.unk_id = unk
     ts.bos_id = ids.get("bos", -1)
     ts.eos_id = ids.get("eos", -1)
     ts.pad_id = ids.get("padding", -1)
     ns.name = "identity"
+    charsmap = k.get("tokenizer.ggml.precompiled_charsmap", list) if unigram else None
+    if charsmap:
+        if not all(isinstance(b, int) and 0 <= b < 256 for b in charsmap):
+            raise InputError(f"{path}: tokenizer.ggml.precompiled_charsmap must be bytes")
+        ns.name, ns.precompiled_charsmap = "charsmap", bytes(charsmap)
     ns.add_dummy_prefix = k.get("tokenizer.ggml.add_space_prefix", bool, True)
     ns.remove_extra_whitespaces = k.get("tokenizer.ggml.remove_extra_whitespaces", bool, False)
     ns.escape_whitespaces = True
-    add_bos = flags["add_bos"] if flags["add_bos"] is not None else True
-    add_eos = bool(flags["add_eos"])
+    # llama.cpp's defaults: SentencePiece BPE adds BOS, Unigram (T5) appends EOS
+    add_bos = flags["add_bos"] if flags["add_bos"] is not None else not unigram
+    add_eos = flags["add_eos"] if flags["add_eos"] is not None else unigram
     return _build(proto, path, _Configs(path.parent, read=False), add_bos, add_eos)
 
 
