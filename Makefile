@@ -8,7 +8,9 @@ BIN := $(VENV)/bin
 $(BIN)/mtok-export: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	# gguf-reference: llama.cpp, the GGUF reference; an sdist that compiles once (pip's wheel cache
+	# keeps the build for the next venv), portable flags
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_CURL=OFF" $(BIN)/pip install -q -e '.[test,gguf-reference]'
 	# OpenAI CLIP's own tokenizer, the reference of CLIP's merges .gz (its package metadata pulls
 	# torch, which the tokenizer module does not use)
 	$(BIN)/pip install -q --no-deps 'clip-anytorch==2.6.0'

@@ -20,7 +20,8 @@ from .readers.mnn_file import read_mnn_bytes, read_mnn_file
 from .targets import TARGETS, build
 from .verify.check import verify
 from .losses import REFERENCE_UNAVAILABLE, Loss
-from .verify.references import choose_or_self_check
+from .verify.reference import ReferenceUnavailable
+from .verify.references import choose_or_self_check, self_check
 
 
 def engine_path(path: Path):
@@ -117,10 +118,15 @@ def run(file, source, lowered, lowering, *, corpus=None, python=None, progress=N
     (bytes, the chat fields read from them) when the strict reader has just read what was written;
     `sweep`: the vocabulary sweep too (on by default)."""
     samples = list(builtin_corpus()) + (list(load_corpus_file(corpus)) if corpus else [])
-    reference = choose_or_self_check(source)
-    if reference.self_check and not any(x.kind is REFERENCE_UNAVAILABLE for x in lowering.losses):
-        why = reference.unavailable
-        lowering.losses.append(Loss(REFERENCE_UNAVAILABLE, f"reference of {source.provenance.format or 'the source'}",
-                                    "$", f"{why.why}" + (f"; to run it: {why.install}" if why.install else "")))
-    return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()), python=python,
-                  progress=progress, reference=reference, llm_config=llm_config, checked=checked, sweep=sweep)
+    def against(reference):
+        if reference.self_check and not any(x.kind is REFERENCE_UNAVAILABLE for x in lowering.losses):
+            why = reference.unavailable
+            lowering.losses.append(Loss(REFERENCE_UNAVAILABLE, f"reference of {source.provenance.format or 'the source'}",
+                                        "$", f"{why.why}" + (f"; to run it: {why.install}" if why.install else "")))
+        return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()), python=python,
+                      progress=progress, reference=reference, llm_config=llm_config, checked=checked, sweep=sweep)
+
+    try:
+        return against(choose_or_self_check(source))
+    except ReferenceUnavailable as e:  # known only once it ran (e.g. llama.cpp cannot load this tokenizer)
+        return against(self_check(source, e))

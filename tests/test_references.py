@@ -76,13 +76,14 @@ def _copy(tmp_path: Path, *files: Path, names: tuple[str, ...] = ()) -> Path:
      "BertTokenizer: no config names a class: a vocab.txt is BERT's; uncased: decided from the vocabulary"),
     ("sentencepiece", ["llama2-7b-hf/tokenizer.model"], (), "sentencepiece", ""),
     ("tiktoken", ["qwen-7b_tiktoken/qwen.tiktoken"], (), "tiktoken", "pattern and special tokens"),
+    ("GGUF", ["../gguf/ggml-vocab-gpt-2.gguf"], (), "gguf", "llama.cpp, vocabulary only"),
 ])
 def test_reference_of_each_format(tmp_path, case, files, names, name, detail):
     src = _copy(tmp_path, *(CORPUS / f for f in files), names=names)
     chosen = choose(read_source(src))
     assert (chosen.name, chosen.self_check) == (name, False)
     assert chosen.detail.startswith(detail)
-    assert chosen.library.split()[0] in ("tokenizers", "transformers", "sentencepiece", "tiktoken")
+    assert chosen.library.split()[0] in ("tokenizers", "transformers", "sentencepiece", "tiktoken", "llama-cpp-python")
 
 
 def test_reference_of_tekken_and_clip(clip_pair):
@@ -103,9 +104,13 @@ def test_bert_casing_from_the_vocabulary(tmp_path):
     assert ref.raw == [[5, 6]]
 
 
-def test_a_reference_that_cannot_run_is_a_self_check(tmp_path):
-    """GGUF's reference is not wired in: the export is refused by default as reference-unavailable,
-    accepting it ships the file, and the manifest says the check was a self-check."""
+def test_a_reference_that_cannot_run_is_a_self_check(tmp_path, monkeypatch):
+    """Without llama.cpp, GGUF's reference cannot run: the export is refused by default as
+    reference-unavailable, accepting it ships the file, and the manifest says it was a self-check."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "llama_cpp" else real(n, *a))
     gguf = SHARED / "gguf/ggml-vocab-gpt-2.gguf"
     with pytest.raises(LossError) as e:
         export(gguf, tmp_path / "a", verify=VerifyOptions())

@@ -29,6 +29,7 @@ from .chat_parity import (
     reference_render,
     render_request,
 )
+from .reference import ReferenceUnavailable
 from .runtime import run_runtime
 from .sweep import sweep_texts
 
@@ -161,7 +162,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     texts = [s.text for s in usable]
     try:
         ref = reference.run(texts, runtime_chats)
-    except MtokError:
+    except (MtokError, ReferenceUnavailable):  # the caller falls back to a self-check
         raise
     except Exception as e:  # noqa: BLE001  tokenizers/transformers/sentencepiece errors: name them, no traceback
         raise InputError(f"{', '.join(reference.files) or 'source'}: the reference ({reference.library}) could not "

@@ -25,6 +25,8 @@ from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from .reference import Reference, ReferenceUnavailable, hf_raw_ids, hf_reference, run_hf
 from . import mnn341
+from .reference_gguf import INSTALL as GGUF_INSTALL
+from .reference_gguf import gguf_reference
 from .reference_runtime import runtime_reference
 from .reference_spm import spm_reference
 from .reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
@@ -329,14 +331,17 @@ def _mnn_legacy(file: Path, tok) -> Chosen:
                   f"MNN {mnn341.VERSION}", (str(file),), f"the legacy runtime on the source tokenizer.txt ({python})")
 
 
+# ------------------------------------------------------------------ GGUF: llama.cpp
+
+
+def _gguf(file: Path, tok) -> Chosen:
+    _need("llama_cpp", "llama-cpp-python", GGUF_INSTALL)
+    return Chosen(lambda texts, chats: gguf_reference(file, texts, chats), "gguf", _lib("llama-cpp-python"),
+                  (str(file),), "llama.cpp, vocabulary only", f"transformers' renderer {cache.version('transformers')} "
+                  "on the file's template, llama.cpp's ids")
+
+
 # ------------------------------------------------------------------ the registry
-
-
-def _unavailable(what: str, install: str):
-    def reference(file: Path, tok) -> Chosen:
-        raise ReferenceUnavailable(what, install)
-
-    return reference
 
 
 REFERENCES: dict[str, Callable[[Path, object], Chosen]] = {
@@ -346,7 +351,7 @@ REFERENCES: dict[str, Callable[[Path, object], Chosen]] = {
     "sentencepiece": _sentencepiece,
     "tiktoken": _tiktoken,
     "mistral_common": _mistral_common,
-    "gguf": _unavailable("no GGUF reference (llama.cpp) is wired in yet", "export the model's tokenizer.json instead"),
+    "gguf": _gguf,
     "mnn": _mnn,
     "mnn-legacy": _mnn_legacy,
 }
