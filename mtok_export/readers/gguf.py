@@ -31,6 +31,7 @@ from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from .finish import assemble, read_side_files
+from .gguf_layout import check_layout
 from .sentencepiece import _build, _Configs
 
 _GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
@@ -106,6 +107,7 @@ def read_gguf(path: Path, *, chat_template: str | None = None) -> Tokenizer:
         import gguf
     except ImportError as e:  # a dependency in pyproject; say so if it is missing
         raise InputError(f"{path}: reading GGUF needs the 'gguf' package (pip install gguf)") from e
+    check_layout(path)  # every count bounded by the file's size before gguf trusts them
     try:
         reader = gguf.GGUFReader(str(path), "r")
     except OSError as e:
