@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from ..chat.nesting import check_template
 from ..errors import InputError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, Metadata, Pattern, Tokenizer
 from ..ir import decoders as D
@@ -281,6 +282,7 @@ def _finish(tok: Tokenizer, path: Path, tokens, ids, template, chat_template) ->
         except OSError as e:
             raise InputError(f"--chat-template {chat_template}: a GGUF holds one template; give a file "
                              f"({e.strerror})") from None
+    check_template(text, f"{chat_template or path}")
     chat = ChatTemplate(text, bos, eos, False, name="", source=f"{path.name} tokenizer.chat_template" if template else "")
     meta = dataclasses.replace(out.meta, add_bos_token=tok.meta.add_bos_token, add_eos_token=tok.meta.add_eos_token,
                                differences=tok.meta.differences)
