@@ -23,6 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 LLAMA2 = REPO / "samples/llama-spm"
 TEMPLATES = REPO.parent / "shared/corpus/chat_templates"
 
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="rlimits, SIGALRM and /proc as on Linux")
+
 
 def with_template(tmp_path: Path, template: str) -> Path:
     d = tmp_path / "model"
@@ -156,5 +158,14 @@ def test_100k_expressions_refused_quickly(tmp_path, n, words):
     assert run.seconds < 10, run.seconds  # was 17 s of parsing and lowering
 
 
-if sys.platform != "linux":
-    pytestmark = pytest.mark.skip(reason="rlimits and /proc as on Linux")
+def test_a_callers_timer_survives_a_render():
+    # the fuzzers' hang alarm (and any caller's) shares ITIMER_REAL with the render's time limit
+    import signal
+
+    signal.setitimer(signal.ITIMER_REAL, 100)
+    try:
+        render("{{ 1 }}", [])
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 90 < left <= 100
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)

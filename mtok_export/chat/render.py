@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from contextlib import contextmanager
 from functools import lru_cache
 
@@ -118,7 +119,8 @@ def _bounded():
             raise _Timeout
 
         previous = signal.signal(signal.SIGALRM, alarm)
-        signal.setitimer(signal.ITIMER_REAL, SECONDS)
+        outer, _ = signal.setitimer(signal.ITIMER_REAL, SECONDS)  # a caller's own timer (a fuzzer's) is put back
+        started = time.monotonic()
     try:
         yield
     except _Over as e:
@@ -131,6 +133,8 @@ def _bounded():
         if timer:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+            if outer:  # what was left of it, at once if it ran out during the render
+                signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 0.001))
         if limits is not None:
             import resource
 
