@@ -45,11 +45,17 @@ def _handler(signum, frame):
 def handled():
     """While the block runs (in the main thread), the stop signals raise in it: SIGINT
     KeyboardInterrupt, SIGTERM and SIGHUP `Interrupted`, after the `on_stop` kills have run.
-    Nested use keeps the outer handlers; elsewhere than the main thread it changes nothing."""
+    Nested use keeps the outer handlers; elsewhere than the main thread it changes nothing.
+
+    A SIGHUP ignored when we started stays ignored (`nohup`).  A SIGINT ignored when we started is
+    handled all the same: a shell without job control starts background commands so, and Python
+    then keeps it ignored, so an explicit `kill -INT` did nothing while the runtime worker hung
+    (the flaky test_runtime_cleanup: stderr stopped at "verify: runtime")."""
     if threading.current_thread() is not threading.main_thread() or _installed():
         yield
         return
-    previous = {s: signal.signal(s, _handler) for s in STOP_SIGNALS}
+    previous = {s: signal.signal(s, _handler) for s in STOP_SIGNALS
+                if not (s == getattr(signal, "SIGHUP", None) and signal.getsignal(s) == signal.SIG_IGN)}
     _received.clear()
     try:
         yield

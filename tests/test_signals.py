@@ -227,3 +227,36 @@ def test_kill_9_leftovers_are_removed_by_the_next_export(tmp_path, env, out_dir,
     assert sorted(p.name for p in out_dir.iterdir()) == sorted(
         ["tokenizer.mtok", "tokenizer.mtok.json", live_file.name])
     assert list(Path(env["TMPDIR"]).iterdir()) == [live_dir]
+
+
+def test_sigint_stops_verify_started_with_sigint_ignored(tmp_path, env):
+    # A shell without job control starts `cmd &` with SIGINT ignored, and Python keeps it so: an
+    # explicit SIGINT then did nothing while the worker hung (test_runtime_cleanup's flake, whose
+    # stderr stopped at "verify: runtime" and whose sleeps were left behind).
+    from mtok_export.formats import read_source
+    from mtok_export.targets import build
+
+    mtok = tmp_path / "tokenizer.mtok"
+    mtok.write_bytes(build(read_source(SAMPLE))[0])
+    python, marker = hung_python(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "mtok_export", "verify", str(mtok), "--against", str(SAMPLE),
+                             "--allow-lossy", "--runtime-python", str(python)], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    _, err = signal_when(proc, lambda: len(processes_with(f"sleep {marker}")) == 2, signal.SIGINT)
+    assert_stopped(proc.returncode, err, signal.SIGINT, "Ctrl-C")
+    assert_clean(env, marker)
+
+
+def test_an_ignored_sighup_stays_ignored():
+    # nohup: the hangup must not stop the command
+    from mtok_export import signals
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with signals.handled():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
