@@ -169,3 +169,16 @@ def test_a_callers_timer_survives_a_render():
         assert 90 < left <= 100
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def test_the_reference_render_by_transformers_is_bounded_too():
+    # verify's reference renders with transformers' own sandbox: only the memory and time limits
+    # apply there, and going over them is an error, not "the template rejects this conversation"
+    from mtok_export.corpus import builtin_chats
+    from mtok_export.verify.reference import _chats
+
+    chats = [c for c in builtin_chats() if c.add_generation_prompt][:1]
+    with pytest.raises(TemplateLimitError, match=r"^chat template, line 1: a render needs more than 512 MiB"):
+        _chats(LLAMA2, chats, template="{{ 'a' * 10**9 }}")
+    texts, _ = _chats(LLAMA2, chats, template="{{ 'a' * 3 }}")
+    assert texts == ["aaa"]

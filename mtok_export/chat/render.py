@@ -98,7 +98,7 @@ def render(text: str, messages, *, bos_token: str = "", eos_token: str = "", add
            tools=None, runtime_rules: frozenset = frozenset(), **extra) -> str:
     """`runtime_rules`: lint rules (`chat.lint`) to render as MNN's engine does, for verify's projections.
     Bounded (`MAX_SIZE`, `MEMORY`, `SECONDS`): `TemplateLimitError` past the budget."""
-    with _bounded():
+    with bounded():
         return _compile(text, runtime_rules).render(messages=list(messages), bos_token=bos_token, eos_token=eos_token,
                                add_generation_prompt=add_generation_prompt, tools=tools, **extra)
 
@@ -108,9 +108,11 @@ class _Timeout(Exception):
 
 
 @contextmanager
-def _bounded():
+def bounded():
     """The render's memory and time limits (main thread on Linux; elsewhere `MAX_SIZE` alone), and
-    what goes over them as `TemplateLimitError` naming the template line."""
+    what goes over them as `TemplateLimitError` naming the template line.  Also for renders by
+    another engine (transformers' `apply_chat_template` in the reference), where only the memory and
+    time limits apply."""
     main = threading.current_thread() is threading.main_thread()
     limits = _memory_limit() if main else None
     timer = main and hasattr(signal, "setitimer")
