@@ -75,9 +75,17 @@ def wait_for(predicate, timeout: float) -> bool:
     return False
 
 
+def default_signals() -> None:
+    """The child's dispositions as a terminal gives them, whatever this run inherited (under nohup
+    SIGHUP is ignored, and an ignored SIGHUP is rightly kept so)."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+
+
 def start(phase: str, argv: list[str], env: dict, *swallow: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, str(DRIVER), phase, *swallow, *argv], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            preexec_fn=default_signals)
 
 
 def signal_when(proc: subprocess.Popen, ready, signum: int) -> tuple[str, str]:
