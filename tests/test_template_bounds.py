@@ -182,3 +182,10 @@ def test_the_reference_render_by_transformers_is_bounded_too():
         _chats(LLAMA2, chats, template="{{ 'a' * 10**9 }}")
     texts, _ = _chats(LLAMA2, chats, template="{{ 'a' * 3 }}")
     assert texts == ["aaa"]
+
+
+def test_large_numbers_as_values_are_not_counts():
+    # only widths and counts are limited: a big number printed, filtered or passed as a value renders
+    big = 10**12
+    assert render("{{ n }}{{ n | string }}{{ x | default(n) }}{{ namespace(v=n).v }}{{ 'ab'.split('a', n) }}",
+                  [], n=big) == f"{big}{big}{big}{big}" + "['', 'b']"

@@ -58,13 +58,14 @@ def _compile(text: str, runtime_rules: frozenset = frozenset()):
             return super().call_binop(context, operator, left, right)
 
         def call(__self, __context, __obj, *args, **kwargs):  # noqa: N805  (jinja2's signature)
-            _check_counts(getattr(__obj, "__name__", "call"), args, kwargs)
+            if isinstance(getattr(__obj, "__self__", None), (str, bytes)) and __obj.__name__ in _SIZE_METHODS:
+                _check_counts(__obj.__name__, args, kwargs)
             return super().call(__context, __obj, *args, **kwargs)
 
     # optimized=False: no constant folding at compile time, so every operation runs in the render,
     # inside its limits and on a template line
     env = Bounded(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols], optimized=False)
-    env.filters = {name: _counted(name, f) for name, f in env.filters.items()}
+    env.filters.update({name: _counted(name, env.filters[name]) for name in _SIZE_FILTERS})
     env.globals["raise_exception"] = raise_exception
     return env.from_string(text)
 
@@ -84,12 +85,18 @@ def _check_counts(name: str, args, kwargs) -> None:
             raise _Over(f"calls {name} with {x:,}")
 
 
+# Filters whose parameters are a width or a count of pieces (the filtered value is not checked: a
+# large number may well be printed); other filters' numbers are values, such as default(n).
+_SIZE_FILTERS = ("center", "indent", "wordwrap", "truncate", "batch", "slice")
+_SIZE_METHODS = {"ljust", "rjust", "center", "zfill", "expandtabs"}  # of str: the result's width
+
+
 def _counted(name: str, f):
     import functools
 
     @functools.wraps(f)
     def filter_(*args, **kwargs):
-        _check_counts(name, args[1:] if getattr(f, "jinja_pass_arg", None) else args, kwargs)
+        _check_counts(name, args[2:] if getattr(f, "jinja_pass_arg", None) else args[1:], kwargs)
         return f(*args, **kwargs)
     return filter_
 
