@@ -254,7 +254,11 @@ def fuzz(target: str, seconds: float, seed: int = 13) -> Stats:
     stats = Stats(target)
     if target == "chat-template":
         seeds = template_seeds()
-        make = lambda: (lambda t, w: ({"template": t}, w))(*template_case(rng, seeds))  # noqa: E731
+        # first each hostile snippet at its largest, so that even a short run meets the limits
+        first = [(s.replace("N", "10**9").replace("M", "64") + seeds[0], "hostile snippet first")
+                 for s in HOSTILE_SNIPPETS]
+        make = lambda: (lambda t, w: ({"template": t}, w))(*(first.pop(0) if first  # noqa: E731
+                                                           else template_case(rng, seeds)))
     else:
         gseeds = gguf_seeds()
         make = lambda: (lambda d, w: ({"data": base64.b64encode(d).decode()}, w))(*gguf_case(rng, gseeds))  # noqa: E731
