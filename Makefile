@@ -38,10 +38,11 @@ bench: setup
 samples: setup
 	$(BIN)/python samples/make_samples.py
 
-# A longer fuzz run than the suite's (tests/test_fuzz.py); FUZZ_SECONDS per reader.
+# A longer fuzz run than the suite's (tests/test_fuzz.py); FUZZ_SECONDS per reader and per limited target.
 FUZZ_SECONDS ?= 60
 fuzz: setup
 	$(BIN)/python tests/fuzz_readers.py --seconds $(FUZZ_SECONDS)
+	$(BIN)/python tests/fuzz_limited.py --seconds $(FUZZ_SECONDS)
 
 # What the build, the demo and the tests create inside the repository.  The MNN 3.4.1 venv that
 # `setup` makes lives in the cache directory: `make clean-all` removes that too.

@@ -10,7 +10,7 @@ Each function returns a typed result and prints nothing.  Failures are exception
 | `LossError` | 3 | the acceptance policy refuses a loss (`.decisions`, `.losses` with their codes, `.hint`) |
 | `VerificationError` | 1 | `export` only: a runtime mismatch no recorded loss reproduces (the file is kept as `.rejected`) |
 | `RuntimeEngineError` | 1 | the MNN runtime crashed, hung or is missing |
-| `Interrupted` | 143 | SIGTERM while the runtime worker ran (Ctrl-C stays `KeyboardInterrupt`); the worker is gone |
+| `Interrupted` (a `KeyboardInterrupt`) | 143, 129 | SIGTERM or SIGHUP while the runtime worker ran (Ctrl-C stays a plain `KeyboardInterrupt`); the worker and its files are gone |
 
 `verify` returns its outcome instead of raising: `.ok`, and `.exit_code` (0, 1 or 3) as the CLI's.
 

@@ -95,14 +95,22 @@ class VerificationError(MtokError):
                                                               if result.rejected else ""))
 
 
-class Interrupted(MtokError):
-    """SIGTERM (Ctrl-C stays a KeyboardInterrupt): the work was stopped and its worker processes and
-    temporary files removed.  Exit 128 + the signal number, as a shell reports it."""
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (Ctrl-C stays a plain KeyboardInterrupt): the work was stopped and its worker
+    processes and temporary files removed.  A KeyboardInterrupt, so that it unwinds like Ctrl-C's
+    and no `except Exception` on the way swallows it.  Exit 128 + the signal number, as a shell
+    reports it."""
 
     def __init__(self, signum: int):
+        self.signum = signum
         self.exit_code = 128 + signum
-        super().__init__(f"interrupted by {signal.Signals(signum).name}: stopped, worker processes and "
-                         "temporary files removed")
+        super().__init__(stop_line(signum))
+
+
+def stop_line(signum: int) -> str:
+    """The one line the CLI prints when a stop signal ended a command."""
+    name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+    return f"interrupted by {name}: stopped, worker processes and temporary files removed"
 
 
 class RuntimeEngineError(MtokError):

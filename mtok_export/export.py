@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import gc_pause, model_folder
+from . import gc_pause, model_folder, signals
 from .errors import LossError, RuntimeEngineError, VerificationError
 from .formats import read_source
-from .io import atomic_write
+from .io import atomic_write, remove_stale_temps
 from .manifest import build_manifest, write_manifest
 from .policy import Policy, decide, refusal_hint
 from .targets import build, target_for
@@ -84,13 +85,20 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     if folder is not None:
         lw.notes.extend(model_folder.check_tokenizer_file(folder, out))
     result.decisions = decide(lw.losses, policy)
+    commit = functools.partial(_commit, result, data=data, fmt=fmt, policy=policy, path=path, folder=folder,
+                               new_llm_config=new_llm_config, keep_llm_config=keep_llm_config,
+                               runtime_python=str(verify.python) if verify and verify.python else None,
+                               read_options={"chat_template": chat_template, "pattern": pattern,
+                                             "special": special, "family": family,
+                                             "header_specials": header_specials,
+                                             "normalizer_form": normalizer_form})
     if verify is None:
         result.seconds = time.perf_counter() - start
         if any(not d.accepted for d in result.decisions):
             raise LossError(result.decisions, result, refusal_hint(result.decisions, target))
-        atomic_write(out, data)
-        result.written = True
+        commit(lambda: atomic_write(out, data))
     else:
+        remove_stale_temps(out)  # the .verifying files of runs killed without unwinding (kill -9)
         tmp = out.with_name(f".{out.name}.{os.getpid()}.verifying")
         atomic_write(tmp, data)
         try:
@@ -112,30 +120,37 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
                 if not result.verify.ok:
                     raise VerificationError(result)
                 raise LossError(result.decisions, result, refusal_hint(result.decisions, target))
-            os.replace(tmp, out)
-            result.written = True
+            commit(lambda: os.replace(tmp, out))
         finally:
             if tmp.exists():
                 tmp.unlink()
-    stale = rejected_path(out)
-    if stale.exists():
-        stale.unlink()
-    if new_llm_config is not None:
-        atomic_write(folder.dir / "llm_config.json", new_llm_config[0].encode("utf-8"))
-    result.manifest = build_manifest(source_path=path, source=tok, lowered=low, lowering=lw, output=out, data=data,
-                                     fmt=fmt, policy=policy, decisions=result.decisions, report=result.verify,
-                                     runtime_python=str(verify.python) if verify and verify.python else None,
-                                     read_options={"chat_template": chat_template, "pattern": pattern,
-                                                   "special": special, "family": family,
-                                                   "header_specials": header_specials,
-                                                   "normalizer_form": normalizer_form})
-    if folder is not None and folder.llm_config is not None:
-        result.manifest["llm_config"] = {
-            "path": str(folder.dir / "llm_config.json"),
-            "action": "updated" if new_llm_config is not None else "kept" if keep_llm_config else "unchanged",
-            "previous_jinja": new_llm_config[1] if new_llm_config is not None else folder.jinja}
-    write_manifest(out, result.manifest)
     return result
+
+
+def _commit(result: ExportResult, replace, *, data: bytes, fmt: str, policy, path: Path, folder, new_llm_config,
+            keep_llm_config: bool, runtime_python, read_options: dict) -> None:
+    """Replace the output (`replace()`), then write what goes beside it: a stop signal arriving in
+    between is held until all of it is written, so the output never stands beside an older
+    manifest or llm_config (one arriving before is raised before anything is replaced)."""
+    out, tok, low, lw = result.path, result.source, result.lowered, result.lowering
+    with signals.deferred():
+        replace()
+        result.written = True
+        stale = rejected_path(out)
+        if stale.exists():
+            stale.unlink()
+        if new_llm_config is not None:
+            atomic_write(folder.dir / "llm_config.json", new_llm_config[0].encode("utf-8"))
+        result.manifest = build_manifest(source_path=path, source=tok, lowered=low, lowering=lw, output=out,
+                                         data=data, fmt=fmt, policy=policy, decisions=result.decisions,
+                                         report=result.verify, runtime_python=runtime_python,
+                                         read_options=read_options)
+        if folder is not None and folder.llm_config is not None:
+            result.manifest["llm_config"] = {
+                "path": str(folder.dir / "llm_config.json"),
+                "action": "updated" if new_llm_config is not None else "kept" if keep_llm_config else "unchanged",
+                "previous_jinja": new_llm_config[1] if new_llm_config is not None else folder.jinja}
+        write_manifest(out, result.manifest)
 
 
 def _llm_config_plan(folder, low, keep: bool, notes: list[str]):

@@ -85,7 +85,7 @@ def remove_stale_temps(path) -> list[Path]:
     for p in candidates:
         parts = p.name[len(path.name) + 2:].split(".")
         if ((len(parts) == 3 and parts[2] == "tmp") or parts[1:] == ["verifying"]) and parts[0].isdigit():
-            stale = not _alive(int(parts[0]))  # ours, or export's file under verification (.<pid>.verifying)
+            stale = not pid_alive(int(parts[0]))  # ours, or export's file under verification (.<pid>.verifying)
         elif len(parts) == 1 and len(parts[0]) == 8:
             try:
                 stale = time.time() - p.stat().st_mtime > _STALE_SECONDS
@@ -98,7 +98,27 @@ def remove_stale_temps(path) -> list[Path]:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def remove_stale_folders(parent, prefix: str) -> list[Path]:
+    """Remove the folders `<prefix><pid>-*` in `parent` whose pid is gone (left by a run killed
+    without unwinding: kill -9, an OOM kill); a live process's, and names of any other form, stay.
+    -> the removed."""
+    import shutil
+
+    removed = []
+    try:
+        candidates = list(Path(parent).glob(f"{prefix}*-*"))
+    except OSError:
+        return removed
+    for p in candidates:
+        pid = p.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not pid_alive(int(pid)) and p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+    return removed
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` exists (one owned by another user counts)."""
     if pid == os.getpid():
         return True
     try:

@@ -32,7 +32,7 @@ LAYERS = (
     ("mtok", "dump"),  # the .mtok codec; IR/layout -> text and JSON
     ("unicode",),  # Unicode tables built by walking the code points
     ("ir",),
-    ("errors", "io", "cache", "sniff", "corpus", "gc_pause", "__init__"),  # corpus: the built-in samples and chats
+    ("errors", "io", "cache", "sniff", "corpus", "gc_pause", "signals", "__init__"),  # corpus: the built-in samples and chats
 )
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 

@@ -2,8 +2,8 @@
 
 Results go to stdout, diagnostics to stderr.  Every `MtokError` becomes `error: ...` and its exit
 code (2 bad input or output location, 3 lossy export refused, 1 verification mismatch), an OS error
-(a file that cannot be read or written) is exit 2 with the path and the reason, Ctrl-C is exit 130
-with one line; a traceback only with --debug.
+(a file that cannot be read or written) is exit 2 with the path and the reason, Ctrl-C, SIGTERM and
+SIGHUP are exit 130, 143 and 129 with one line (`signals`); a traceback only with --debug.
 
 `--debug`, `--quiet` and `--version` work anywhere on the line (they are taken out of argv before
 the command parses it) and are listed in every command's --help."""
@@ -80,7 +80,8 @@ def _take_flags(argv: list[str], *flags: str) -> bool:
 
 
 def _run(typer_app):
-    from ..errors import Interrupted, MtokError
+    from .. import signals
+    from ..errors import MtokError, stop_line
     from .console import print_error, print_line, set_quiet
 
     argv = sys.argv
@@ -92,15 +93,21 @@ def _run(typer_app):
         for line in version_lines():
             print(line)
         sys.exit(0)
+    stopped = None
     try:
-        command = _with_global_options(typer.main.get_command(_narrowed(typer_app, argv)))
-        rc = command.main(args=argv[1:], prog_name=_prog(argv[0]), standalone_mode=False)
+        with signals.handled():  # SIGTERM and SIGHUP unwind like Ctrl-C, in every phase
+            try:
+                command = _with_global_options(typer.main.get_command(_narrowed(typer_app, argv)))
+                rc = command.main(args=argv[1:], prog_name=_prog(argv[0]), standalone_mode=False)
+            finally:
+                stopped = signals.received()
         if rc == 130:  # typer turns KeyboardInterrupt into a silent Exit(130); no command exits 130 itself
             raise KeyboardInterrupt
         sys.exit(rc if isinstance(rc, int) else 0)
-    except Interrupted as e:  # SIGTERM: one plain line like Ctrl-C's, not an `error:`
-        print_line(str(e))
-        sys.exit(e.exit_code)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP (errors.Interrupted): one plain line, not an `error:`
+        signum = stopped if stopped is not None else 2
+        print_line(stop_line(signum))
+        sys.exit(128 + signum)
     except MtokError as e:
         if debug:
             raise
@@ -108,9 +115,6 @@ def _run(typer_app):
         sys.exit(e.exit_code)
     except typer.Exit as e:
         sys.exit(e.exit_code)
-    except KeyboardInterrupt:
-        print_line("interrupted by Ctrl-C: stopped, worker processes and temporary files removed")
-        sys.exit(130)
     except OSError as e:  # a file the command could not read or write (bad location, full disk)
         if debug:
             raise

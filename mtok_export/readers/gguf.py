@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from ..chat.nesting import check_template
 from ..errors import InputError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, Metadata, Pattern, Tokenizer
 from ..ir import decoders as D
@@ -32,6 +33,7 @@ from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from .finish import assemble, read_side_files
+from .gguf_layout import check_layout
 from .sentencepiece import _build, _Configs
 
 _GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
@@ -107,6 +109,7 @@ def read_gguf(path: Path, *, chat_template: str | None = None) -> Tokenizer:
         import gguf
     except ImportError as e:  # a dependency in pyproject; say so if it is missing
         raise InputError(f"{path}: reading GGUF needs the 'gguf' package (pip install gguf)") from e
+    check_layout(path)  # every count bounded by the file's size before gguf trusts them
     try:
         reader = gguf.GGUFReader(str(path), "r")
     except OSError as e:
@@ -288,6 +291,7 @@ def _finish(tok: Tokenizer, path: Path, tokens, ids, template, chat_template) ->
         except OSError as e:
             raise InputError(f"--chat-template {chat_template}: a GGUF holds one template; give a file "
                              f"({e.strerror})") from None
+    check_template(text, f"{chat_template or path}")
     chat = ChatTemplate(text, bos, eos, False, name="", source=f"{path.name} tokenizer.chat_template" if template else "")
     meta = dataclasses.replace(out.meta, add_bos_token=tok.meta.add_bos_token, add_eos_token=tok.meta.add_eos_token,
                                differences=tok.meta.differences)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..chat.nesting import check_template_depth
+from ..chat.nesting import check_template
 from ..errors import InputError, UnsupportedError
 from .json_value import load_json
 
@@ -149,7 +149,7 @@ def pick_template(templates: Templates, directory: Path, config_path: Path, choi
     elif templates.named:
         name, text = templates.named[0]
     for t in {text, *(t for _, t in templates.named)}:
-        check_template_depth(t, str(directory / source.split(" ")[0]) if source else str(directory))
+        check_template(t, str(directory / source.split(" ")[0]) if source else str(directory))
     return text, name, source, tuple((n, t) for n, t in templates.named if n != name)
 
 

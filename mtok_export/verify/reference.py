@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import cache
+from ..chat.render import TemplateLimitError, bounded
 
 # What `AutoTokenizer.from_pretrained` may read is small; weights are skipped (and never hashed).
 _WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".onnx", ".h5", ".msgpack", ".mnn", ".weight")
@@ -115,11 +116,14 @@ def _chats(src_dir: Path, chats: list, template: str | None = None):
     texts, ids = [], []
     for chat in chats:
         try:
-            text = tok.apply_chat_template(list(chat.messages), tokenize=False,
-                                           add_generation_prompt=chat.add_generation_prompt,
-                                           tools=chat.tools, chat_template=template or None)
+            with bounded():  # transformers' render too: memory and time bounded, TemplateLimitError past them
+                text = tok.apply_chat_template(list(chat.messages), tokenize=False,
+                                               add_generation_prompt=chat.add_generation_prompt,
+                                               tools=chat.tools, chat_template=template or None)
             texts.append(text)
             ids.append(tok(text, add_special_tokens=False)["input_ids"])
+        except TemplateLimitError:
+            raise
         except Exception:  # noqa: BLE001  templates raise on shapes they reject; not our failure
             texts.append(None)
             ids.append(None)

@@ -47,15 +47,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from mtok_export.errors import InputError
-
-from ..errors import Interrupted, RuntimeEngineError
+from .. import signals
+from ..errors import InputError, RuntimeEngineError
+from ..io import remove_stale_folders
 from ..readers.mnn_file import read_mnn_file
 
 __all__ = ["RuntimeResult", "run_runtime"]
@@ -63,6 +61,7 @@ __all__ = ["RuntimeResult", "run_runtime"]
 _WORKER = Path(__file__).with_name("_runtime_worker.py")
 _RESERVED = {"config.json", "llm_config.json", "llm.mnn", "llm.mnn.weight"}
 _LOG_TAIL_LINES = 20
+_TEMP_PREFIX = "mtok-runtime-"  # + pid + "-": a later run removes the folders of dead pids
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
         raise ValueError("decode ids must fit in int32")
     wire_chats = [[dict(m) if isinstance(m, Mapping) else m for m in conv] for conv in chats]
 
-    with tempfile.TemporaryDirectory(prefix="mtok-runtime-") as tmp:
+    remove_stale_folders(tempfile.gettempdir(), _TEMP_PREFIX)  # left by runs killed without unwinding
+    with tempfile.TemporaryDirectory(prefix=f"{_TEMP_PREFIX}{os.getpid()}-") as tmp:
         tmp_path = Path(tmp)
         name = src.name if src.name not in _RESERVED else "tokenizer" + src.suffix
         config = _model_folder(tmp_path / "model", name, lambda path: shutil.copyfile(src, path), llm_config)
@@ -192,28 +192,13 @@ def _model_folder(folder: Path, name: str, write_tokenizer: Callable[[Path], obj
 def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float,
                 while_running: Callable[[], None] | None = None) -> tuple[str, str]:
     """Run the worker; returns (what it printed before redirecting its fds, exit status text).
-
-    The worker runs in its own process group (a terminal's Ctrl-C reaches only the parent, which
-    then decides), and that group is killed whenever this function does not return normally: on
-    timeout (`TimeoutExpired` re-raised), on Ctrl-C (KeyboardInterrupt), on SIGTERM (turned into
-    `Interrupted` while the worker runs) and on any other exception, so no worker outlives us.
     The worker also asks the kernel to kill it if we die without unwinding (kill -9)."""
-    group = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
     env = {**os.environ, "MTOK_PARENT_PID": str(os.getpid())}
     try:
-        proc = subprocess.Popen([python, "-I", str(_WORKER), *map(str, args)], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **group)
+        rc, raw, _ = _run_group([python, "-I", str(_WORKER), *map(str, args)], timeout, cwd=cwd, env=env,
+                                stderr=subprocess.STDOUT, while_running=while_running)
     except OSError as e:
         raise RuntimeEngineError(f"cannot start the runtime interpreter {python}: {e}") from e
-    try:
-        with _sigterm_raises():
-            if while_running is not None:
-                while_running()
-            raw, _ = proc.communicate(timeout=timeout)
-    except BaseException:
-        _kill_group(proc)
-        raise
-    rc = proc.returncode
     if rc >= 0:
         status = f"exited with status {rc}"
     else:
@@ -222,6 +207,41 @@ def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float,
         except ValueError:
             status = f"was killed by signal {-rc}"
     return raw.decode("utf-8", "replace"), status
+
+
+def _run_group(cmd: list[str], timeout: float, *, cwd=None, env=None, stderr=subprocess.PIPE,
+               while_running: Callable[[], None] | None = None) -> tuple[int, bytes, bytes | None]:
+    """Run `cmd` in a process group of its own (a terminal's Ctrl-C reaches only us, which then
+    decide) -> (exit status, stdout, stderr).  The group is SIGKILLed whenever this does not
+    return normally: on timeout (`TimeoutExpired` re-raised), on any exception, and on SIGINT,
+    SIGTERM or SIGHUP, by the signal handler itself (`signals.on_stop`) before it raises, so that
+    neither a window before `Popen` returns nor a library swallowing the exception in
+    `while_running` leaves the group running; such a signal is raised again once it is gone."""
+    group = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
+    proc = None
+    with signals.handled(), signals.on_stop(lambda: proc is not None and _signal_group(proc)):
+        since = signals.mark()
+        try:
+            with signals.deferred():  # raised after Popen returns, when `proc` can be killed
+                proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=stderr, **group)
+            if while_running is not None:
+                while_running()
+            out, err = proc.communicate(timeout=timeout)
+            signals.raise_pending(since)  # taken while a library call swallowed it: the group is dead
+        except BaseException:
+            if proc is not None:
+                _kill_group(proc)
+            raise
+    return proc.returncode, out, err
+
+
+def _signal_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the process group (from a signal handler: no waiting, no raising)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -234,25 +254,6 @@ def _kill_group(proc: subprocess.Popen) -> None:
         proc.communicate(timeout=10)
     except (subprocess.TimeoutExpired, ValueError, OSError):
         pass
-
-
-@contextmanager
-def _sigterm_raises():
-    """While the worker runs, SIGTERM raises `Interrupted` (its default kills us without unwinding,
-    which would leave the worker and its temporary folder behind).  Signal handlers can only be set
-    from the main thread; elsewhere the default stays."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise Interrupted(signum)
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _describe(step: str, texts: list[str | bytes]) -> str:
@@ -286,11 +287,11 @@ def check_python(python: str | os.PathLike) -> str:
     """The MNN version `python` runs; `InputError` (exit 2) when it is not an interpreter with MNN.
     Called before anything is written, so a bad `--runtime-python` never costs an output."""
     try:
-        done = subprocess.run([str(python), "-I", "-c", "import MNN, sys; sys.stdout.write(MNN.version())"],
-                              capture_output=True, text=True, timeout=120)
+        rc, out, err = _run_group([str(python), "-I", "-c", "import MNN, sys; sys.stdout.write(MNN.version())"], 120)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise InputError(f"--runtime-python {python}: cannot run it ({e.__class__.__name__}: {e})") from e
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    out, err = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    if rc != 0:
+        last = (err.strip().splitlines() or ["no output"])[-1]
         raise InputError(f"--runtime-python {python}: it has no usable MNN runtime ({last})")
-    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "?"
+    return out.strip().splitlines()[-1] if out.strip() else "?"
