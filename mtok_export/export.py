@@ -49,7 +49,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
            bos: str = "auto", chat_template: str | None = None, progress=None, pattern: str | None = None,
            special=None, family: str | None = None, fmt: str = "mtok",
            verify: VerifyOptions | None = None, keep_llm_config: bool = False,
-           header_specials: str = "needed", normalizer_form: str = "compose") -> ExportResult:
+           header_specials: str = "needed", normalizer_form: str = "compose", hub: dict | None = None) -> ExportResult:
     """Read, lower, write to a temporary file, verify it on the runtime (unless `verify` is None),
     apply the acceptance policy, and only then replace the output and write its manifest.
 
@@ -60,7 +60,10 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     When the output folder is an MNN model folder whose `llm_config.json` has a `jinja` block (which
     the engine uses instead of the embedded template and EOS), that block is updated to what the file
     embeds, unless `keep_llm_config`; verification runs with the folder's llm_config as the engine
-    will see it, so a kept block that differs from the source's template fails verification."""
+    will see it, so a kept block that differs from the source's template fails verification.
+
+    `hub`: the repository id, revision and commit `path` was fetched from (`hub.Snapshot.to_json`),
+    recorded in the manifest."""
     policy = policy or Policy()
     start = time.perf_counter()
     path = Path(path)
@@ -128,7 +131,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
                                      read_options={"chat_template": chat_template, "pattern": pattern,
                                                    "special": special, "family": family,
                                                    "header_specials": header_specials,
-                                                   "normalizer_form": normalizer_form})
+                                                   "normalizer_form": normalizer_form}, hub=hub)
     if folder is not None and folder.llm_config is not None:
         result.manifest["llm_config"] = {
             "path": str(folder.dir / "llm_config.json"),
