@@ -8,26 +8,34 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from . import gc_pause, model_folder
 from .errors import LossError, RuntimeEngineError, VerificationError
 from .formats import read_source
 from .io import atomic_write
+from .ir import Tokenizer
+from .lower import Lowering
 from .manifest import build_manifest, write_manifest
-from .policy import Policy, decide, refusal_hint
+from .policy import Decision, Policy, decide, refusal_hint
 from .targets import build, target_for
+
+if TYPE_CHECKING:  # verification is imported only when it runs
+    from .verify.check import Report
 
 
 @dataclass
 class ExportResult:
-    source: object  # the IR as read
-    lowered: object  # the IR as written
-    lowering: object  # lower.Lowering: losses, passes, notes
+    """What `export` did: the IRs, the lowering, where the file went, and how it was checked."""
+
+    source: Tokenizer  # the IR as read
+    lowered: Tokenizer  # the IR as written
+    lowering: Lowering  # losses, passes, notes
     path: Path
     size: int
     seconds: float
-    verify: object = None  # verify.Report when verification ran
-    decisions: list = field(default_factory=list)  # policy.Decision per loss code
+    verify: Report | None = None  # when verification ran
+    decisions: list[Decision] = field(default_factory=list)  # one per loss code
     manifest: dict | None = None  # what was written beside the output
     rejected: Path | None = None  # where a file that failed was kept
     written: bool = False  # the output was replaced
@@ -37,7 +45,7 @@ class ExportResult:
 class VerifyOptions:
     corpus: Path | None = None  # extra strings (JSONL)
     python: Path | None = None  # interpreter with the MNN runtime
-    progress: object = None  # progress(step)
+    progress: Callable[[str], None] | None = None  # told each step
     sweep: bool = True  # the vocabulary sweep (every token's own text) besides the corpus
 
 
@@ -90,7 +98,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     if verify is None:
         result.seconds = time.perf_counter() - start
         if any(not d.accepted for d in result.decisions):
-            raise LossError(result.decisions, result, refusal_hint(result.decisions))
+            raise LossError(result.decisions, result, refusal_hint(result.decisions, api=True))
         atomic_write(out, data)
         result.written = True
     else:
@@ -114,7 +122,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
                 os.replace(tmp, result.rejected)
                 if not result.verify.ok:
                     raise VerificationError(result)
-                raise LossError(result.decisions, result, refusal_hint(result.decisions))
+                raise LossError(result.decisions, result, refusal_hint(result.decisions, api=True))
             os.replace(tmp, out)
             result.written = True
         finally:

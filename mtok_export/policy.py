@@ -123,7 +123,11 @@ def decide(losses: list[Loss], policy: Policy, reach: dict | None = None) -> lis
     return out
 
 
-def refusal_hint(decisions: list[Decision]) -> str:
+def refusal_hint(decisions: list[Decision], *, api: bool = False) -> str:
+    """How to accept the refused losses, in the CLI's options or (`api`) the Python API's arguments."""
     refused = [d.code for d in decisions if not d.accepted]
+    if api:
+        return (f"pass accept={refused!r} (or an accept_file listing them, checked into the model repo); "
+                "allow_lossy=True accepts every loss")
     return (f"accept them with --accept {','.join(refused)} (or list them in an --accept-file checked into the "
             "model repo); --allow-lossy accepts every loss")

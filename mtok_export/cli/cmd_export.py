@@ -142,6 +142,7 @@ class _Attempt:
         from ..export import VerifyOptions
         from ..export import export as run
         from ..formats import resolve_input
+        from ..policy import refusal_hint
 
         self.result = self.error = None
         try:
@@ -156,6 +157,8 @@ class _Attempt:
                 self.result = e.result
                 raise
         except MtokError as e:
+            if isinstance(e, LossError):  # the library's hint names API arguments; ours, the options
+                e.hint = refusal_hint(e.decisions)
             self.error = e
 
     @property
