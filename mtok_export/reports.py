@@ -54,6 +54,16 @@ def export_json(r) -> dict:
 
 def outcome_json(command: str, exit_code: int, *, error: BaseException | None = None, result=None,
                  report=None, decisions=None, hint: str | None = None) -> dict:
+    return command_json(command, exit_code, error=error, hint=hint,
+                        export=export_json(result) if result is not None else None,
+                        losses=[d.to_json() for d in decisions or ()],
+                        verify=verify_json(report) if report is not None else None)
+
+
+def command_json(command: str, exit_code: int, *, error: BaseException | None = None, hint: str | None = None,
+                 **fields) -> dict:
+    """What every command's --json starts with (tool, command, ok, exit code and its meaning, the
+    error and its hint), then the command's own `fields`."""
     return {
         "tool": {"name": "mtok-export", "version": __version__},
         "command": command,
@@ -62,9 +72,7 @@ def outcome_json(command: str, exit_code: int, *, error: BaseException | None = 
         "outcome": EXIT_MEANING.get(exit_code, "error"),
         "error": str(error) if error is not None else None,
         "hint": hint,
-        "export": export_json(result) if result is not None else None,
-        "losses": [d.to_json() for d in decisions or ()],
-        "verify": verify_json(report) if report is not None else None,
+        **fields,
     }
 
 
