@@ -258,3 +258,18 @@ def test_interrupt_stops_every_job_and_leaves_nothing(models, tmp_path, how, cod
     assert [p for p in out.rglob("*") if p.is_file()] == []  # no file under test, no partial output
     assert list(tmp_root.iterdir()) == []  # no runtime folder
     assert not (tmp_path / "report.json").exists()
+
+
+def test_the_fleet_json_is_what_print_json_prints():
+    # several models' outcomes are megabytes, which rich renders about as slowly as they are exported
+    import contextlib
+    import io
+
+    from mtok_export.cli.console import _Console
+
+    data = {"models": [{"name": "ä", "text": "a\u2028b\n\"q\"", "n": [1, 2.5, None, True], "empty": {}}]}
+    fast, slow = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(fast):
+        _Console(highlight=False, soft_wrap=True, emoji=False).write_json(data)
+    _Console(highlight=False, soft_wrap=True, emoji=False, file=slow).print_json(json.dumps(data, ensure_ascii=False))
+    assert fast.getvalue() == slow.getvalue()

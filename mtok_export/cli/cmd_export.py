@@ -248,7 +248,7 @@ def _export_fleet(models, output, jobs, settings, verify, as_json, report_file, 
     if junit_file is not None:
         write_file(junit_file, junit_fleet("mtok-export", [(r["name"], r["junit"]) for r in rows]))
     if as_json:
-        out.print_json(json.dumps(outcome, ensure_ascii=False, default=str))
+        out.write_json(outcome)
     elif not out.quiet:
         print_table(rows, code, time.perf_counter() - start)
     return code
@@ -258,17 +258,16 @@ def _row(model, a: _Attempt, seconds: float, with_report: bool, with_junit: bool
     """What a job sends back: plain data (the IRs stay in the job's process)."""
     from ..reports import EXIT_MEANING, junit_cases, outcome_json
 
-    code, report, decisions, result = a.code, a.report, a.decisions or [], a.result
+    code, report, decisions = a.code, a.report, a.decisions or []
     row = {"name": model.name, "source": model.label, "exit_code": code, "outcome": EXIT_MEANING.get(code, "error"),
            "error": str(a.error) if a.error is not None else None, "hint": a.hint, "losses": len(decisions),
            "refused": sum(1 for d in decisions if not d.accepted), "seconds": round(seconds, 3),
            "checks": ([sum(1 for c in report.checks if c.total and all(m.explanation for m in c.mismatches)),
                        sum(1 for c in report.checks if c.total)] if report is not None else None),
-           "output": str(result.path) if result is not None and result.written else None,
            "report": None, "junit": None}
     if with_report:
         row["report"] = {"name": model.name, "source": model.label, "seconds": row["seconds"],
-                         **outcome_json("mtok-export", code, error=a.error, result=result, report=report,
+                         **outcome_json("mtok-export", code, error=a.error, result=a.result, report=report,
                                         decisions=decisions, hint=a.hint)}
     if with_junit:
         row["junit"] = junit_cases(model.name, code, error=a.error, report=report, decisions=decisions)

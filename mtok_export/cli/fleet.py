@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -209,18 +210,19 @@ def _term_with_parent() -> None:
         pass
 
 
-class _sigterm_raises:
-    """SIGTERM in the parent raises `Interrupted`, so the pool stops its jobs before exiting."""
+@contextmanager
+def _sigterm_raises():
+    """SIGTERM in the parent raises `Interrupted` once (a second one must not cut the jobs' stopping
+    short), so the pool stops its jobs before the tool exits."""
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Interrupted(signum)
 
-    def __enter__(self):
-        def handler(signum, frame):
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            raise Interrupted(signum)
-
-        self.previous = signal.signal(signal.SIGTERM, handler)
-
-    def __exit__(self, *exc):
-        signal.signal(signal.SIGTERM, self.previous)
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def died_row(model: Model, code: int | None, error: str | None = None) -> dict:
@@ -231,7 +233,7 @@ def died_row(model: Model, code: int | None, error: str | None = None) -> dict:
     from ..reports import EXIT_MEANING, junit_cases, outcome_json
 
     return {"name": model.name, "source": model.label, "exit_code": 2, "outcome": EXIT_MEANING[2], "error": error,
-            "hint": None, "losses": 0, "refused": 0, "checks": None, "seconds": 0.0, "output": None,
+            "hint": None, "losses": 0, "refused": 0, "checks": None, "seconds": 0.0,
             "report": {"name": model.name, "source": model.label, "seconds": 0.0,
                        **outcome_json("mtok-export", 2, error=RuntimeError(error))},
             "junit": junit_cases(model.name, 2, error=error)}
