@@ -273,3 +273,27 @@ def test_the_fleet_json_is_what_print_json_prints():
         _Console(highlight=False, soft_wrap=True, emoji=False).write_json(data)
     _Console(highlight=False, soft_wrap=True, emoji=False, file=slow).print_json(json.dumps(data, ensure_ascii=False))
     assert fast.getvalue() == slow.getvalue()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork and signals as on Linux")
+def test_a_job_that_dies_or_breaks_is_its_own_row_and_the_others_go_on():
+    from mtok_export.cli.fleet import Model, run_pool
+
+    def job(model):
+        if model.name == "killed":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if model.name == "buggy":
+            raise ZeroDivisionError("division by zero")
+        return {"name": model.name, "exit_code": 0, "pid": os.getpid()}
+
+    models = [Model(n, Path(n)) for n in ("a", "killed", "buggy", "b")]
+    seen = []
+    rows = run_pool(models, 2, job, seen.append)
+    assert [r["name"] for r in rows] == ["a", "killed", "buggy", "b"]  # the models' order, not the finishing order
+    assert sorted(r["name"] for r in seen) == ["a", "b", "buggy", "killed"]
+    assert rows[0]["pid"] != os.getpid() and rows[0]["pid"] != rows[3]["pid"]  # each job its own process
+    assert (rows[1]["exit_code"], rows[1]["error"]) == (
+        2, "internal error: the export process was killed by SIGKILL before reporting")
+    assert (rows[2]["exit_code"], rows[2]["error"]) == (2, "internal error: ZeroDivisionError: division by zero")
+    assert [s.get("name") for s in ET.fromstring(junit_fleet("t", [(r["name"], r["junit"]) for r in rows[1:3]]))] \
+        == ["killed", "buggy"]

@@ -210,3 +210,19 @@ def test_a_local_path_wins(hub, tmp_path):
     assert r.returncode == 0, r.stderr
     manifest = json.loads((tmp_path / "acme" / "qwen" / "tokenizer.mtok.json").read_text())
     assert manifest["hub"] is None and manifest["source"] == str(tmp_path / "acme" / "qwen")
+
+
+def test_the_api_reads_a_hub_repository(hub, tmp_path):
+    _, env = hub
+    code = ("import json, sys; from mtok_export import export; from mtok_export.errors import InputError\n"
+            "r = export('acme/qwen@v1', sys.argv[1], verify_on_runtime=False, allow_lossy=True)\n"
+            "print(json.dumps([str(r.path), r.manifest['hub']]))\n"
+            "try:\n    export('acme/qwen', allow_lossy=True)\n"
+            "except InputError as e:\n    print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code, tmp_path / "out"], capture_output=True, text=True, cwd=tmp_path,
+                       env={**env, "PYTHONPATH": str(REPO)}, timeout=300)
+    assert r.returncode == 0, r.stderr
+    written, refused = r.stdout.splitlines()
+    assert json.loads(written) == [str(tmp_path / "out" / "tokenizer.mtok"),
+                                   {"repo_id": "acme/qwen", "revision": "v1", "sha": SHA1}]
+    assert refused == "acme/qwen: a Hub repository needs output_dir (its cache folder is no place for the output)"

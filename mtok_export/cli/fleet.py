@@ -179,20 +179,22 @@ def _child(job, model: Model, writer) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _unwind_once)
     _term_with_parent()
-    from .console import set_quiet
+    try:
+        from .console import set_quiet
 
-    set_quiet(True)  # a job prints nothing: the parent prints its row
-    try:
-        row = job(model)
-    except Interrupted:
-        os._exit(143)
-    except Exception as e:  # a bug in one job: its row says so, the others go on
-        row = died_row(model, 2, f"internal error: {type(e).__name__}: {e}")
-    try:
+        set_quiet(True)  # a job prints nothing: the parent prints its row
+        try:
+            row = job(model)
+        except Interrupted:
+            raise
+        except Exception as e:  # a bug in one job: its row says so, the others go on
+            row = died_row(model, 2, f"internal error: {type(e).__name__}: {e}")
         writer.send(row)
-    except (BrokenPipeError, OSError):  # the parent is gone
+        writer.close()
+    except Interrupted:  # stopped, whatever it was doing; its files are gone, the parent knows why
+        os._exit(143)
+    except OSError:  # the parent is gone
         pass
-    writer.close()
 
 
 def _unwind_once(signum, frame):
