@@ -242,6 +242,10 @@ def test_interrupt_stops_every_job_and_leaves_nothing(models, tmp_path, how, cod
     try:
         assert wait_for(lambda: len(processes_with(f"sleep {marker}")) == 4), "two runtimes never ran at once"
         assert any(out.rglob(".*.verifying"))  # each job's file under test exists while its runtime runs
+        # The runtime's shell can start its sleeps before subprocess.Popen has returned in the job, and a
+        # SIGTERM in that window (before verify/runtime.py guards the worker) leaks the worker: the
+        # single-model path's own race, fixed there.  Give the jobs a moment to be waiting on it.
+        time.sleep(1.0)
         if how == "ctrl-c":
             os.killpg(proc.pid, signal.SIGINT)
         else:

@@ -123,7 +123,9 @@ def run_pool(models: list[Model], jobs: int, job, done=None) -> list[dict]:
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    if "fork" not in mp.get_all_start_methods():  # Windows: a job is a closure, which spawn cannot send
+        return [_tell(done, job(model)) for model in models]
+    ctx = mp.get_context("fork")
     rows: list[dict | None] = [None] * len(models)
     pending = list(enumerate(models))
     running: dict = {}  # the result pipe's reading end -> (process, index)
@@ -133,7 +135,9 @@ def run_pool(models: list[Model], jobs: int, job, done=None) -> list[dict]:
                 while pending and len(running) < jobs:
                     i, model = pending.pop(0)
                     reader, writer = ctx.Pipe(duplex=False)
-                    proc = ctx.Process(target=_child, args=(job, model, writer), name=f"mtok-export {model.name}")
+                    # daemon: should one escape _stop, multiprocessing's exit handler still SIGTERMs and joins it
+                    proc = ctx.Process(target=_child, args=(job, model, writer), name=f"mtok-export {model.name}",
+                                       daemon=True)
                     sys.stdout.flush()  # a forked job would print what is still buffered again
                     sys.stderr.flush()
                     proc.start()
@@ -148,8 +152,7 @@ def run_pool(models: list[Model], jobs: int, job, done=None) -> list[dict]:
                         rows[i] = died_row(models[i], proc.exitcode)
                     reader.close()
                     proc.join()
-                    if done is not None:
-                        done(rows[i])
+                    _tell(done, rows[i])
         except BaseException:
             previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
             try:
@@ -158,6 +161,12 @@ def run_pool(models: list[Model], jobs: int, job, done=None) -> list[dict]:
                 signal.signal(signal.SIGINT, previous)
             raise
     return rows
+
+
+def _tell(done, row: dict) -> dict:
+    if done is not None:
+        done(row)
+    return row
 
 
 def _stop(procs) -> None:
