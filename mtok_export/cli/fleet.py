@@ -117,9 +117,9 @@ def run_pool(models: list[Model], jobs: int, job, done=None) -> list[dict]:
     """`job(model) -> row` for every model, at most `jobs` at a time, each in a forked process;
     `done(row)` is told each row as it arrives.  Returns the rows in `models`' order.
 
-    Ctrl-C or SIGTERM stops every job: each gets one SIGTERM (its export then kills its runtime
-    worker and removes its temporary files), is waited for, and SIGKILLed after STOP_SECONDS; then
-    the KeyboardInterrupt / `Interrupted` goes on to the CLI's handler."""
+    Ctrl-C or SIGTERM stops every job: each gets SIGINT (its export then kills its runtime worker
+    and removes its temporary files), is waited for, and SIGKILLed after STOP_SECONDS; then the
+    KeyboardInterrupt / `Interrupted` goes on to the CLI's handler."""
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
@@ -135,7 +135,7 @@ def run_pool(models: list[Model], jobs: int, job, done=None) -> list[dict]:
                 while pending and len(running) < jobs:
                     i, model = pending.pop(0)
                     reader, writer = ctx.Pipe(duplex=False)
-                    # daemon: should one escape _stop, multiprocessing's exit handler still SIGTERMs and joins it
+                    # daemon: should one escape _stop, multiprocessing's exit handler still stops and joins it
                     proc = ctx.Process(target=_child, args=(job, model, writer), name=f"mtok-export {model.name}",
                                        daemon=True)
                     sys.stdout.flush()  # a forked job would print what is still buffered again
@@ -172,7 +172,10 @@ def _tell(done, row: dict) -> dict:
 def _stop(procs) -> None:
     for proc in procs:
         if proc.is_alive():
-            proc.terminate()
+            try:
+                os.kill(proc.pid, signal.SIGINT)  # see _child
+            except ProcessLookupError:
+                pass
     deadline = time.monotonic() + STOP_SECONDS
     for proc in procs:
         proc.join(max(0.0, deadline - time.monotonic()))
@@ -182,41 +185,43 @@ def _stop(procs) -> None:
 
 
 def _child(job, model: Model, writer) -> None:
-    """A job's process: Ctrl-C is the parent's to decide (it sends SIGTERM), SIGTERM unwinds once
-    (so the export's cleanup runs and is not interrupted by a second one), and the kernel sends
-    SIGTERM if the parent dies without unwinding."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _unwind_once)
-    _term_with_parent()
+    """A job's process.  It is stopped by SIGINT (the parent's, a terminal's Ctrl-C, or the kernel's
+    when the parent dies) or SIGTERM, which raise KeyboardInterrupt once: every cleanup path of the
+    export (the runtime's process group, temporary files) handles it, and unlike an Exception no
+    `except Exception` on the way swallows it; a second signal must not cut that cleanup short."""
+    signal.signal(signal.SIGINT, _stop_once)
+    signal.signal(signal.SIGTERM, _stop_once)
+    _stop_with_parent()
     try:
         from .console import set_quiet
 
         set_quiet(True)  # a job prints nothing: the parent prints its row
         try:
             row = job(model)
-        except Interrupted:
+        except (KeyboardInterrupt, Interrupted):
             raise
         except Exception as e:  # a bug in one job: its row says so, the others go on
             row = died_row(model, 2, f"internal error: {type(e).__name__}: {e}")
         writer.send(row)
         writer.close()
-    except Interrupted:  # stopped, whatever it was doing; its files are gone, the parent knows why
-        os._exit(143)
+    except (KeyboardInterrupt, Interrupted):  # stopped, whatever it was doing; its files are gone
+        os._exit(130)
     except OSError:  # the parent is gone
         pass
 
 
-def _unwind_once(signum, frame):
+def _stop_once(signum, frame):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise Interrupted(signum)
+    raise KeyboardInterrupt
 
 
-def _term_with_parent() -> None:
-    """Linux: the kernel SIGTERMs this job when the parent dies, even by kill -9."""
+def _stop_with_parent() -> None:
+    """Linux: the kernel sends this job SIGINT when the parent dies, even by kill -9."""
     try:
         import ctypes
 
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None).prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG
     except Exception:  # not Linux: the parent's own cleanup still applies
         pass
 
