@@ -7,7 +7,7 @@ Each function returns a typed result and prints nothing.  Failures are exception
 |---|---|---|
 | `InputError`, `FormatError`, `UnsupportedError` | 2 | unreadable, malformed or unsupported input (names the file and the JSON path or byte offset) |
 | `OutputError` | 2 | the output location cannot be written (names the path and the reason) |
-| `LossError` | 3 | the acceptance policy refuses a loss (`.decisions`, `.losses` with their codes, `.hint`) |
+| `LossError` | 3 | the acceptance policy refuses a loss (`.decisions`, `.losses` with their codes, `.hint`: which `accept=` / `allow_lossy=` would accept them) |
 | `VerificationError` | 1 | `export` only: a runtime mismatch no recorded loss reproduces (the file is kept as `.rejected`) |
 | `RuntimeEngineError` | 1 | the MNN runtime crashed, hung or is missing |
 | `Interrupted` (a `KeyboardInterrupt`) | 143, 129 | SIGTERM or SIGHUP while the runtime worker ran (Ctrl-C stays a plain `KeyboardInterrupt`); the worker and its files are gone |
@@ -24,23 +24,29 @@ The CLI (`mtok`, `mtok-export`) is a thin layer over these functions plus printi
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import gc_pause
 from .errors import InputError, LossError, OutputError
-from .export import VerifyOptions
+from .export import ExportResult, VerifyOptions
 from .export import export as export_dir
 from .formats import read_source
+from .hub import fetch as fetch_hub
+from .hub import parse_repo_id
 from .inspection import InspectResult, inspect  # noqa: F401  the API's inspect
 from .io import atomic_write
+from .losses import Loss
 from .lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS, TARGETS
-from .policy import Policy, decide, refusal_hint
+from .policy import Decision, Policy, decide, refusal_hint
 from .targets import build, target_for
 from .verification import engine_path, prepare, run
+from .verify.check import Report
 from .writers.hf_json import write_hf_dir
 
 PathLike = str | os.PathLike
+Special = dict[str, int] | list[str]  # a rank file's special tokens: {token: id}, or tokens whose ids follow the ranks
 
 
 @dataclass(frozen=True)
@@ -49,16 +55,16 @@ class ConvertResult:
 
     paths: tuple[Path, ...]  # one file for mtok/txt; tokenizer.json and its configs for hf
     size: int  # bytes written in all
-    losses: tuple = ()  # lower.Loss accepted with allow_lossy (empty for hf, which keeps everything)
-    passes: dict = field(default_factory=dict)  # lowering pass -> details
+    losses: tuple[Loss, ...] = ()  # accepted with allow_lossy (empty for hf, which keeps everything)
+    passes: dict[str, list[str]] = field(default_factory=dict)  # lowering pass -> details
 
 
 @dataclass(frozen=True)
 class VerifyResult:
     """The outcome of `verify`: the runtime against the reference, and the policy's decisions."""
 
-    report: object  # verify.check.Report: checks with k/n and mismatches, classes(), unexplained
-    decisions: list  # policy.Decision per loss code, severities measured on the corpus
+    report: Report  # checks with k/n and mismatches, classes(), unexplained
+    decisions: list[Decision]  # one per loss code, severities measured on the corpus
 
     @property
     def exit_code(self) -> int:
@@ -79,18 +85,23 @@ def _check_choice(flag: str, value: str, choices) -> None:
 
 
 def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = "mnn-3.6", fmt: str = "mtok",
-           allow_lossy: bool = False, accept=(), accept_file: PathLike | None = None, strict: bool = False,
-           bos: str = "auto", chat_template: str | None = None, pattern: str | None = None, special=None,
-           family: str | None = None, verify_on_runtime: bool = True, corpus: PathLike | None = None,
-           runtime_python: PathLike | None = None, progress=None, header_specials: str = "needed",
-           normalizer_form: str = "compose"):
+           allow_lossy: bool = False, accept: Iterable[str] = (), accept_file: PathLike | None = None,
+           strict: bool = False, bos: str = "auto", chat_template: str | None = None, pattern: str | None = None,
+           special: Special | None = None, family: str | None = None, verify_on_runtime: bool = True,
+           corpus: PathLike | None = None, runtime_python: PathLike | None = None,
+           progress: Callable[[int, int], None] | None = None, header_specials: str = "needed",
+           normalizer_form: str = "compose") -> ExportResult:
     """Read any supported input, lower it for `target`, and write `tokenizer.mtok` (or `.txt` with
     `fmt="txt"`) into `output_dir` (default: beside the input) with its manifest, as `mtok-export`
     does: unless `verify_on_runtime=False` the file is verified on the MNN runtime first and only
     replaces the output when it passed.  `allow_lossy`, `accept` (codes), `accept_file` and `strict`
-    are the acceptance policy.  -> `export.ExportResult` (path, size, the source and lowered IRs,
-    the lowering with its losses and passes, the verify report, the decisions, the manifest).
-    `special` is a dict {token: id} or a list of tokens (rank files); `header_specials` and
+    are the acceptance policy.  -> `ExportResult` (path, size, the source and lowered IRs, the
+    lowering with its losses and passes, the verify report, the decisions, the manifest).
+
+    `path` may also be a HuggingFace Hub repository `"org/name[@revision]"` when no such local path
+    exists: its tokenizer files are fetched (`hub.fetch`), the commit is recorded in the manifest,
+    and `output_dir` is then required.  `special` is a dict {token: id} or a list of tokens (rank
+    files); `progress(done, total)` is told while a Unicode table is built; `header_specials` and
     `normalizer_form` are the CLI's `--header-specials` and `--normalizer-form`."""
     _check_choice("--format", fmt, ("mtok", "txt"))
     _check_choice("--target", target, TARGETS)
@@ -100,15 +111,23 @@ def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = 
     policy = Policy.from_options(accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict)
     options = VerifyOptions(Path(corpus) if corpus else None, Path(runtime_python) if runtime_python else None) \
         if verify_on_runtime else None
-    return export_dir(Path(path), Path(output_dir) if output_dir is not None else None, target=target,
+    source, hub = Path(path), None
+    repo = None if source.exists() else parse_repo_id(str(path))
+    if repo is not None:
+        if output_dir is None:
+            raise InputError(f"{path}: a Hub repository needs output_dir (its cache folder is no place for the output)")
+        snapshot = fetch_hub(*repo)
+        source, hub = snapshot.path, snapshot.to_json()
+    return export_dir(source, Path(output_dir) if output_dir is not None else None, target=target,
                       policy=policy, bos=bos, chat_template=chat_template, progress=progress, pattern=pattern,
                       special=special, family=family, fmt=fmt, verify=options, header_specials=header_specials,
-                      normalizer_form=normalizer_form)
+                      normalizer_form=normalizer_form, hub=hub)
 
 
 def verify(file: PathLike, against: PathLike | None = None, *, target: str | None = None, bos: str | None = None,
-           allow_lossy: bool = False, accept=(), accept_file: PathLike | None = None, strict: bool = False,
-           corpus: PathLike | None = None, runtime_python: PathLike | None = None, progress=None) -> VerifyResult:
+           allow_lossy: bool = False, accept: Iterable[str] = (), accept_file: PathLike | None = None,
+           strict: bool = False, corpus: PathLike | None = None, runtime_python: PathLike | None = None,
+           progress: Callable[[str], None] | None = None) -> VerifyResult:
     """Check `file` (or the tokenizer an MNN model folder names) with our strict reader, then run the
     MNN runtime on it and the reference on the source (`against`, else the one its manifest names)
     over the built-in corpus (plus `corpus`, JSONL), and apply the acceptance policy (the manifest's
@@ -126,7 +145,7 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
 
 
 def convert(src: PathLike, out: PathLike, *, to: str = "mtok", target: str = "mnn-3.6", allow_lossy: bool = False,
-            chat_template: str | None = None, pattern: str | None = None, special=None,
+            chat_template: str | None = None, pattern: str | None = None, special: Special | None = None,
             force: bool = False) -> ConvertResult:
     """Any input to `to` = "mtok", "txt" (legacy) or "hf" (tokenizer.json + configs in the folder
     `out`).  `out` may be a folder for mtok/txt (gets tokenizer.mtok / tokenizer.txt).  An existing
@@ -145,7 +164,7 @@ def convert(src: PathLike, out: PathLike, *, to: str = "mtok", target: str = "mn
         data, _, lw = build(tok, to, target=target)
     decisions = decide(lw.losses, Policy(allow_lossy=allow_lossy))  # declared severities: convert does not verify
     if any(not d.accepted for d in decisions):
-        raise LossError(decisions, hint=refusal_hint(decisions, target))
+        raise LossError(decisions, hint=refusal_hint(decisions, target, api=True))
     path = out / output.names[0] if out.is_dir() else out
     if path.exists() and not force:
         raise OutputError(path, "exists; pass --force to replace it")

@@ -9,26 +9,34 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from . import gc_pause, model_folder, signals
 from .errors import LossError, RuntimeEngineError, VerificationError
 from .formats import read_source
 from .io import atomic_write, remove_stale_temps
+from .ir import Tokenizer
+from .lower import Lowering
 from .manifest import build_manifest, write_manifest
-from .policy import Policy, decide, refusal_hint
+from .policy import Decision, Policy, decide, refusal_hint
 from .targets import build, target_for
+
+if TYPE_CHECKING:  # verification is imported only when it runs
+    from .verify.check import Report
 
 
 @dataclass
 class ExportResult:
-    source: object  # the IR as read
-    lowered: object  # the IR as written
-    lowering: object  # lower.Lowering: losses, passes, notes
+    """What `export` did: the IRs, the lowering, where the file went, and how it was checked."""
+
+    source: Tokenizer  # the IR as read
+    lowered: Tokenizer  # the IR as written
+    lowering: Lowering  # losses, passes, notes
     path: Path
     size: int
     seconds: float
-    verify: object = None  # verify.Report when verification ran
-    decisions: list = field(default_factory=list)  # policy.Decision per loss code
+    verify: Report | None = None  # when verification ran
+    decisions: list[Decision] = field(default_factory=list)  # one per loss code
     manifest: dict | None = None  # what was written beside the output
     rejected: Path | None = None  # where a file that failed was kept
     written: bool = False  # the output was replaced
@@ -38,7 +46,7 @@ class ExportResult:
 class VerifyOptions:
     corpus: Path | None = None  # extra strings (JSONL)
     python: Path | None = None  # interpreter with the MNN runtime
-    progress: object = None  # progress(step)
+    progress: Callable[[str], None] | None = None  # told each step
     sweep: bool = True  # the vocabulary sweep (every token's own text) besides the corpus
 
 
@@ -50,7 +58,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
            bos: str = "auto", chat_template: str | None = None, progress=None, pattern: str | None = None,
            special=None, family: str | None = None, fmt: str = "mtok",
            verify: VerifyOptions | None = None, keep_llm_config: bool = False,
-           header_specials: str = "needed", normalizer_form: str = "compose") -> ExportResult:
+           header_specials: str = "needed", normalizer_form: str = "compose", hub: dict | None = None) -> ExportResult:
     """Read, lower, write to a temporary file, verify it on the runtime (unless `verify` is None),
     apply the acceptance policy, and only then replace the output and write its manifest.
 
@@ -61,7 +69,10 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     When the output folder is an MNN model folder whose `llm_config.json` has a `jinja` block (which
     the engine uses instead of the embedded template and EOS), that block is updated to what the file
     embeds, unless `keep_llm_config`; verification runs with the folder's llm_config as the engine
-    will see it, so a kept block that differs from the source's template fails verification."""
+    will see it, so a kept block that differs from the source's template fails verification.
+
+    `hub`: the repository id, revision and commit `path` was fetched from (`hub.Snapshot.to_json`),
+    recorded in the manifest."""
     policy = policy or Policy()
     start = time.perf_counter()
     path = Path(path)
@@ -91,11 +102,11 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
                                read_options={"chat_template": chat_template, "pattern": pattern,
                                              "special": special, "family": family,
                                              "header_specials": header_specials,
-                                             "normalizer_form": normalizer_form})
+                                             "normalizer_form": normalizer_form}, hub=hub)
     if verify is None:
         result.seconds = time.perf_counter() - start
         if any(not d.accepted for d in result.decisions):
-            raise LossError(result.decisions, result, refusal_hint(result.decisions, target))
+            raise LossError(result.decisions, result, refusal_hint(result.decisions, target, api=True))
         commit(lambda: atomic_write(out, data))
     else:
         remove_stale_temps(out)  # the .verifying files of runs killed without unwinding (kill -9)
@@ -119,7 +130,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
                 os.replace(tmp, result.rejected)
                 if not result.verify.ok:
                     raise VerificationError(result)
-                raise LossError(result.decisions, result, refusal_hint(result.decisions, target))
+                raise LossError(result.decisions, result, refusal_hint(result.decisions, target, api=True))
             commit(lambda: os.replace(tmp, out))
         finally:
             if tmp.exists():
@@ -128,7 +139,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
 
 
 def _commit(result: ExportResult, replace, *, data: bytes, fmt: str, policy, path: Path, folder, new_llm_config,
-            keep_llm_config: bool, runtime_python, read_options: dict) -> None:
+            keep_llm_config: bool, runtime_python, read_options: dict, hub: dict | None) -> None:
     """Replace the output (`replace()`), then write what goes beside it: a stop signal arriving in
     between is held until all of it is written, so the output never stands beside an older
     manifest or llm_config (one arriving before is raised before anything is replaced)."""
@@ -144,7 +155,7 @@ def _commit(result: ExportResult, replace, *, data: bytes, fmt: str, policy, pat
         result.manifest = build_manifest(source_path=path, source=tok, lowered=low, lowering=lw, output=out,
                                          data=data, fmt=fmt, policy=policy, decisions=result.decisions,
                                          report=result.verify, runtime_python=runtime_python,
-                                         read_options=read_options)
+                                         read_options=read_options, hub=hub)
         if folder is not None and folder.llm_config is not None:
             result.manifest["llm_config"] = {
                 "path": str(folder.dir / "llm_config.json"),

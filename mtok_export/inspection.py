@@ -11,9 +11,11 @@ from pathlib import Path
 from .dump.jsonify import describe
 from .errors import FormatError, InputError
 from .formats import LEGACY, MTOK, candidates, classify
+from .ir import Tokenizer
 from .manifest import manifest_path, read_manifest, sha256_bytes
 from .model_folder import describe as describe_folder
 from .model_folder import find
+from .mtok import Layout
 from .readers.mnn_file import read_mnn_file
 
 
@@ -22,8 +24,8 @@ class InspectResult:
     """What a `.mtok` (or legacy `tokenizer.txt`) holds."""
 
     path: Path
-    tokenizer: object  # ir.Tokenizer as read; a .mtok's vocab and merges as views (mtok/views.py)
-    layout: object  # mtok.Layout: sections with offsets and sizes, reader warnings
+    tokenizer: Tokenizer  # as read; a .mtok's vocab and merges as views (mtok/views.py)
+    layout: Layout  # sections with offsets and sizes, reader warnings
     info: dict  # everything `mtok inspect` shows (the `--json` document)
 
     @property

@@ -29,12 +29,13 @@ def sha256_bytes(data: bytes) -> str:
 
 def build_manifest(*, source_path: Path, source, lowered, lowering, output: Path, data: bytes, fmt: str,
                    policy, decisions, report=None, runtime_python: str | None = None,
-                   read_options: dict | None = None) -> dict:
+                   read_options: dict | None = None, hub: dict | None = None) -> dict:
     chat_src, chat_out = source.chat, lowered.chat
     return {
         "manifest_version": MANIFEST_VERSION,
         "tool": {"name": "mtok-export", "version": __version__},
         "source": str(Path(source_path).resolve()),
+        "hub": hub,  # {repo_id, revision, sha} of a Hub input: `mtok verify` fetches that commit again
         "read_options": read_options or {},  # what `mtok verify` passes to the reader again
         "inputs": [{"path": f.path, "sha256": f.sha256} for f in source.provenance.inputs],
         "output": {"path": Path(output).name, "format": fmt, "sha256": sha256_bytes(data), "size": len(data)},

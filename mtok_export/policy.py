@@ -123,17 +123,24 @@ def decide(losses: list[Loss], policy: Policy, reach: dict | None = None) -> lis
     return out
 
 
-def refusal_hint(decisions: list[Decision], target: str = "") -> str:
-    """How to accept the refused codes; then, per refused code, what the end user of the file would
-    see (its first loss's reason, with an example input) and the target that runs it exactly, if one does."""
+def refusal_hint(decisions: list[Decision], target: str = "", *, api: bool = False) -> str:
+    """How to accept the refused codes, in the CLI's options or (`api`) the Python API's arguments;
+    then, per refused code, what the end user of the file would see (its first loss's reason, with an
+    example input) and the target that runs it exactly, if one does."""
     refused = [d for d in decisions if not d.accepted]
-    lines = [f"accept them with --accept {','.join(d.code for d in refused)} (or list them in an --accept-file "
-             "checked into the model repo); --allow-lossy accepts every loss"]
+    codes = [d.code for d in refused]
+    if api:
+        lines = [f"pass accept={codes!r} (or an accept_file listing them, checked into the model repo); "
+                 "allow_lossy=True accepts every loss"]
+    else:
+        lines = [f"accept them with --accept {','.join(codes)} (or list them in an --accept-file checked into the "
+                 "model repo); --allow-lossy accepts every loss"]
     for d in refused:
         x = d.losses[0] if d.losses else None
         sees = f"{x.reason}" + (f" (e.g. {x.example!r})" if x.example else "") if x else KINDS[d.code].summary
         lines.append(f"{d.code}: the end user would see: {sees}")
         alt = EXACT_ON.get(d.code)
         if alt and alt[0] != target:
-            lines.append(f"{d.code}: --target {alt[0]} runs it exactly ({alt[1]})")
+            option = f"target={alt[0]!r}" if api else f"--target {alt[0]}"
+            lines.append(f"{d.code}: {option} runs it exactly ({alt[1]})")
     return "\n".join(lines)

@@ -54,6 +54,16 @@ def export_json(r) -> dict:
 
 def outcome_json(command: str, exit_code: int, *, error: BaseException | None = None, result=None,
                  report=None, decisions=None, hint: str | None = None) -> dict:
+    return command_json(command, exit_code, error=error, hint=hint,
+                        export=export_json(result) if result is not None else None,
+                        losses=[d.to_json() for d in decisions or ()],
+                        verify=verify_json(report) if report is not None else None)
+
+
+def command_json(command: str, exit_code: int, *, error: BaseException | None = None, hint: str | None = None,
+                 **fields) -> dict:
+    """What every command's --json starts with (tool, command, ok, exit code and its meaning, the
+    error and its hint), then the command's own `fields`."""
     return {
         "tool": {"name": "mtok-export", "version": __version__},
         "command": command,
@@ -62,22 +72,38 @@ def outcome_json(command: str, exit_code: int, *, error: BaseException | None = 
         "outcome": EXIT_MEANING.get(exit_code, "error"),
         "error": str(error) if error is not None else None,
         "hint": hint,
-        "export": export_json(result) if result is not None else None,
-        "losses": [d.to_json() for d in decisions or ()],
-        "verify": verify_json(report) if report is not None else None,
+        **fields,
     }
 
 
 def junit_xml(command: str, subject: str, exit_code: int, *, seconds: float, error: BaseException | None = None,
               report=None, decisions=None) -> str:
-    """One test case per verification check and per loss decision; a bad input is one errored case.
+    """One test suite: a test case per verification check and per loss decision; a bad input is one
+    errored case.
 
     The suite, and the classname of its cases, is `command: subject` (the model and the output), so
     the results of several models in one CI pipeline do not collide.  The suite's `time` is the
     command's; the checks share one runtime run and the losses are decided, not run, so their cases
     have time 0 (CI sums the cases: the errored input case carries the command's time)."""
-    from xml.sax.saxutils import escape, quoteattr
     suite = f"{command}: {subject}"
+    cases = junit_cases(suite, exit_code, seconds=seconds, error=error, report=report, decisions=decisions)
+    return _document(_suite(suite, cases, seconds))
+
+
+def junit_fleet(name: str, suites: list[tuple[str, list[str], float]]) -> str:
+    """Several models' outcomes: one test suite per (suite name, its `junit_cases`, seconds)."""
+    every = [c for _, cases, _ in suites for c in cases]
+    total = sum(t for _, _, t in suites)
+    body = [f'<testsuites name={_quote(name)} {_counts(every)} time="{total:.3f}">',
+            *(_suite(s, cases, t) for s, cases, t in suites), "</testsuites>"]
+    return _document("\n".join(body))
+
+
+def junit_cases(suite: str, exit_code: int, *, seconds: float = 0.0, error: BaseException | str | None = None,
+                report=None, decisions=None) -> list[str]:
+    """The `<testcase>` elements of one outcome (plain strings, so a worker process can send them)."""
+    from xml.sax.saxutils import escape, quoteattr
+
     cases: list[str] = []
 
     def case(name: str, body: str = "", time: float = 0.0):
@@ -106,13 +132,44 @@ def junit_xml(command: str, subject: str, exit_code: int, *, seconds: float, err
             case(f"loss {d.code}", f"<failure message={quoteattr('refused: ' + text)}>{escape(text)}</failure>")
     if error is not None and (exit_code == 2 or not cases):
         case("input", f"<error message={quoteattr(str(error))}/>", seconds)
-    failures = sum(1 for c in cases if "<failure" in c)
-    errors = sum(1 for c in cases if "<error" in c)
-    skipped = sum(1 for c in cases if "<skipped" in c)
-    head = (f'<testsuite name={quoteattr(suite)} tests="{len(cases)}" failures="{failures}" errors="{errors}" '
-            f'skipped="{skipped}" time="{seconds:.3f}">')
-    body = "\n".join([head, *cases, "</testsuite>"])
+    return cases
+
+
+def _suite(suite: str, cases: list[str], seconds: float) -> str:
+    return "\n".join([f'<testsuite name={_quote(suite)} {_counts(cases)} time="{seconds:.3f}">', *cases,
+                      "</testsuite>"])
+
+
+def _counts(cases: list[str]) -> str:
+    n = lambda tag: sum(1 for c in cases if tag in c)  # noqa: E731
+    return (f'tests="{len(cases)}" failures="{n("<failure")}" errors="{n("<error")}" '
+            f'skipped="{n("<skipped")}"')
+
+
+def _quote(text: str) -> str:
+    from xml.sax.saxutils import quoteattr
+
+    return quoteattr(text)
+
+
+def _document(body: str) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + _NOT_XML.sub("\ufffd", body) + "\n"
+
+
+# Which exit code a run over several models ends with: the worst of theirs.  A model that could not be
+# read (2) leaves its state unknown, which may hide anything below; a wrong file (1) is worse than a
+# known loss the policy refused (3); an interrupt (130, 143) outranks them all.
+EXIT_RANK = (2, 1, 3, 0)
+
+
+def worst_exit(codes) -> int:
+    return min(codes, key=lambda c: EXIT_RANK.index(c) if c in EXIT_RANK else -1, default=0)
+
+
+def fleet_json(command: str, exit_code: int, models: list[dict]) -> dict:
+    """Several models' outcomes: each is `outcome_json` plus its `name`, `source` and `seconds`."""
+    return {"tool": {"name": "mtok-export", "version": __version__}, "command": command, "ok": exit_code == 0,
+            "exit_code": exit_code, "outcome": EXIT_MEANING.get(exit_code, "error"), "models": models}
 
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")  # not allowed in XML 1.0

@@ -5,6 +5,7 @@ and run `verify.check.verify` on the built-in corpus plus the user's."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .compare.layers import diff_layers
@@ -12,6 +13,7 @@ from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .dump.sanitize import show
 from .errors import IdentityError, InputError
 from .formats import read_source
+from .hub import fetch as fetch_hub
 from .lower import BOS_POLICIES
 from .manifest import read_manifest
 from .model_folder import find
@@ -47,7 +49,7 @@ def prepare(file: Path, against=None, target=None, bos=None):
     manifest = read_manifest(file)
     m = manifest or {}
     opts = dict(m.get("read_options") or {})
-    source = against or (Path(m["source"]) if m.get("source") else None)
+    source = against or _manifest_source(m)
     if source is None:
         raise InputError(f"{file}: no manifest beside it ({file.name}.json); pass --against SOURCE")
     target = target or m.get("target") or "mnn-3.6"
@@ -64,7 +66,7 @@ def prepare(file: Path, against=None, target=None, bos=None):
                           normalizer_form=opts.get("normalizer_form") or "compose")
     if manifest is not None:
         # the recorded inputs are the export's: compared only when the source is the manifest's
-        identity(file, manifest if against is None else {}, tok, data, source)
+        identity(file, _relocated(manifest, source) if against is None else {}, tok, data, source)
     return manifest, tok, low, lw, {**opts, "path": Path(source)}
 
 
@@ -110,6 +112,33 @@ def first_difference(data: bytes, file: Path, expected: bytes) -> str:
                 entry = f"; first: {show(c.where)!r}: the file has {show(c.a)}, the source gives {show(c.b)}"
             return f"section {d.name} differs first ({counts or d.note}){entry}"
     return f"the bytes differ (same {fmt} content when read back: layout or ordering)"
+
+
+def _manifest_source(m: dict) -> Path | None:
+    """The source the manifest names: for a Hub input, the snapshot of the exact commit exported
+    (fetched again when this cache lacks it), else the recorded path."""
+    hub = m.get("hub")
+    if isinstance(hub, dict) and hub.get("repo_id") and hub.get("sha"):
+        return fetch_hub(hub["repo_id"], hub["sha"]).path
+    return Path(m["source"]) if m.get("source") else None
+
+
+def _relocated(m: dict, source: Path) -> dict:
+    """`m` with the recorded inputs under its source folder moved to where that source is now (a Hub
+    snapshot of the same commit in another cache holds the same files under another path)."""
+    old = m.get("source")
+    if not old or Path(old) == Path(source).resolve():
+        return m
+
+    def moved(path: str) -> str:
+        try:
+            return str(Path(source).resolve() / Path(os.path.abspath(path)).relative_to(old))
+        except ValueError:  # not under the source folder: compared where it was
+            return path
+
+    return {**m, "inputs": [{**f, "path": moved(f.get("path", ""))} for f in m.get("inputs") or ()]}
+
+
 def run(file, source, lowered, lowering, *, corpus=None, python=None, progress=None, llm_config=None, checked=None,
         sweep: bool = True):
     """`verify.check.verify` of `file` on the built-in corpus plus `corpus`, against the independent

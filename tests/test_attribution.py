@@ -90,3 +90,22 @@ def test_a_unigram_tie_is_exact():
     assert why(-1.0)._tie([1], [2, 3])
     assert not why(-1.0 - 2.0 ** -20)._tie([1], [2, 3])
     assert not why(-1.0)._tie([1], [2])
+
+
+def test_warm_passes_an_interrupt_on_and_keeps_other_failures_for_later(qwen, monkeypatch):
+    # warm() runs while the runtime does, where SIGTERM raises Interrupted: swallowing it made
+    # `mtok verify` wait for the runtime's time limit instead of stopping (a cold projection cache)
+    from mtok_export.errors import Interrupted
+
+    why, _ = qwen
+
+    def fails(error):
+        def _hf_for(*args, **kwargs):
+            raise error
+        return _hf_for
+
+    monkeypatch.setattr(why, "_hf_for", fails(ValueError("a projection that cannot be built")))
+    why.warm()  # left for the comparison to meet
+    monkeypatch.setattr(why, "_hf_for", fails(Interrupted(15)))
+    with pytest.raises(Interrupted):
+        why.warm()

@@ -72,12 +72,33 @@ def chat(
     runtime: Annotated[bool, typer.Option("--runtime", help="Render with the MNN runtime instead of jinja2.")] = False,
     no_generation_prompt: Annotated[bool, typer.Option("--no-generation-prompt",
                                                        help="jinja2 only: the runtime always adds it.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help='Print {"text", "engine", ...} (or the error) instead of '
+                                                         "the rendered text.")] = False,
 ):
     """Render a conversation with the file's embedded chat template."""
+    from ..errors import MtokError
+    from ..reports import command_json
+    from .console import out
+
+    engine = "mnn" if runtime else "jinja2"
+    try:
+        text = _render(file, messages, runtime, no_generation_prompt)
+    except MtokError as e:
+        if not as_json:
+            raise
+        out.print_json(json.dumps(command_json("mtok chat", e.exit_code, error=e, hint=e.hint, engine=engine,
+                                               text=None), ensure_ascii=False))
+        raise typer.Exit(e.exit_code)
+    if as_json:
+        out.print_json(json.dumps(command_json("mtok chat", 0, engine=engine, text=text), ensure_ascii=False))
+        return
+    out.print(text, markup=False, highlight=False, end="")
+
+
+def _render(file: Path, messages: Path, runtime: bool, no_generation_prompt: bool) -> str:
     from ..errors import InputError
     from ..mtok import read_mtok
     from ..readers.json_value import load_json
-    from .console import out
 
     msgs = load_json(messages)  # nesting bounded, duplicate keys refused, errors name the file and path
     try:
@@ -95,12 +116,11 @@ def chat(
         text = run_runtime(file, chats=[msgs]).chats[0]
         if text is None:
             raise InputError("the runtime could not render these messages")
-    else:
-        from ..chat.render import TemplateError, render
+        return text
+    from ..chat.render import TemplateError, render
 
-        try:
-            text = render(tok.chat.text, msgs, bos_token=tok.chat.bos_token, eos_token=tok.chat.eos_token,
-                          add_generation_prompt=not no_generation_prompt)
-        except TemplateError as e:
-            raise InputError(f"the template raised: {e}") from None
-    out.print(text, markup=False, highlight=False, end="")
+    try:
+        return render(tok.chat.text, msgs, bos_token=tok.chat.bos_token, eos_token=tok.chat.eos_token,
+                      add_generation_prompt=not no_generation_prompt)
+    except TemplateError as e:
+        raise InputError(f"the template raised: {e}") from None

@@ -24,16 +24,40 @@ def convert(
     pattern: Annotated[Optional[str], typer.Option(help="Split regex for tiktoken rank files.")] = None,
     special: Annotated[Optional[str], typer.Option(help="Special tokens for tiktoken rank files (JSON).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output file.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome ({exit_code, paths, size, losses, "
+                                          "passes}, or the error and its hint) instead of the lines.")] = False,
 ):
     """Convert between tokenizer formats (exit 3 when something would be lost without --allow-lossy)."""
+    import json
+
     from ..api import convert as run
+    from ..errors import LossError, MtokError
+    from ..policy import loss_json, refusal_hint
+    from ..reports import command_json
     from .console import out as console
 
-    if special is not None:
-        from ..readers.tiktoken import parse_special_arg
-        special = parse_special_arg(special)
-    result = run(src, out, to=to, target=target, allow_lossy=allow_lossy, chat_template=chat_template,
-                 pattern=pattern, special=special, force=force)
+    try:
+        if special is not None:
+            from ..readers.tiktoken import parse_special_arg
+            special = parse_special_arg(special)
+        result = run(src, out, to=to, target=target, allow_lossy=allow_lossy, chat_template=chat_template,
+                     pattern=pattern, special=special, force=force)
+    except MtokError as e:
+        if isinstance(e, LossError):  # the API's hint names its arguments; ours, the options
+            e.hint = refusal_hint(e.decisions, target)
+        if not as_json:
+            raise
+        decisions = e.decisions if isinstance(e, LossError) else []
+        console.print_json(json.dumps(command_json(
+            "mtok convert", e.exit_code, error=e, hint=e.hint, paths=[], size=0,
+            losses=[loss_json(x) for d in decisions for x in d.losses],
+            refused=[d.code for d in decisions if not d.accepted], passes={}), ensure_ascii=False))
+        raise typer.Exit(e.exit_code)
+    if as_json:
+        console.print_json(json.dumps(command_json(
+            "mtok convert", 0, paths=[str(p) for p in result.paths], size=result.size,
+            losses=[loss_json(x) for x in result.losses], refused=[], passes=result.passes), ensure_ascii=False))
+        return
     if to == "hf":
         for path in result.paths:
             console.print(f"wrote {path}", markup=False)

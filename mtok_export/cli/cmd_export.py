@@ -10,14 +10,24 @@ from typing import Annotated, Optional
 import typer
 
 from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, Strict, print_decisions, print_report,
-                   verify_progress, write_outcomes)
+                   verify_progress, write_file, write_outcomes)
 
 
 def export(
-    path: Annotated[Path, typer.Option("--path", "-p", help="Model directory or any tokenizer file in it, "
-                                       "recognized by content: tokenizer.json, SentencePiece, tiktoken, vocab.json/"
-                                       "encoder.json + merges, vocab.txt, tekken.json, GGUF, CLIP .gz, legacy .txt.")],
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Output directory [default: --path].")] = None,
+    path: Annotated[list[Path], typer.Option("--path", "-p", help="Model directory or any tokenizer file in it, "
+                                             "recognized by content: tokenizer.json, SentencePiece, tiktoken, "
+                                             "vocab.json/encoder.json + merges, vocab.txt, tekken.json, GGUF, CLIP "
+                                             ".gz, legacy .txt; or org/name[@revision] on the HuggingFace Hub (when "
+                                             "no such local path exists: only the tokenizer files are fetched). "
+                                             "Several models: --path A B C, a folder of model folders, or @LIST "
+                                             "(a file of paths or repository ids, one a line).")],
+    more: Annotated[Optional[list[Path]], typer.Argument(metavar="[MORE]...", help="More models, as --path "
+                                                         "takes them.", show_default=False)] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Output directory [default: --path; "
+                                                   "a Hub model: ./NAME]. With several models, OUTPUT/NAME/ per "
+                                                   "model (NAME: its folder or repository name).")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Models exported at once, each in its own "
+                                      "process with its own runtime and time limit.")] = 1,
     target: Annotated[str, typer.Option(help="Runtime the .mtok is for: mnn-3.6, mnn-3.5 or mnn-head.")] = "mnn-3.6",
     fmt: Annotated[str, typer.Option("--format", help="mtok (MNN >= 3.5) or txt (legacy tokenizer.txt, types 0-3, "
                                      "for MNN <= 3.4; the type follows the model family).")] = "mtok",
@@ -50,7 +60,8 @@ def export(
     corpus: Annotated[Optional[Path], typer.Option(help="Extra verification strings, JSONL.")] = None,
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
                                                            "with the MNN runtime to verify with.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the summary.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the summary "
+                                          "(several models: {exit_code, models: [one outcome each]}).")] = False,
     report_file: ReportFile = None,
     junit_file: JunitFile = None,
     pattern: Annotated[Optional[str], typer.Option("--pattern", help="Split regex of a tiktoken rank file "
@@ -60,7 +71,7 @@ def export(
     family: Annotated[Optional[str], typer.Option("--family", help="vocab.json + merges.txt post-processing when "
                                                   "tokenizer_config.json has no known tokenizer_class: gpt2, roberta, whisper.")] = None,
     input_file: Annotated[Optional[Path], typer.Option("--input", help="The file in --path to read when it holds "
-                                                       "several (the choice made is shown as a note).")] = None,
+                                                       "several (the choice made is shown as a note; one model only).")] = None,
 ):
     """Export a model directory to MNN's .mtok, verify it with the real MNN runtime, and only then
     replace the output (a file that fails is kept as OUTPUT.rejected) and write OUTPUT.json, the manifest.
@@ -68,61 +79,129 @@ def export(
     Each loss gets a severity, measured on the corpus (or declared, with --no-verify): edge losses are
     warnings, the others need --accept CODE, --accept-file or --allow-lossy.
 
+    Several models (--path A B C, a folder of model folders, @LIST) are exported --jobs at a time; a
+    line per model as it ends, then a table (model, exit code, losses, checks, seconds); --report and
+    --junit cover every model (one JUnit test suite each).
+
     Exit codes: 0 written and verified, 1 a mismatch no recorded loss reproduces, 2 bad input or
-    output location, 3 a loss the policy refuses."""
-    from ..errors import InputError, LossError, MtokError, VerificationError
-    from ..export import VerifyOptions
-    from ..export import export as run
+    output location, 3 a loss the policy refuses.  Several models: the worst of theirs, in the order
+    2 > 1 > 3 > 0 (an unreadable model may hide anything; a wrong file is worse than a refused loss)."""
+    from ..errors import InputError, MtokError
+    from ..reports import outcome_json
+    from .console import out
+    from .fleet import expand
+
+    started = time.perf_counter()
+    try:
+        settings = _settings(fmt, target, bos, header_specials, normalizer_form, accept, accept_file, allow_lossy,
+                             strict, special, chat_template, pattern, family, keep_llm_config)
+        models, several = expand([*path, *(more or [])])
+        if several and input_file is not None:
+            raise InputError("--input picks a file inside one --path; it cannot apply to several models")
+    except MtokError as e:
+        write_outcomes("mtok-export", e.exit_code, report_file, junit_file, subject=" ".join(map(str, path)),
+                       started=started, error=e, hint=e.hint)
+        if as_json:
+            out.print_json(json.dumps(outcome_json("mtok-export", e.exit_code, error=e, hint=e.hint), default=str))
+            raise typer.Exit(e.exit_code)
+        raise
+    verify = None if no_verify else (corpus, runtime_python)
+    if several:
+        raise typer.Exit(_export_fleet(models, output, jobs, settings, verify, as_json, report_file, junit_file))
+    _export_one(models[0], output, settings, verify, input_file, as_json, report_file, junit_file)
+
+
+def _settings(fmt, target, bos, header_specials, normalizer_form, accept, accept_file, allow_lossy, strict, special,
+              chat_template, pattern, family, keep_llm_config) -> dict:
+    """The options checked, as `export.export`'s keyword arguments (the same for every model)."""
+    from ..errors import InputError
     from ..lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS, TARGETS
     from ..policy import Policy
+
+    if fmt not in ("mtok", "txt"):
+        raise InputError(f"--format {fmt!r}: choose mtok or txt")
+    if target not in TARGETS:
+        raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
+    if bos not in BOS_POLICIES:
+        raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
+    if header_specials not in HEADER_SPECIALS:
+        raise InputError(f"--header-specials {header_specials!r}: choose one of {', '.join(HEADER_SPECIALS)}")
+    if normalizer_form not in NORMALIZER_FORMS:
+        raise InputError(f"--normalizer-form {normalizer_form!r}: choose one of {', '.join(NORMALIZER_FORMS)}")
+    policy = Policy.from_options(accept, accept_file, allow_lossy, strict)
+    if special is not None:
+        from ..readers.tiktoken import parse_special_arg
+        special = parse_special_arg(special)
+    return dict(target=target, policy=policy, bos=bos, chat_template=chat_template, pattern=pattern, special=special,
+                family=family, fmt=fmt, keep_llm_config=keep_llm_config, header_specials=header_specials,
+                normalizer_form=normalizer_form)
+
+
+class _Attempt:
+    """One model's export, whatever its outcome: the result (when it got that far) and the error."""
+
+    def __init__(self, model, output, settings, verify, input_file=None, progress=None, step=None):
+        from ..errors import LossError, MtokError, VerificationError
+        from ..export import VerifyOptions
+        from ..export import export as run
+        from ..formats import resolve_input
+        from ..policy import refusal_hint
+
+        self.result = self.error = None
+        try:
+            path, snapshot = model.local()
+            if output is None:  # beside the input; a Hub model's cache folder is no place for it
+                output = Path(model.name).absolute() if snapshot else path if path.is_dir() else None
+            options = None if verify is None else VerifyOptions(*verify, step)
+            try:
+                self.result = run(resolve_input(path, input_file), output, verify=options, progress=progress,
+                                  hub=snapshot.to_json() if snapshot else None, **settings)
+            except (LossError, VerificationError) as e:
+                self.result = e.result
+                raise
+        except MtokError as e:
+            if isinstance(e, LossError):  # the library's hint names API arguments; ours, the options
+                e.hint = refusal_hint(e.decisions, settings["target"])
+            self.error = e
+
+    @property
+    def code(self) -> int:
+        return self.error.exit_code if self.error is not None else 0
+
+    @property
+    def hint(self):
+        return getattr(self.error, "hint", None)
+
+    @property
+    def decisions(self):
+        return self.result.decisions if self.result else None
+
+    @property
+    def report(self):
+        return self.result.verify if self.result else None
+
+
+def _export_one(model, output, settings, verify, input_file, as_json, report_file, junit_file):
+    from ..errors import LossError, VerificationError
     from ..reports import outcome_json
     from .console import err, out
     from .progress import table_progress
 
     started = time.perf_counter()
-    result = decisions = error = hint = None
-    code = 0
-    try:
-        if fmt not in ("mtok", "txt"):
-            raise InputError(f"--format {fmt!r}: choose mtok or txt")
-        if target not in TARGETS:
-            raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
-        if bos not in BOS_POLICIES:
-            raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
-        if header_specials not in HEADER_SPECIALS:
-            raise InputError(f"--header-specials {header_specials!r}: choose one of {', '.join(HEADER_SPECIALS)}")
-        if normalizer_form not in NORMALIZER_FORMS:
-            raise InputError(f"--normalizer-form {normalizer_form!r}: choose one of {', '.join(NORMALIZER_FORMS)}")
-        policy = Policy.from_options(accept, accept_file, allow_lossy, strict)
-        if special is not None:
-            from ..readers.tiktoken import parse_special_arg
-            special = parse_special_arg(special)
-        with table_progress() as progress, verify_progress(as_json or no_verify) as step:
-            options = None if no_verify else VerifyOptions(corpus, runtime_python, step)
-            try:
-                from ..formats import resolve_input
-                result = run(resolve_input(path, input_file), output or (path if path.is_dir() else None),
-                             target=target, policy=policy, bos=bos, chat_template=chat_template,
-                             progress=progress, pattern=pattern, special=special, family=family, fmt=fmt,
-                             verify=options, keep_llm_config=keep_llm_config, header_specials=header_specials,
-                             normalizer_form=normalizer_form)
-            except (LossError, VerificationError) as e:
-                result = e.result
-                raise
-        decisions = result.decisions
-    except MtokError as e:
-        error, code, hint = e, e.exit_code, getattr(e, "hint", None)
-        decisions = result.decisions if result else None
-        if result is None or not isinstance(e, (LossError, VerificationError)):
-            write_outcomes("mtok-export", code, report_file, junit_file, subject=_subject(path, output, result),
-                           started=started, error=e, result=result, hint=hint, decisions=decisions)
-            if as_json:
-                out.print_json(json.dumps(outcome_json("mtok-export", code, error=e, hint=hint), default=str))
-                raise typer.Exit(code)
-            raise
-    report = result.verify if result else None
-    write_outcomes("mtok-export", code, report_file, junit_file, subject=_subject(path, output, result),
-                   started=started, error=error, result=result, report=report, decisions=decisions, hint=hint)
+    with table_progress() as progress, verify_progress(as_json or verify is None) as step:
+        a = _Attempt(model, output, settings, verify, input_file, progress, step)
+    result, error, code, hint, decisions = a.result, a.error, a.code, a.hint, a.decisions
+    subject = _subject(model.label, output, result)
+    if error is not None and (result is None or not isinstance(error, (LossError, VerificationError))):
+        write_outcomes("mtok-export", code, report_file, junit_file, subject=subject, started=started, error=error,
+                       result=result, hint=hint, decisions=decisions)
+        if as_json:
+            out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, hint=hint), default=str))
+            raise typer.Exit(code)
+        raise error
+    report = a.report
+    write_outcomes("mtok-export", code, report_file, junit_file, subject=subject, started=started, error=error,
+                   result=result, report=report, decisions=decisions, hint=hint)
     if as_json:
         out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, result=result, report=report,
                                                decisions=decisions, hint=hint), ensure_ascii=False, default=str))
@@ -143,6 +222,74 @@ def _subject(path: Path, output: Path | None, result) -> str:
     """The model and the output, as the JUnit suite names them (the output planned when the export
     stopped before choosing it)."""
     return f"{path} -> {result.path if result is not None else output or path}"
+
+
+def _export_fleet(models, output, jobs, settings, verify, as_json, report_file, junit_file) -> int:
+    """Every model through the pool; -> the worst exit code."""
+    from ..errors import Interrupted
+    from ..reports import fleet_json, junit_fleet, worst_exit
+    from .console import out
+    from .fleet import print_row, print_table, run_pool
+
+    start = time.perf_counter()
+    want = (report_file is not None or as_json, junit_file is not None)
+
+    def job(model):
+        t = time.perf_counter()
+        a = _Attempt(model, output / model.name if output is not None else None, settings, verify)
+        if isinstance(a.error, Interrupted):
+            raise a.error
+        return _row(model, a, time.perf_counter() - t, *want)
+
+    finished = []
+
+    def done(row):
+        finished.append(row)
+        if not as_json:
+            print_row(row, len(finished), len(models))
+
+    _preload(verify is not None)
+    rows = run_pool(models, jobs, job, done)
+    code = worst_exit(r["exit_code"] for r in rows)
+    outcome = fleet_json("mtok-export", code, [r["report"] for r in rows]) if want[0] else None
+    if report_file is not None:
+        write_file(report_file, json.dumps(outcome, ensure_ascii=False, indent=1, default=str) + "\n")
+    if junit_file is not None:
+        write_file(junit_file, junit_fleet("mtok-export", [(r["suite"], r["junit"], r["seconds"]) for r in rows]))
+    if as_json:
+        out.write_json(outcome)
+    elif not out.quiet:
+        print_table(rows, code, time.perf_counter() - start)
+    return code
+
+
+def _row(model, a: _Attempt, seconds: float, with_report: bool, with_junit: bool) -> dict:
+    """What a job sends back: plain data (the IRs stay in the job's process)."""
+    from ..reports import EXIT_MEANING, junit_cases, outcome_json
+
+    code, report, decisions = a.code, a.report, a.decisions or []
+    row = {"name": model.name, "source": model.label, "exit_code": code, "outcome": EXIT_MEANING.get(code, "error"),
+           "error": str(a.error) if a.error is not None else None, "hint": a.hint, "losses": len(decisions),
+           "refused": sum(1 for d in decisions if not d.accepted), "seconds": round(seconds, 3),
+           "checks": ([sum(1 for c in report.checks if c.total and all(m.explanation for m in c.mismatches)),
+                       sum(1 for c in report.checks if c.total)] if report is not None else None),
+           "report": None, "junit": None, "suite": f"mtok-export: {_subject(model.label, None, a.result)}"}
+    if with_report:
+        row["report"] = {"name": model.name, "source": model.label, "seconds": row["seconds"],
+                         **outcome_json("mtok-export", code, error=a.error, result=a.result, report=report,
+                                        decisions=decisions, hint=a.hint)}
+    if with_junit:
+        row["junit"] = junit_cases(row["suite"], code, seconds=seconds, error=a.error, report=report,
+                                   decisions=decisions)
+    return row
+
+
+def _preload(verifying: bool) -> None:
+    """Import the export stack once, before the jobs fork, so each job starts with it loaded."""
+    from ..export import export  # noqa: F401
+
+    if verifying:
+        from ..verification import run  # noqa: F401
 
 
 def print_summary(r):

@@ -42,6 +42,16 @@ class _Console:
         if not self._quiet:
             self._console().print_json(*args, **kwargs)
 
+    def write_json(self, data):
+        """`data` as print_json prints it (indent 2, not ASCII-escaped), without rich: rendering the
+        outcomes of a dozen models (megabytes) through rich takes about as long as exporting them."""
+        if not self._quiet:
+            import json
+            import sys
+
+            stream = sys.stderr if self._options.get("stderr") else sys.stdout
+            stream.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
     def __getattr__(self, name):  # is_terminal, width, ...: the real console's
         return getattr(self._console(), name)
 

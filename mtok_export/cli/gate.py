@@ -37,13 +37,13 @@ def write_outcomes(command: str, exit_code: int, report_file: Path | None, junit
     if report_file is not None:
         data = outcome_json(command, exit_code, error=error, result=result, report=report, decisions=decisions,
                             hint=hint)
-        _write(report_file, json.dumps(data, ensure_ascii=False, indent=1, default=str) + "\n")
+        write_file(report_file, json.dumps(data, ensure_ascii=False, indent=1, default=str) + "\n")
     if junit_file is not None:
-        _write(junit_file, junit_xml(command, subject, exit_code, seconds=time.perf_counter() - started, error=error,
-                                     report=report, decisions=decisions))
+        write_file(junit_file, junit_xml(command, subject, exit_code, seconds=time.perf_counter() - started,
+                                         error=error, report=report, decisions=decisions))
 
 
-def _write(path: Path, text: str):
+def write_file(path: Path, text: str):
     atomic_write(Path(path), text.encode("utf-8"))
 
 

@@ -21,6 +21,7 @@ from functools import cached_property
 from fractions import Fraction
 
 from .. import losses as L
+from ..errors import Interrupted
 from ..chat.render import render
 from ..ir import models as M
 from ..ir.paths import replace_at
@@ -74,7 +75,8 @@ class Attribution:
         """Make ready the HF projections `raw` asks for first (the source as read, and with every
         projecting loss applied): their cached answers loaded, or the tokenizers built, so they are
         ready when the comparison starts.  A failure here is left for the comparison itself to meet
-        (and report)."""
+        (and report).  It runs while the runtime does, where SIGTERM raises `Interrupted`: that one
+        goes on (swallowed, the tool waited for the runtime's time limit instead of stopping)."""
         try:
             if self.legacy:
                 self._hf_for((), False, legacy=True).ready()
@@ -82,6 +84,8 @@ class Attribution:
             projecting = self.of("patch", "normalizer")
             if projecting:
                 self._hf_for(*self._projection(projecting)).ready()
+        except Interrupted:
+            raise
         except Exception:  # noqa: BLE001  raised again, in context, where the projection is used
             pass
 
