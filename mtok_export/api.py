@@ -90,7 +90,7 @@ def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = 
            special: Special | None = None, family: str | None = None, verify_on_runtime: bool = True,
            corpus: PathLike | None = None, runtime_python: PathLike | None = None,
            progress: Callable[[int, int], None] | None = None, header_specials: str = "needed",
-           normalizer_form: str = "compose") -> ExportResult:
+           normalizer_form: str = "compose", sweep: bool = True) -> ExportResult:
     """Read any supported input, lower it for `target`, and write `tokenizer.mtok` (or `.txt` with
     `fmt="txt"`) into `output_dir` (default: beside the input) with its manifest, as `mtok-export`
     does: unless `verify_on_runtime=False` the file is verified on the MNN runtime first and only
@@ -109,7 +109,8 @@ def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = 
     _check_choice("--header-specials", header_specials, HEADER_SPECIALS)
     _check_choice("--normalizer-form", normalizer_form, NORMALIZER_FORMS)
     policy = Policy.from_options(accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict)
-    options = VerifyOptions(Path(corpus) if corpus else None, Path(runtime_python) if runtime_python else None) \
+    options = VerifyOptions(Path(corpus) if corpus else None, Path(runtime_python) if runtime_python else None,
+                            sweep=sweep) \
         if verify_on_runtime else None
     source, hub = Path(path), None
     repo = None if source.exists() else parse_repo_id(str(path))
@@ -127,7 +128,7 @@ def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = 
 def verify(file: PathLike, against: PathLike | None = None, *, target: str | None = None, bos: str | None = None,
            allow_lossy: bool = False, accept: Iterable[str] = (), accept_file: PathLike | None = None,
            strict: bool = False, corpus: PathLike | None = None, runtime_python: PathLike | None = None,
-           progress: Callable[[str], None] | None = None) -> VerifyResult:
+           progress: Callable[[str], None] | None = None, sweep: bool = True) -> VerifyResult:
     """Check `file` (or the tokenizer an MNN model folder names) with our strict reader, then run the
     MNN runtime on it and the reference on the source (`against`, else the one its manifest names)
     over the built-in corpus (plus `corpus`, JSONL), and apply the acceptance policy (the manifest's
@@ -140,7 +141,7 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
     policy = Policy.for_verify(manifest, accept, Path(accept_file) if accept_file is not None else None, allow_lossy,
                                strict)
     report = run(file, source, low, lw, corpus=corpus, python=runtime_python,
-                 progress=progress, llm_config=llm_config)
+                 progress=progress, llm_config=llm_config, sweep=sweep)
     return VerifyResult(report, decide(lw.losses, policy, report.reach()))
 
 

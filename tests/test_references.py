@@ -20,7 +20,7 @@ from mtok_export.export import VerifyOptions, export
 from mtok_export.formats import read_source
 from mtok_export.ir import normalizers as N
 from mtok_export.policy import Policy
-from mtok_export.readers import bert_vocab, gpt2_files, openai_bpe, tekken
+from mtok_export.readers import bert_vocab, gguf, gpt2_files, openai_bpe, tekken
 from mtok_export.verification import prepare
 from mtok_export.verify.reference import ReferenceUnavailable
 from mtok_export.verify.references import choose, clip_module
@@ -268,6 +268,8 @@ MUTANTS = {
     "bert-casing-flipped": ("vocab.txt", bert_vocab, "read_bert_vocab", _flip_bert_casing),
     "merges-one-line-off": ("vocab.json", gpt2_files, "read_merges_txt", lambda m: m[1:]),
     "tekken-special-ranks-shifted": ("tekken", tekken, "read_tekken", _rotate_specials),
+    # the GGUF token types ignored: control and user-defined tokens read as ordinary vocabulary
+    "gguf-token-types-ignored": ("gguf", gguf, "_added", lambda added: ()),
 }
 
 
@@ -278,6 +280,8 @@ def _input(kind: str, tmp_path: Path) -> Path:
         return _copy(tmp_path, CORPUS / "bert-base-uncased/vocab.txt")
     if kind == "vocab.json":
         return _copy(tmp_path, *(CORPUS / "gpt2" / f for f in ("vocab.json", "merges.txt", "tokenizer_config.json")))
+    if kind == "gguf":
+        return SHARED / "gguf/ggml-vocab-llama-bpe.gguf"
     return _tekken()
 
 

@@ -57,6 +57,9 @@ def export(
                                                   "[default: update it to what the file embeds].")] = False,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip verification against the MNN runtime "
                                             "(loss severities are then the declared ones).")] = False,
+    no_sweep: Annotated[bool, typer.Option("--no-sweep", help="Leave out the vocabulary sweep (every token's "
+                                           "own text on the runtime and the reference): faster, and blind to "
+                                           "what the corpus does not reach.")] = False,
     corpus: Annotated[Optional[Path], typer.Option(help="Extra verification strings, JSONL.")] = None,
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
                                                            "with the MNN runtime to verify with.")] = None,
@@ -105,7 +108,7 @@ def export(
             out.print_json(json.dumps(outcome_json("mtok-export", e.exit_code, error=e, hint=e.hint), default=str))
             raise typer.Exit(e.exit_code)
         raise
-    verify = None if no_verify else (corpus, runtime_python)
+    verify = None if no_verify else {"corpus": corpus, "python": runtime_python, "sweep": not no_sweep}
     if several:
         raise typer.Exit(_export_fleet(models, output, jobs, settings, verify, as_json, report_file, junit_file))
     _export_one(models[0], output, settings, verify, input_file, as_json, report_file, junit_file)
@@ -152,7 +155,7 @@ class _Attempt:
             path, snapshot = model.local()
             if output is None:  # beside the input; a Hub model's cache folder is no place for it
                 output = Path(model.name).absolute() if snapshot else path if path.is_dir() else None
-            options = None if verify is None else VerifyOptions(*verify, step)
+            options = None if verify is None else VerifyOptions(**verify, progress=step)
             try:
                 self.result = run(resolve_input(path, input_file), output, verify=options, progress=progress,
                                   hub=snapshot.to_json() if snapshot else None, **settings)

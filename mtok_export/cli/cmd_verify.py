@@ -33,6 +33,8 @@ def verify(
     strict: Strict = False,
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
                                                            "with the MNN runtime to test.")] = None,
+    no_sweep: Annotated[bool, typer.Option("--no-sweep", help="Leave out the vocabulary sweep (every token's own "
+                                           "text on the runtime and the reference).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the tables.")] = False,
     report_file: ReportFile = None,
     junit_file: JunitFile = None,
@@ -58,7 +60,7 @@ def verify(
         subject = f"{file} against {read_opts['path']}"  # the source the manifest names, without --against
         policy = Policy.for_verify(manifest, accept, accept_file, allow_lossy, strict)
         with verify_progress(as_json) as step:
-            report = run(file, source, low, lw, corpus=corpus, python=runtime_python,
+            report = run(file, source, low, lw, corpus=corpus, python=runtime_python, sweep=not no_sweep,
                          progress=step, llm_config=llm_config)
         decisions = decide(lw.losses, policy, report.reach())
         if not report.ok:
