@@ -38,14 +38,25 @@ def _ratio(cell: str) -> float:
     return k / n
 
 
-# Inputs of the other readers, one row each (reference: HF built from the IR; the GGUF readers'
-# ids are checked against llama.cpp's vectors in test_gguf.py).
-OTHER = [
-    CORPUS / "gguf" / f"ggml-vocab-{n}.gguf" for n in ("gpt-2", "llama-spm", "bert-bge", "deepseek-coder", "deepseek-llm")]
+# Inputs of the other readers, one row each, against their independent reference (llama.cpp for a
+# GGUF).  Where that reference finds what the old self-check could not, the row is an expected
+# failure naming the finding (strict: a row that starts passing must drop its mark).
+_LLAMA_CPP_FINDS = {
+    "llama-spm": "llama.cpp keeps separate U+2581 pieces around special-token text ('Hello <unk> world'); HF's "
+                 "reading of the same vocabulary, which the file follows, does not",
+    "bert-bge": "llama.cpp drops Hangul vowel and final jamo that HF and the runtime keep",
+    "deepseek-coder": "user-defined tokens stored as plain text (e.g. 'ö', id 100003) decode to U+FFFD through the "
+                      "ByteLevel decoder the reader gives them; llama.cpp decodes them as text",
+    "deepseek-llm": "as deepseek-coder: user-defined tokens decoded through ByteLevel",
+}
+OTHER = [pytest.param(CORPUS / "gguf" / f"ggml-vocab-{n}.gguf", id=f"ggml-vocab-{n}.gguf",
+                      marks=[pytest.mark.xfail(reason=_LLAMA_CPP_FINDS[n], strict=True)] if n in _LLAMA_CPP_FINDS
+                      else [])
+         for n in ("gpt-2", "llama-spm", "bert-bge", "deepseek-coder", "deepseek-llm")]
 
 
 @pytest.mark.skipif(not DIRS, reason="shared corpus not found next to the repository")
-@pytest.mark.parametrize("src", DIRS + OTHER, ids=lambda d: d.name)
+@pytest.mark.parametrize("src", [pytest.param(d, id=d.name) for d in DIRS] + OTHER)
 def test_conformance(src, tmp_path):
     row = parity_rows(src, tmp_path, testvectors=CORPUS / "testvectors")
     ROWS[src.name] = row

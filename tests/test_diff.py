@@ -233,9 +233,16 @@ def test_tables_layer_lists_the_code_points_two_forms_map_differently():
     from mtok_export.ir import Tokenizer
     from mtok_export.ir import models as M
 
+    import unicodedataplus
+
     model = M.BPE({"a": 0})
     (d,) = diff_layers(Tokenizer(model, normalizer=N.NFC()), Tokenizer(model, normalizer=N.NFKC()), only="tables")
-    expected = {cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000
+
+    def by_9(c: str) -> bool:  # the tables follow HF tokenizers' Unicode 9.0; later characters map to themselves
+        age = unicodedataplus.age(c)
+        return age != "Unassigned" and tuple(map(int, age.split("."))) <= (9, 0)
+
+    expected = {cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000 and by_9(chr(cp))
                 and unicodedata.normalize("NFC", chr(cp)) != unicodedata.normalize("NFKC", chr(cp))}
     assert {int(c.where.split()[0][2:], 16) for c in d.changes} == expected
     fi = next(c for c in d.changes if c.where.startswith("U+FB01"))  # the "fi" ligature: NFKC only

@@ -102,8 +102,8 @@ def export(
         if several and input_file is not None:
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")
     except MtokError as e:
-        write_outcomes("mtok-export", e.exit_code, report_file, junit_file, subject=" ".join(map(str, path)),
-                       started=started, error=e, hint=e.hint)
+        write_outcomes("mtok-export", e.exit_code, report_file, junit_file,
+                       subject=_subject(" ".join(map(str, path)), output, None), started=started, error=e, hint=e.hint)
         if as_json:
             out.print_json(json.dumps(outcome_json("mtok-export", e.exit_code, error=e, hint=e.hint), default=str))
             raise typer.Exit(e.exit_code)
