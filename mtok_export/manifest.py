@@ -8,6 +8,7 @@ of asking again for target, BOS policy and accepted losses; `mtok inspect` check
 from __future__ import annotations
 
 import hashlib
+import os
 import json
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from . import __version__
 from .dump.render import one_line
 from .errors import InputError
 from .io import atomic_write
+from .targets import TARGETS
 
 MANIFEST_VERSION = 1
 
@@ -35,11 +37,14 @@ def build_manifest(*, source_path: Path, source, lowered, lowering, output: Path
         "manifest_version": MANIFEST_VERSION,
         "tool": {"name": "mtok-export", "version": __version__},
         "source": str(Path(source_path).resolve()),
+        # the same from the manifest's folder: a model folder moved with its source still verifies
+        "source_relative": os.path.relpath(Path(source_path).resolve(), Path(output).resolve().parent),
         "hub": hub,  # {repo_id, revision, sha} of a Hub input: `mtok verify` fetches that commit again
         "read_options": read_options or {},  # what `mtok verify` passes to the reader again
         "inputs": [{"path": f.path, "sha256": f.sha256} for f in source.provenance.inputs],
         "output": {"path": Path(output).name, "format": fmt, "sha256": sha256_bytes(data), "size": len(data)},
         "target": lowering.target,
+        "runtime_required": TARGETS[lowering.target].requires,
         "bos_policy": lowering.bos,
         "chat_template": {
             "name": chat_src.name or "default", "source": chat_src.source,

@@ -30,6 +30,7 @@ class Target:
     output: Format
     lower: Callable[..., Lowered]  # (tok, *, bos, progress, header_specials, normalizer_form) -> Lowered
     runtime: str  # what loads and runs the file
+    requires: str = ""  # the runtime release the file needs (written into the manifest)
 
 
 def _to_mtok(name: str, tok, *, bos: str = "auto", progress=None, header_specials: str = "needed",
@@ -49,12 +50,15 @@ def _to_legacy(tok, *, bos: str = "auto", progress=None, header_specials: str = 
 
 TARGETS = {t.name: t for t in (
     Target("mnn-3.6", MTOK, partial(_to_mtok, "mnn-3.6"),
-           "MNN 3.6 (PyPI MNN 3.6.x) loading a .mtok; encode() prepends the header prefix only"),
-    Target("mnn-3.5", MTOK, partial(_to_mtok, "mnn-3.5"), "MNN 3.5 loading a .mtok: as 3.6, without Strip"),
+           "MNN 3.6 (PyPI MNN 3.6.x) loading a .mtok; encode() prepends the header prefix only", "MNN >= 3.6.0"),
+    Target("mnn-3.5", MTOK, partial(_to_mtok, "mnn-3.5"), "MNN 3.5 loading a .mtok: as 3.6, without Strip",
+           "MNN >= 3.5.0"),
     Target("mnn-head", MTOK, partial(_to_mtok, "mnn-head"),
-           "MNN's main branch loading a .mtok: also runs the post program (appends the suffix)"),
+           "MNN's main branch loading a .mtok: also runs the post program (appends the suffix)",
+           "MNN built from its main branch (no release runs the post program yet)"),
     Target("mnn-legacy", LEGACY, _to_legacy,
-           "MNN <= 3.4.1 loading a tokenizer.txt (type 0-3, chosen by the model family)"),
+           "MNN <= 3.4.1 loading a tokenizer.txt (type 0-3, chosen by the model family)",
+           "MNN 3.4.1 or earlier (a tokenizer.txt; later releases read it too)"),
 )}
 # `--format` -> the target it implies when it is not `mtok` (whose runtime `--target` chooses)
 BY_FORMAT = {"txt": "mnn-legacy"}

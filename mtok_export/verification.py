@@ -49,7 +49,7 @@ def prepare(file: Path, against=None, target=None, bos=None):
     manifest = read_manifest(file)
     m = manifest or {}
     opts = dict(m.get("read_options") or {})
-    source = against or _manifest_source(m)
+    source = against or _manifest_source(m, file)
     if source is None:
         raise InputError(f"{file}: no manifest beside it ({file.name}.json); pass --against SOURCE")
     target = target or m.get("target") or "mnn-3.6"
@@ -114,13 +114,26 @@ def first_difference(data: bytes, file: Path, expected: bytes) -> str:
     return f"the bytes differ (same {fmt} content when read back: layout or ordering)"
 
 
-def _manifest_source(m: dict) -> Path | None:
+def _manifest_source(m: dict, file: Path) -> Path | None:
     """The source the manifest names: for a Hub input, the snapshot of the exact commit exported
-    (fetched again when this cache lacks it), else the recorded path."""
+    (fetched again when this cache lacks it), else the recorded path, else the same path from the
+    manifest's folder (the two moved together).  Neither there: an error pointing at --against."""
     hub = m.get("hub")
     if isinstance(hub, dict) and hub.get("repo_id") and hub.get("sha"):
         return fetch_hub(hub["repo_id"], hub["sha"]).path
-    return Path(m["source"]) if m.get("source") else None
+    if not m.get("source"):
+        return None
+    recorded = Path(m["source"])
+    if recorded.exists():
+        return recorded
+    relative = Path(file).resolve().parent / m["source_relative"] if m.get("source_relative") else None
+    if relative is not None and relative.exists():
+        inputs = _relocated(m, relative).get("inputs") or []
+        if inputs and all(Path(x.get("path", "")).exists() for x in inputs):
+            return relative  # the same source (its inputs are there), moved with the manifest
+    raise InputError(f"{file}: the source its manifest names, {recorded}, is not there"
+                     + (f" (nor {relative})" if relative is not None else "")
+                     + "; pass the source it was made from with --against SOURCE")
 
 
 def _relocated(m: dict, source: Path) -> dict:
