@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from processes import processes_with, wait_for
 from mtok_export.reports import junit_cases, junit_fleet, worst_exit
 
 REPO = Path(__file__).resolve().parents[1]
@@ -211,18 +212,8 @@ def hung_runtime(tmp_path: Path) -> tuple[Path, str]:
     return script, marker
 
 
-def processes_with(text: str) -> list[str]:
-    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
-    return [line for line in ps.splitlines() if text in line and "ps -eo" not in line]
 
 
-def wait_for(predicate, timeout=60.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="process groups and ps as on Linux")
@@ -242,7 +233,7 @@ def test_interrupt_stops_every_job_and_leaves_nothing(models, tmp_path, how, cod
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO,
                             start_new_session=True)
     try:
-        assert wait_for(lambda: len(processes_with(f"sleep {marker}")) == 4), "two runtimes never ran at once"
+        assert wait_for(lambda: len(processes_with(f"sleep {marker}")) == 4, 60), "two runtimes never ran at once"
         assert any(out.rglob(".*.verifying"))  # each job's file under test exists while its runtime runs
         # The runtime's shell can start its sleeps before subprocess.Popen has returned in the job; a stop
         # inside Popen leaks the worker (verify/runtime.py's window, not the pool's): let them settle.

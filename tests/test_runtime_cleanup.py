@@ -12,11 +12,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from processes import wait_for
 from mtok_export.errors import RuntimeEngineError
 from mtok_export.verify.runtime import run_runtime
 
@@ -53,13 +53,6 @@ def private_tmp(tmp_path, monkeypatch) -> Path:
     return root
 
 
-def wait_for(predicate, timeout=30.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 @pytest.fixture

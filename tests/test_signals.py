@@ -15,10 +15,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from processes import processes_with, wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "samples/qwen-bpe"
@@ -61,18 +61,8 @@ def hung_python(tmp_path: Path) -> tuple[Path, str]:
     return script, marker
 
 
-def processes_with(text: str) -> list[str]:
-    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
-    return [line for line in ps.splitlines() if text in line and "ps -eo" not in line]
 
 
-def wait_for(predicate, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def default_signals() -> None:

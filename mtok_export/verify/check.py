@@ -160,19 +160,9 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     runtime_chats = [c for c in chats if c.add_generation_prompt and not c.tools] if has_chat else []
     step("reference")
     texts = [s.text for s in usable]
-    try:
-        ref = reference.run(texts, runtime_chats)
-    except (MtokError, ReferenceUnavailable):  # the caller falls back to a self-check
-        raise
-    except Exception as e:  # noqa: BLE001  tokenizers/transformers/sentencepiece errors: name them, no traceback
-        raise InputError(f"{', '.join(reference.files) or 'source'}: the reference ({reference.library}) could not "
-                         f"run ({type(e).__name__}: {e})") from e
+    ref = _ask(reference, "", lambda: reference.run(texts, runtime_chats))
     swept, sweep_note = sweep_texts(source, set(texts)) if sweep else ([], "not run")
-    try:
-        swept_raw = reference.raw_ids(swept) if swept else None
-    except Exception as e:  # noqa: BLE001  as above
-        raise InputError(f"{', '.join(reference.files) or 'source'}: the reference ({reference.library}) could not "
-                         f"run on the vocabulary sweep ({type(e).__name__}: {e})") from e
+    swept_raw = _ask(reference, " on the vocabulary sweep", lambda: reference.raw_ids(swept)) if swept else None
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
     data = Path(mtok_path).read_bytes()
@@ -242,6 +232,18 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     return Report(str(mtok_path), lowering.target, rt.version, list(checks.values()), list(lowering.losses),
                   corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes),
                   reference.describe())
+
+
+def _ask(reference, what: str, call):
+    """`call()` on the reference; a library's own error is named (exit 2, no traceback).  Ours and
+    `ReferenceUnavailable` (the caller falls back to a self-check) go on as they are."""
+    try:
+        return call()
+    except (MtokError, ReferenceUnavailable):
+        raise
+    except Exception as e:  # noqa: BLE001  tokenizers/transformers/sentencepiece errors
+        raise InputError(f"{', '.join(reference.files) or 'source'}: the reference ({reference.library}) could not "
+                         f"run{what} ({type(e).__name__}: {e})") from e
 
 
 def _sweep(check: Check, swept: list[str], encodes, want_raw, why) -> None:
