@@ -39,17 +39,16 @@ DEFAULT = ["qwen2.5-instruct", "meta-llama-3-8b-instruct", "t5-small", "bert-bas
 
 # Runs inside a tree (PYTHONPATH=tree): one warm-up and one timed call of each job per input.
 CHILD = r"""
-import io, json, pickle, sys, time
+import contextlib, io, json, pickle, sys, time
 from pathlib import Path
 from mtok_export.api import inspect
-from mtok_export.cli import cmd_inspect, console
+from mtok_export.cli import cmd_inspect
 from mtok_export.lower import lower
 from mtok_export.mtok import read_mtok, write_mtok
 from mtok_export.mtok.header import read_header
 from mtok_export.readers.model_dir import read_model_dir
 
 work, corpus, names = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
-console.out.file = io.StringIO()  # the text view renders, into nothing
 
 def once(fn):
     fn()
@@ -82,7 +81,8 @@ for name in names:
 
     def inspect_text():
         r = inspect(path)
-        cmd_inspect._print(r.info, r.path)
+        with contextlib.redirect_stdout(io.StringIO()):  # the text view renders, into nothing
+            cmd_inspect._print(r.info, r.path)
 
     out[name] = {"bytes": len(data), "sha": __import__("hashlib").sha256(data).hexdigest(),
                  "write floor": once(write_floor), "write": once(lambda: write_mtok(low)),
