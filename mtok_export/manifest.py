@@ -96,7 +96,3 @@ def read_manifest(output: Path) -> dict | None:
         raise InputError(f"{p}: not an mtok-export manifest (version {data.get('manifest_version')!r}, "
                          f"expected {MANIFEST_VERSION})" if isinstance(data, dict) else f"{p}: not a JSON object")
     return data
-
-
-def file_matches(output: Path, manifest: dict) -> bool:
-    return sha256_bytes(Path(output).read_bytes()) == manifest.get("output", {}).get("sha256")
