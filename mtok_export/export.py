@@ -81,7 +81,8 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
         tok = job.read_source()
         data, low, lw = job.lower(tok, progress)
         out = Path(output_dir or (path if path.is_dir() else path.parent)) / job.output.names[0]
-        written_chat = job.output.check(data, out).chat  # nothing the strict reader rejects; verify reads its chat fields
+        # nothing the strict reader rejects; verify reads its chat fields
+        written_chat = job.output.check(data, out).chat
     result = ExportResult(job, tok, low, lw, out, len(data), 0.0)
     folder = model_folder.find(out.parent)
     new_llm_config, engine_llm_config = _llm_config_plan(folder, low, keep_llm_config, lw.notes)
@@ -124,8 +125,8 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
     return result
 
 
-def _commit(result: ExportResult, replace, *, data: bytes, folder, new_llm_config, keep_llm_config: bool,
-            hub: dict | None) -> None:
+def _commit(result: ExportResult, replace: Callable[[], None], *, data: bytes, folder: model_folder.ModelFolder | None,
+            new_llm_config: tuple[str, dict | None] | None, keep_llm_config: bool, hub: dict | None) -> None:
     """Replace the output (`replace()`), then write what goes beside it: a stop signal arriving in
     between is held until all of it is written, so the output never stands beside an older
     manifest or llm_config (one arriving before is raised before anything is replaced)."""

@@ -12,6 +12,7 @@ import hashlib
 import os
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .dump.render import one_line
@@ -19,6 +20,11 @@ from .errors import InputError
 from .io import atomic_write
 from .job import Job
 from .targets import TARGETS
+
+if TYPE_CHECKING:
+    from .ir import Tokenizer
+    from .lower import Lowering
+    from .policy import Decision
 
 MANIFEST_VERSION = 1
 
@@ -31,9 +37,10 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def build_manifest(job: Job, *, source, lowered, lowering, output: Path, data: bytes, decisions, report=None,
-                   hub: dict | None = None) -> dict:
-    """`job.source` is the path read (a file picked with --input, or the model folder)."""
+def build_manifest(job: Job, *, source: Tokenizer, lowered: Tokenizer, lowering: Lowering, output: Path, data: bytes,
+                   decisions: list[Decision], report=None, hub: dict | None = None) -> dict:
+    """`job.source`: the path read (a file picked with --input, or the model folder); `report`: the
+    `verify.check.Report` when verification ran (a layer above: not imported here)."""
     chat_src, chat_out = source.chat, lowered.chat
     source_path = Path(job.source).resolve()
     return {

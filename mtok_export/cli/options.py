@@ -3,10 +3,11 @@
 `job` parses what the library does not take as typed (`--special`, inline JSON or a file) and
 builds the `Job`, checked once (the export, once for every model; convert).
 
-Help naming the registry is filled in when it is shown: every run builds the options of the commands it may parse (`mtok --help` builds all of them), and
-that must not import the library (`tests/test_startup_imports.py`).  So a help text names
-`{targets}` (the `.mtok` targets of `targets.TARGETS`, "a, b or c") and `{default_target}` (the
-job's default), and `fill` makes an option replace them only when its help is printed."""
+Help naming the registry is filled in when it is shown: every run builds the options of the
+commands it may parse (`mtok --help` builds all of them), and that must not import the library
+(`tests/test_startup_imports.py`).  So a help text names `{targets}` (the `.mtok` targets of
+`targets.TARGETS`, "a, b or c") and `{default_target}` (the job's default), and `fill` makes an
+option replace them only when its help is printed."""
 
 from __future__ import annotations
 
