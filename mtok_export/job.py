@@ -111,26 +111,29 @@ class Job:
     @classmethod
     def from_manifest(cls, manifest: dict, source: Path, *, where: str = "the manifest",
                       fmt: str = "mtok") -> Job:
-        """The recorded job, reading `source`.  A manifest written before the job was recorded has
-        `read_options`, `target`, `bos_policy` and `policy` instead (its format is then `fmt`, the
-        file's); one with neither records the defaults."""
+        """The recorded job, reading `source`; `fmt`: the file's format, for a manifest that does not
+        record it.  One written before the job was recorded has its choices under other keys
+        (`_earlier`); one with neither records the defaults."""
         try:
-            if "job" in manifest:
-                j = _object(manifest["job"], "$.job")
-                read = _object(j.get("read") or {}, "$.job.read")
-                return cls(Path(source), None, Options(read.get("chat_template"), read.get("pattern"),
-                                                       read.get("special"), read.get("family")),
-                           j.get("format") or fmt, j.get("target") or DEFAULT_TARGET, j.get("bos") or "auto",
-                           j.get("header_specials") or "needed", j.get("normalizer_form") or "compose",
-                           Policy.from_json(_object(j.get("policy") or {}, "$.job.policy")), None)
-            opts = _object(manifest.get("read_options") or {}, "$.read_options")
-            return cls(Path(source), None, Options(opts.get("chat_template"), opts.get("pattern"),
-                                                   opts.get("special"), opts.get("family")),
-                       fmt, manifest.get("target") or DEFAULT_TARGET, manifest.get("bos_policy") or "auto",
-                       opts.get("header_specials") or "needed", opts.get("normalizer_form") or "compose",
-                       Policy.from_json(_object(manifest.get("policy") or {}, "$.policy")), None)
+            j = _object(manifest["job"], "$.job") if "job" in manifest else _earlier(manifest)
+            read = _object(j.get("read") or {}, "$.job.read")
+            return cls(Path(source), None, Options(read.get("chat_template"), read.get("pattern"), read.get("special"),
+                                                   read.get("family")),
+                       j.get("format") or fmt, j.get("target") or DEFAULT_TARGET, j.get("bos") or "auto",
+                       j.get("header_specials") or "needed", j.get("normalizer_form") or "compose",
+                       Policy.from_json(_object(j.get("policy") or {}, "$.job.policy")), None)
         except InputError as e:
             raise InputError(f"{where}: {e}") from None
+
+
+def _earlier(manifest: dict) -> dict:
+    """The job's JSON form from the keys a manifest had before it recorded the job: `read_options`
+    (the reader's four and the two lowering choices), `target`, `bos_policy`, `policy`."""
+    opts = _object(manifest.get("read_options") or {}, "$.read_options")
+    return {"read": {k: opts.get(k) for k in ("chat_template", "pattern", "special", "family")},
+            "target": manifest.get("target"), "bos": manifest.get("bos_policy"),
+            "header_specials": opts.get("header_specials"), "normalizer_form": opts.get("normalizer_form"),
+            "policy": _object(manifest.get("policy") or {}, "$.policy")}
 
 
 def _choice(flag: str, value: str, choices) -> None:
