@@ -250,3 +250,17 @@ def test_a_fleet_model_reads_its_own_source():
     assert Model("qwen", QWEN).job(base) == dataclasses.replace(base, source=QWEN)
     hub = Model("qwen", repo="acme/qwen", revision="v1").job(base)
     assert (hub.source, hub.bos) == (Path("acme/qwen@v1"), "none")  # api.export fetches it
+
+
+def test_mtok_verify_runs_an_earlier_manifest_on_the_runtime(tmp_path, monkeypatch, capsys):
+    """End to end, as a CI job verifying an artifact exported before the job was recorded: the
+    source re-lowered with the old keys' choices, then the runtime against the reference, under the
+    recorded policy (allow_lossy: no option given)."""
+    out = _exported(tmp_path, **CHOICES)
+    path = out.with_name("tokenizer.mtok.json")
+    path.write_text(json.dumps(_as_before_the_job(json.loads(path.read_text(encoding="utf-8")))), encoding="utf-8")
+    code, stdout, err = _cli(monkeypatch, capsys, "verify", out, "--no-sweep", "--json")
+    assert code == 0, err
+    outcome = json.loads(stdout)
+    by = {d["accepted_by"] for d in outcome["losses"]}
+    assert outcome["exit_code"] == 0 and "--allow-lossy" in by and None not in by  # the old policy key, read
