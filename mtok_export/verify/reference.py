@@ -45,7 +45,9 @@ def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | N
              if f.is_file() and not f.name.endswith(_WEIGHTS) and f.stat().st_size <= _MAX_HASHED]
     digest = cache.key("reference", list(texts), template, tokenizer_file.name,
                        [[c.id, list(c.messages), c.add_generation_prompt, c.tools] for c in chats],
-                       files=files, dists=("tokenizers",) + (("transformers",) if chats else ()))
+                       # this module's source too: a changed derivation (how transformers is loaded,
+                       # how a conversation is rendered) must not be answered from an older version's entry
+                       files=[*files, Path(__file__)], dists=("tokenizers",) + (("transformers",) if chats else ()))
     fresh: list[Reference] = []  # computed here: its normalizer is already loaded
 
     def compute() -> dict:
