@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import cache
 from ..chat.render import TemplateLimitError, bounded
+from .reference_drift import drift
 
 # What `AutoTokenizer.from_pretrained` may read is small; weights are skipped (and never hashed).
 _WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".onnx", ".h5", ".msgpack", ".mnn", ".weight")
@@ -51,8 +52,6 @@ def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | N
 
     def compute() -> dict:
         from tokenizers import Tokenizer
-
-        from .reference_drift import drift
 
         tk = Tokenizer.from_file(str(tokenizer_file))
         ref = run_hf(tk, texts)
