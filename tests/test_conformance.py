@@ -42,8 +42,6 @@ def _ratio(cell: str) -> float:
 # GGUF).  Where that reference finds what the old self-check could not, the row is an expected
 # failure naming the finding (strict: a row that starts passing must drop its mark).
 _LLAMA_CPP_FINDS = {
-    "llama-spm": "llama.cpp keeps separate U+2581 pieces around special-token text ('Hello <unk> world'); HF's "
-                 "reading of the same vocabulary, which the file follows, does not",
     "bert-bge": "llama.cpp drops Hangul vowel and final jamo that HF and the runtime keep",
     "deepseek-coder": "user-defined tokens stored as plain text (e.g. 'ö', id 100003) decode to U+FFFD through the "
                       "ByteLevel decoder the reader gives them; llama.cpp decodes them as text",
@@ -52,12 +50,19 @@ _LLAMA_CPP_FINDS = {
 OTHER = [pytest.param(CORPUS / "gguf" / f"ggml-vocab-{n}.gguf", id=f"ggml-vocab-{n}.gguf",
                       marks=[pytest.mark.xfail(reason=_LLAMA_CPP_FINDS[n], strict=True)] if n in _LLAMA_CPP_FINDS
                       else [])
-         for n in ("gpt-2", "llama-spm", "bert-bge", "deepseek-coder", "deepseek-llm")]
+         for n in ("gpt-2", "llama-spm", "phi-3", "bert-bge", "deepseek-coder", "deepseek-llm")]
+# Gemma-4: the corpus has llama.cpp's test strings but no vocabulary; a small one in its shape
+GEMMA4 = pytest.param("gemma4", id="gemma4 (small vocabulary in Gemma-4's GGUF shape)")
 
 
 @pytest.mark.skipif(not DIRS, reason="shared corpus not found next to the repository")
-@pytest.mark.parametrize("src", [pytest.param(d, id=d.name) for d in DIRS] + OTHER)
+@pytest.mark.parametrize("src", [pytest.param(d, id=d.name) for d in DIRS] + OTHER + [GEMMA4])
 def test_conformance(src, tmp_path):
+    if src == "gemma4":
+        from gemma4_vocab import gemma4_gguf
+
+        (tmp_path / "src").mkdir()
+        src = gemma4_gguf(tmp_path / "src" / "ggml-vocab-gemma4-small.gguf")
     row = parity_rows(src, tmp_path, testvectors=CORPUS / "testvectors")
     ROWS[src.name] = row
     report = row["report"]

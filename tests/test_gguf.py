@@ -17,6 +17,7 @@ from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.gguf import read_gguf
 from mtok_export.verify.reference_tiktoken import hf_from_ir
+from gemma4_vocab import gemma4_gguf
 
 REPO = Path(__file__).resolve().parents[1]
 GGUF = REPO.parent / "shared/corpus/gguf"
@@ -222,7 +223,7 @@ def test_tiny_handmade_file_reads(tmp_path):
 
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"model": None}, InputError, "no tokenizer.ggml.model key"),
-    ({"model": "rwkv"}, UnsupportedError, r"tokenizer model 'rwkv' is not supported \(gpt2, llama, t5 and bert are\)"),
+    ({"model": "rwkv"}, UnsupportedError, r"tokenizer model 'rwkv' is not supported \(gpt2, gemma4, llama, t5 and bert are\)"),
     ({"tokens": None}, InputError, "tokenizer.ggml.tokens is missing or empty"),
     ({"types": (1, 1)}, InputError, "tokenizer.ggml.token_type has 2 entries for 3 tokens"),
     ({"merges": None}, InputError, "a gpt2 tokenizer needs tokenizer.ggml.merges"),
@@ -271,3 +272,76 @@ def test_cli_error_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
         export_main()
     err = capsys.readouterr().err
     assert info.value.code == 2 and err.startswith("error: ") and "Traceback" not in err
+
+
+# ------------------------------------------------------------------ token types as llama.cpp gives them on load
+
+needs_llama_cpp = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed")
+
+
+def test_control_looking_tokens_become_control():
+    from mtok_export.readers.gguf_types import llama_cpp_types
+
+    tokens = ["a", "</s>", "<|im_end|>", "[PAD]", "<|channel|>", "<|end|>", "<|return|>", "<|call|>"]
+    types, notes = llama_cpp_types(tokens, [1] * len(tokens), keys=set())
+    assert types == [1, 3, 3, 3, 4, 4, 3, 3]  # gpt-oss: <|channel|> rendered, <|end|> no end of generation
+    assert "'</s>' (1)" in notes[0] and "'a'" not in notes[0]
+    # a FIM token is looked for only when the file sets no id for it; the end-of-generation list always
+    types, _ = llama_cpp_types(tokens, [1] * len(tokens), keys={"fim_pad"})
+    assert types[3] == 1 and types[1] == 3
+    # gemma4 / plamo: </s> stays ordinary
+    assert llama_cpp_types(["</s>", "<|tool_response>"], [1, 1], set())[0] == [1, 3]
+
+
+def test_phi3_specials_strip_by_the_model_name():
+    from mtok_export.readers.gguf_types import rstrip_ids
+
+    tokens, types = ["<unk>", "<s>", "</s>", "<|end|>", "<|endoftext|>", "x"], [2, 3, 1, 3, 3, 1]
+    assert rstrip_ids("Phi-3 Mini", tokens, types) == {2, 3}
+    assert rstrip_ids("llama", tokens, types) == set()
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("name, texts", [
+    ("qwen2", ['  "</s>"\n', "a</s>b"]),  # an ordinary </s> that llama.cpp makes one control id
+    ("phi-3", ["<|end|>\nHi", "x [PAD32011] y", "<|user|>\n  Hello</s>\n"]),  # rstrip; an UNKNOWN pad matched whole
+])
+def test_ids_equal_llama_cpp_where_it_retypes(name, texts, read):
+    """Before, these read other ids than llama.cpp: "</s>" as `</` `s` `>`, the newline after
+    Phi-3's specials kept, `[PAD32011]` as pieces."""
+    from mtok_export.verify.reference_gguf import gguf_reference
+
+    ref = gguf_reference(GGUF / f"ggml-vocab-{name}.gguf", texts, [])
+    hf = hf_from_ir(read(name))
+    assert [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)] == ref.raw
+
+
+# ------------------------------------------------------------------ gemma4 (Gemma-4's SentencePiece-style BPE)
+
+GEMMA4_TEXTS = ["hello world", "hello\n\nworld", "\n\n\n", "héllo wörld", " hello", "hello  world ", "x\ny",
+                "<eos>hello", "world<bos>", "", " ", "\n", "lower held"]
+
+
+def test_gemma4_reads_as_spm_style_bpe(tmp_path):
+    tok = read_gguf(gemma4_gguf(tmp_path / "g4.gguf"))
+    hf = hf_from_ir(tok)
+    v = tok.model.vocab
+    assert hf.encode("hello world", add_special_tokens=False).ids == [v["hello"], v["\u2581world"]]
+    assert hf.encode("é", add_special_tokens=False).ids == [v["<0xC3>"], v["<0xA9>"]]  # byte fallback
+    assert hf.encode("hello").ids[0] == 2  # BOS always
+    assert hf.decode(hf.encode("hello world", add_special_tokens=False).ids) == "hello world"
+
+
+@needs_llama_cpp
+def test_gemma4_against_llama_cpp(tmp_path):
+    """llama.cpp's gemma4 tokenizer on the same file: raw ids, engine ids (BOS) and the streamed pieces."""
+    from mtok_export.verify.reference_gguf import gguf_reference
+
+    path = gemma4_gguf(tmp_path / "g4.gguf")
+    ref = gguf_reference(path, GEMMA4_TEXTS, [])
+    hf = hf_from_ir(read_gguf(path))
+    assert [e.ids for e in hf.encode_batch(GEMMA4_TEXTS, add_special_tokens=False)] == ref.raw
+    assert [e.ids for e in hf.encode_batch(GEMMA4_TEXTS)] == ref.engine
+    assert all(e[:1] == [2] for e in ref.engine)
+    streamed = [hf.decode(r, skip_special_tokens=False) for r in ref.raw]
+    assert streamed == ref.decoded

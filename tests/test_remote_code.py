@@ -161,6 +161,68 @@ def test_arguments_and_configs_win_over_code(tmp_path):
     assert "split regex from the pattern argument" in tok.meta.notes
 
 
+# ------------------------------------------------------------------ Kimi-K2: the module auto_map names is not there
+
+
+def _kimi_folder(tmp_path: Path, *, specials: bool = True) -> Path:
+    """A Kimi-K2-shaped download: `tiktoken.model` (ranks of no known vocabulary) and a
+    tokenizer_config.json whose auto_map names `tokenization_kimi.TikTokenTokenizer`, without that module."""
+    import json
+
+    src = tmp_path / "kimi"
+    src.mkdir()
+    (src / "tiktoken.model").write_bytes(_unknown_copy(tmp_path).read_bytes())
+    cfg = {"tokenizer_class": "TikTokenTokenizer", "auto_map": {"AutoTokenizer": ["tokenization_kimi.TikTokenTokenizer", None]}}
+    if specials:
+        cfg["added_tokens_decoder"] = {"151643": {"content": "[BOS]", "special": True, "normalized": False,
+                                                  "lstrip": False, "rstrip": False, "single_word": False}}
+    (src / "tokenizer_config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    return src
+
+
+@pytest.mark.parametrize("specials", [True, False])
+def test_kimi_without_its_module_names_what_is_missing(tmp_path, specials):
+    src = _kimi_folder(tmp_path, specials=specials)
+    with pytest.raises(InputError) as e:
+        read_source(src)
+    msg = str(e.value)
+    assert "tokenizer_config.json beside it holds no split regex" in msg
+    assert "no tokenizer.json / tokenizer_config.json beside it" not in msg  # the old message's claim was false
+    assert ("and no special tokens" in msg) is not specials and ("the special tokens (special=" in msg) is not specials
+    assert "auto_map names tokenization_kimi.py (class TikTokenTokenizer)" in msg
+    assert "put tokenization_kimi.py from the model repository beside it" in msg
+    assert "--pattern and --special" in msg
+
+
+def test_kimi_with_its_module_beside_reads_the_pattern(tmp_path):
+    """The fix the message names: the module beside the rank file, read statically."""
+    src = _kimi_folder(tmp_path)
+    (src / "tokenization_kimi.py").write_text(KIMI_LIKE, encoding="utf-8")
+    tok = read_source(src)
+    assert tok.pre_tokenizer.pretokenizers[0].pattern.value == r"[\p{Han}]+|\p{N}{1,3}|\s+(?!\S)|\s+"
+    assert "split regex from kimi/tokenization_kimi.py:8 (pat_str)" in tok.meta.notes
+
+
+def test_kimi_with_the_flags_reads(tmp_path):
+    """The other fix it names: --pattern (the specials come from the config)."""
+    tok = read_source(_kimi_folder(tmp_path), pattern=r"\s+|\S+")
+    assert "split regex from the pattern argument" in tok.meta.notes
+    assert [t.content for t in tok.added_tokens] == ["[BOS]"]
+
+
+def test_kimi_cli_exits_2_naming_the_module(tmp_path):
+    import subprocess
+    import sys
+
+    src = _kimi_folder(tmp_path)
+    code = "import sys; from mtok_export.cli import export_main; sys.argv[0] = 'mtok-export'; export_main()"
+    done = subprocess.run([sys.executable, "-c", code, "--path", str(src), "--output", str(tmp_path / "o")],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, cwd=REPO)
+    assert done.returncode == 2, done.stderr
+    err = " ".join((done.stdout + done.stderr).split())
+    assert "tokenization_kimi.py" in err and "Traceback" not in err and not (tmp_path / "o").exists()
+
+
 # ------------------------------------------------------------------ known table: Whisper
 
 

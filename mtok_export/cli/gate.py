@@ -96,6 +96,8 @@ def print_report(report):
     elif ref:
         out.print(Text(f"  reference: {ref['library']} on {', '.join(Path(f).name for f in ref['files'])}"
                        + (f" ({ref['detail']})" if ref.get("detail") else "")))
+    if ref.get("disagreement"):  # a finding about the source, not a failure of the file
+        out.print(Text(f"  {ref['disagreement']['summary']}", style="yellow"))
     for i, note in enumerate(notes, 1):
         out.print(Text(f"  ({i}) {note}"))
     for check, codes, n, m in report.classes():

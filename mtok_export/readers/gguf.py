@@ -34,6 +34,7 @@ from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from .finish import assemble, read_side_files
 from .gguf_layout import check_layout
+from .gguf_types import llama_cpp_types, rstrip_ids
 from .sentencepiece import _build, _Configs
 
 _GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
@@ -141,15 +142,32 @@ def read_gguf(path: Path, *, chat_template: str | None = None) -> Tokenizer:
     flags = {"add_bos": k.get("tokenizer.ggml.add_bos_token", bool),
              "add_eos": k.get("tokenizer.ggml.add_eos_token", bool)}
     template = k.get("tokenizer.chat_template", str)
+    keyed = {key for key in ("eot", "eom", "fim_pre", "fim_suf", "fim_mid", "fim_pad", "fim_rep", "fim_sep")
+             if k.get(f"tokenizer.ggml.{key}_token_id", int) is not None}
+    types, type_notes = llama_cpp_types(tokens, types, keyed)
     if model == "gpt2":
         tok = _bpe(path, k, tokens, types, ids, flags)
+    elif model == "gemma4":
+        tok = _gemma4(path, k, tokens, types, ids, flags)
     elif model in ("llama", "t5"):
         tok = _spm(path, k, tokens, types, scores, ids, flags, unigram=model == "t5")
     elif model == "bert":
         tok = _wordpiece(path, tokens, types, ids, flags)
     else:
-        raise UnsupportedError(f"tokenizer model {model!r} is not supported (gpt2, llama, t5 and bert are)",
+        raise UnsupportedError(f"tokenizer model {model!r} is not supported (gpt2, gemma4, llama, t5 and bert are)",
                                json_path="tokenizer.ggml.model", path=str(path))
+    strip = rstrip_ids(k.get("general.name", str) or "", tokens, types)
+    if strip:
+        type_notes.append(f"{len(strip)} special token(s) strip the whitespace after them, as llama.cpp does for Phi-3")
+    # llama.cpp matches every unknown, control and user-defined token whole in the input (its special
+    # tokens cache): SentencePiece's reading leaves the unknown piece out ("<unk>" read as pieces)
+    have = {t.id for t in tok.added_tokens}
+    unknown = tuple(AddedToken(i, t, normalized=False, special=True) for i, (t, ty) in enumerate(zip(tokens, types))
+                    if ty == TYPE_UNKNOWN and i not in have)
+    added = tuple(dataclasses.replace(t, rstrip=True) if t.id in strip else t
+                  for t in sorted(tok.added_tokens + unknown, key=lambda t: t.id))
+    tok = dataclasses.replace(tok, added_tokens=added,
+                              meta=dataclasses.replace(tok.meta, notes=tuple(tok.meta.notes) + tuple(type_notes)))
     return _finish(tok, path, tokens, ids, template, chat_template)
 
 
@@ -168,10 +186,10 @@ def _template(prefix: tuple[tuple[str, int], ...], suffix: tuple[tuple[str, int]
     return R.TemplateProcessing(single=single, pair=pair, special_tokens=specials)
 
 
-def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
+def _vocab_and_merges(path, k: _Keys, tokens, model: str) -> tuple[dict[str, int], list[tuple[str, str]]]:
     merges_raw = k.get("tokenizer.ggml.merges", list)
     if merges_raw is None:
-        raise InputError(f"{path}: a gpt2 tokenizer needs tokenizer.ggml.merges")
+        raise InputError(f"{path}: a {model} tokenizer needs tokenizer.ggml.merges")
     vocab = {}
     for i, t in enumerate(tokens):
         vocab.setdefault(t, i)
@@ -181,6 +199,30 @@ def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
         if not sep or not a or not b or a not in vocab or b not in vocab:
             raise InputError(f"{path}: tokenizer.ggml.merges[{r}] = {m[:60]!r} is not two tokens of the vocabulary")
         merges.append((a, b))
+    return vocab, merges
+
+
+def _gemma4(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
+    """Gemma-4's SentencePiece-style BPE as llama.cpp runs it: every space written `▁`, the text
+    split only into runs of newlines and runs of the rest, merges by rank over the raw characters,
+    a piece with no token as its `<0xXX>` byte tokens; decoded back with `▁` as a space.  llama.cpp
+    always adds BOS for it."""
+    vocab, merges = _vocab_and_merges(path, k, tokens, "gemma4")
+    add_eos = bool(flags["add_eos"])
+    bos = ((tokens[ids["bos"]], ids["bos"]),) if "bos" in ids else ()
+    eos = ((tokens[ids["eos"]], ids["eos"]),) if add_eos and "eos" in ids else ()
+    notes = ["gemma4: spaces as \u2581, split at newline runs, BPE over characters with <0xXX> byte fallback "
+             "(llama.cpp's gemma4 pre-tokenizer); BOS always added, as llama.cpp does for it"]
+    return Tokenizer(model=M.BPE(vocab=vocab, merges=tuple(merges), byte_fallback=True),
+                     normalizer=N.Replace(Pattern(" ", regex=False), "\u2581"),
+                     pre_tokenizer=P.Split(Pattern("[^\n]+|[\n]+", regex=True), "Isolated"),
+                     decoder=D.Sequence((D.Replace(Pattern("\u2581", regex=False), " "), D.ByteFallback(), D.Fuse())),
+                     post_processor=_template(bos, eos), added_tokens=_added(tokens, types),
+                     meta=Metadata(add_bos_token=bool(bos), add_eos_token=bool(eos), notes=tuple(notes)))
+
+
+def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
+    vocab, merges = _vocab_and_merges(path, k, tokens, "gpt2")
     pre_name = k.get("tokenizer.ggml.pre", str)
     notes = []
     if pre_name is None:
@@ -219,9 +261,10 @@ def _spm(path, k: _Keys, tokens, types, scores, ids, flags, unigram: bool = Fals
     for i, (t, s, ty) in enumerate(zip(tokens, scores, types)):
         p = proto.pieces.add()
         p.piece, p.score = t, float(s)
-        # llama.cpp marks padding rows UNKNOWN too; SentencePiece allows one unknown piece
+        # llama.cpp marks padding rows UNKNOWN too and matches them whole in the input (Phi-3's
+        # [PAD32011]), as SentencePiece does a user-defined piece; it allows one unknown piece
         p.type = ty if ty in (1, 2, 3, 4, 5, 6) and (ty != TYPE_UNKNOWN or i == unk) else \
-            (TYPE_UNUSED if ty == TYPE_UNKNOWN else TYPE_NORMAL)
+            (TYPE_USER if ty == TYPE_UNKNOWN else TYPE_NORMAL)
     ts, ns = proto.trainer_spec, proto.normalizer_spec
     ts.model_type = 1 if unigram else 2  # BPE: llama.cpp's SPM tokenizer merges by piece score
     ts.byte_fallback = any(ty == TYPE_BYTE for ty in types)

@@ -328,7 +328,32 @@ def read_tiktoken_with_code(path: Path, *, pattern: str | None = None, special=N
         return read_tiktoken(path, pattern=pattern, special=special, chat_template=chat_template,
                              pattern_src=pattern_src, special_src=special_src)
     except InputError as e:
-        if problems and "holds only ranks" in str(e):
+        if "holds only ranks" not in str(e):
+            raise
+        if problems:
             raise InputError(f"{e}; the repository code could not be read statically: {'; '.join(problems[:4])}") \
                 from None
+        if (absent := _absent_module(directory, cfg)) is not None:
+            raise InputError(f"{e}; {absent}") from None
         raise
+
+
+def _absent_module(directory: Path, cfg: Path) -> str | None:
+    """What to say when `tokenizer_config.json`'s `auto_map` names a tokenizer module (Kimi-K2's
+    `tokenization_kimi.TikTokenTokenizer`) that is not beside the rank file: that module is where
+    such repositories keep the split regex and the special tokens."""
+    if not cfg.is_file():
+        return None
+    auto = load_json_object(cfg).get("auto_map")
+    names = auto.get("AutoTokenizer") if isinstance(auto, dict) else None
+    names = [names] if isinstance(names, str) else names if isinstance(names, list) else []
+    for name in names:
+        if not isinstance(name, str) or "." not in name:
+            continue
+        module, cls = name.split("--")[-1].rsplit(".", 1)  # "org/repo--module.Class" names another repo
+        file = directory / (module.replace(".", "/") + ".py")
+        if not file.is_file():
+            return (f"tokenizer_config.json's auto_map names {file.name} (class {cls}), the module that holds the "
+                    f"split regex and the special tokens, and it is not beside the file: put {file.name} from the "
+                    "model repository beside it (it is read, never run), or give them with --pattern and --special")
+    return None

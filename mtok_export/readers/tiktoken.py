@@ -343,9 +343,13 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
                                        ("the special tokens (special=, CLI --special; {} for none)", special_src))
                if src is None]
     if missing:
+        if (directory / "tokenizer_config.json").is_file():  # a config never holds the regex
+            beside = "tokenizer_config.json beside it holds no split regex" + (
+                "" if special_src else " and no special tokens (added_tokens_decoder)")
+        else:
+            beside = "no tokenizer.json / tokenizer_config.json beside it"
         raise InputError(f"{path}: a tiktoken file holds only ranks; unknown vocabulary (sha256 {digest[:16]}..., "
-                         f"{n} ranks) and no tokenizer.json / tokenizer_config.json beside it, so give "
-                         + " and ".join(missing))
+                         f"{n} ranks) and {beside}, so give " + " and ".join(missing))
     check_tiktoken_pattern(pattern, f"{path} ({pattern_src})")
     if tj_path is not None and tj_size != n:
         notes.append(f"{tj_path.name} beside it has {tj_size} model tokens, the rank file {n}: "

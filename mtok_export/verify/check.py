@@ -231,7 +231,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     _name_references(checks, reference)
     return Report(str(mtok_path), lowering.target, rt.version, list(checks.values()), list(lowering.losses),
                   corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes),
-                  reference.describe())
+                  {**reference.describe(), **({"disagreement": ref.drift} if ref.drift else {})})
 
 
 def _ask(reference, what: str, call):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import cache
 from ..chat.render import TemplateLimitError, bounded
+from .reference_drift import drift
 
 # What `AutoTokenizer.from_pretrained` may read is small; weights are skipped (and never hashed).
 _WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".onnx", ".h5", ".msgpack", ".mnn", ".weight")
@@ -33,6 +34,7 @@ class Reference:
     chat_text: list[str | None]  # None: transformers raised (e.g. raise_exception)
     chat_ids: list[list[int] | None]
     normalize: object  # str -> str, HF's normalizer (identity when none)
+    drift: dict | None = None  # transformers' AutoTokenizer gives other ids than the file (`reference_drift`)
 
 
 def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | None = None,
@@ -45,27 +47,34 @@ def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | N
              if f.is_file() and not f.name.endswith(_WEIGHTS) and f.stat().st_size <= _MAX_HASHED]
     digest = cache.key("reference", list(texts), template, tokenizer_file.name,
                        [[c.id, list(c.messages), c.add_generation_prompt, c.tools] for c in chats],
-                       # this module's source too: a changed derivation (how transformers is loaded,
-                       # how a conversation is rendered) must not be answered from an older version's entry
-                       files=[*files, Path(__file__)], dists=("tokenizers",) + (("transformers",) if chats else ()))
+                       # the derivation's source too (this module, the drift comparison): an entry written
+                       # by another version (how transformers is loaded, how a conversation is tokenized)
+                       # must not answer for this one
+                       files=[*files, Path(__file__), Path(__file__).with_name("reference_drift.py")],
+                       dists=("tokenizers", "transformers"))
     fresh: list[Reference] = []  # computed here: its normalizer is already loaded
 
     def compute() -> dict:
         from tokenizers import Tokenizer
 
-        ref = run_hf(Tokenizer.from_file(str(tokenizer_file)), texts)
-        if chats:
-            ref.chat_text, ref.chat_ids = _chats(src_dir, chats, template)
+        tk = Tokenizer.from_file(str(tokenizer_file))
+        ref = run_hf(tk, texts)
+        auto = _auto_tokenizer(src_dir, required=bool(chats))
+        if chats:  # rendered by transformers, tokenized by the file's engine like every other check
+            ref.chat_text, ref.chat_ids = _chats(src_dir, chats, template, tok=auto,
+                                                 encode=lambda s: tk.encode(s, add_special_tokens=False).ids)
+        if auto is not _NO_AUTO and tokenizer_file.name == "tokenizer.json":  # the file AutoTokenizer reads
+            ref.drift = drift(auto, tk, texts, ref.raw, ref.engine)
         fresh.append(ref)
         return {k: getattr(ref, k) for k in _CACHED}
 
     value = cache.computed("reference", digest, compute, valid=lambda v: isinstance(v, dict) and set(v) == set(_CACHED))
     if fresh:
         return fresh[0]
-    return Reference(*(value[k] for k in _CACHED), _LazyNormalizer(tokenizer_file))
+    return Reference(*(value[k] for k in _CACHED[:5]), _LazyNormalizer(tokenizer_file), value["drift"])
 
 
-_CACHED = ("engine", "raw", "decoded", "chat_text", "chat_ids")
+_CACHED = ("engine", "raw", "decoded", "chat_text", "chat_ids", "drift")
 
 
 class _LazyNormalizer:
@@ -111,10 +120,13 @@ def run_hf(tk, texts) -> Reference:
     return Reference(engine, raw, decoded, [], [], norm)
 
 
-def _chats(src_dir: Path, chats: list, template: str | None = None):
+def _chats(src_dir: Path, chats: list, template: str | None = None, *, tok=None, encode=None):
+    """transformers' renders of `chats` and their ids: `encode(text)` [default: the transformers
+    tokenizer's own, without special tokens].  `tok`: that tokenizer, already loaded."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    tok = _chat_tokenizer(src_dir)
+    tok = tok if tok is not None else _chat_tokenizer(src_dir)
+    encode = encode or (lambda text: tok(text, add_special_tokens=False)["input_ids"])
     texts, ids = [], []
     for chat in chats:
         try:
@@ -123,13 +135,33 @@ def _chats(src_dir: Path, chats: list, template: str | None = None):
                                                add_generation_prompt=chat.add_generation_prompt,
                                                tools=chat.tools, chat_template=template or None)
             texts.append(text)
-            ids.append(tok(text, add_special_tokens=False)["input_ids"])
+            ids.append(list(encode(text)))
         except TemplateLimitError:
             raise
         except Exception:  # noqa: BLE001  templates raise on shapes they reject; not our failure
             texts.append(None)
             ids.append(None)
     return texts, ids
+
+
+_NO_AUTO = object()  # transformers is not installed, or cannot load the folder (and no chat needs it)
+
+
+def _auto_tokenizer(src_dir: Path, *, required: bool):
+    """What `AutoTokenizer` loads from `src_dir` (`_chat_tokenizer`); where it cannot and nothing
+    `required` it (no chat to render), `_NO_AUTO`: the disagreement is then not measured."""
+    import importlib.util
+
+    if not required and importlib.util.find_spec("transformers") is None:
+        return _NO_AUTO
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    try:
+        return _chat_tokenizer(src_dir)
+    except Exception:  # noqa: BLE001  a folder transformers cannot read: only the chat checks need it
+        if required:
+            raise
+        return _NO_AUTO
 
 
 def _chat_tokenizer(src_dir: Path):

@@ -89,8 +89,9 @@ def _tokenizers(file: Path, tok) -> Chosen:
     _need("tokenizers", "tokenizers")
     run = lambda texts, chats: hf_reference(file.parent, texts, chats, template=tok.chat.text,  # noqa: E731
                                             tokenizer_file=file)
-    return Chosen(run, "tokenizers", _lib("tokenizers"), (str(file),), "", _lib("transformers"),
-                  raw=lambda texts: hf_raw_ids(file, texts))
+    # transformers renders the chats; their ids are the file's engine's, like every other check's
+    return Chosen(run, "tokenizers", _lib("tokenizers"), (str(file),), "",
+                  f"{_lib('transformers')}'s render, {_lib('tokenizers')}'s ids", raw=lambda texts: hf_raw_ids(file, texts))
 
 
 # ------------------------------------------------------------------ sentencepiece, tiktoken, tekken
