@@ -32,8 +32,9 @@ LAYERS = (
     ("mtok", "dump"),  # the .mtok codec; IR/layout -> text and JSON
     ("unicode",),  # Unicode tables built by walking the code points
     ("ir",),
-    # corpus: the built-in samples and chats; hub: Hub repositories as local snapshot folders
-    ("errors", "io", "cache", "sniff", "corpus", "gc_pause", "signals", "hub", "__init__"),
+    # corpus: the built-in samples and chats; hub: Hub repositories as local snapshot folders;
+    # json_value: JSON input checked once (readers, chat template sources, model folders)
+    ("errors", "io", "cache", "sniff", "corpus", "gc_pause", "signals", "hub", "json_value", "__init__"),
 )
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 

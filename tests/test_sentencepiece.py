@@ -34,7 +34,8 @@ def project_type0(tok):
 
 def type0_losses(tok):
     return type0.plan(tok).losses
-from mtok_export.readers.sentencepiece import PieceType, bos_eos_policy, read_sentencepiece, sp_merges
+from mtok_export.ir.sentencepiece import PieceType, sp_merges
+from mtok_export.readers.sentencepiece import bos_eos_policy, read_sentencepiece
 from spm_parity import spm_parity, spm_parity_txt
 
 REPO = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..losses import Loss
 from .finish import assemble, read_side_files
-from .json_value import load_json
+from ..json_value import load_json
 from .regex_check import check_tiktoken_pattern
 from .tiktoken import ranks_to_bpe
 

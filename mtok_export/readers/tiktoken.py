@@ -57,7 +57,7 @@ from ..ir.byte_level import BYTE_CHARS, bytes_to_tokens
 from ..ir.walk import members
 from .finish import assemble, collect_added, read_side_files, sha256
 from .hf_json import parse_tokenizer_json
-from .json_value import check_value, load_json, parse_json
+from ..json_value import check_value, load_json, parse_json
 from .regex_check import check_tiktoken_pattern
 
 _LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
