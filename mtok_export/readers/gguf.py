@@ -21,20 +21,18 @@ regex for its own engine (case-insensitive groups spelled out), the original reg
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
-from ..chat.nesting import check_template
 from ..errors import InputError, UnsupportedError
-from ..ir import AddedToken, ChatTemplate, Metadata, Pattern, Tokenizer
+from ..ir import AddedToken, Pattern, Tokenizer
 from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .finish import assemble, read_side_files
+from .finish import Parsed, SideFiles, finish
 from .gguf_layout import check_layout
-from .sentencepiece import _build, _Configs
+from .sentencepiece import parse_proto
 
 _GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
 _LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
@@ -104,6 +102,13 @@ class _Keys:
 
 
 def read_gguf(path: Path, *, chat_template: str | None = None) -> Tokenizer:
+    """`parse_gguf`, finished; `chat_template` (a file) replaces the template the GGUF carries."""
+    return finish(parse_gguf(path), chat_template)
+
+
+def parse_gguf(path: Path) -> Parsed:
+    """A GGUF's tokenizer: self-contained (no configs beside it are read), with its own BOS/EOS, stop
+    tokens (eos, eot, eom) and chat template."""
     path = Path(path)
     try:
         import gguf
@@ -142,15 +147,21 @@ def read_gguf(path: Path, *, chat_template: str | None = None) -> Tokenizer:
              "add_eos": k.get("tokenizer.ggml.add_eos_token", bool)}
     template = k.get("tokenizer.chat_template", str)
     if model == "gpt2":
-        tok = _bpe(path, k, tokens, types, ids, flags)
+        parsed = _bpe(path, k, tokens, types, ids, flags)
     elif model in ("llama", "t5"):
-        tok = _spm(path, k, tokens, types, scores, ids, flags, unigram=model == "t5")
+        parsed = _spm(path, k, tokens, types, scores, ids, flags, unigram=model == "t5")
     elif model == "bert":
-        tok = _wordpiece(path, tokens, types, ids, flags)
+        parsed = _wordpiece(path, tokens, types, ids, flags)
     else:
         raise UnsupportedError(f"tokenizer model {model!r} is not supported (gpt2, llama, t5 and bert are)",
                                json_path="tokenizer.ggml.model", path=str(path))
-    return _finish(tok, path, tokens, ids, template, chat_template)
+    parsed.bos = tokens[ids["bos"]] if "bos" in ids else ""
+    parsed.eos = tokens[ids["eos"]] if "eos" in ids else ""
+    parsed.eos_source = "tokenizer.ggml.eos_token_id"
+    parsed.extra_stops = tuple((tokens[ids[key]], f"tokenizer.ggml.{key}_token_id") for key in ("eos", "eot", "eom")
+                               if key in ids)
+    parsed.template = (template or "", f"{path.name} tokenizer.chat_template" if template else "")
+    return parsed
 
 
 def _added(tokens, types) -> tuple[AddedToken, ...]:
@@ -168,7 +179,7 @@ def _template(prefix: tuple[tuple[str, int], ...], suffix: tuple[tuple[str, int]
     return R.TemplateProcessing(single=single, pair=pair, special_tokens=specials)
 
 
-def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
+def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Parsed:
     merges_raw = k.get("tokenizer.ggml.merges", list)
     if merges_raw is None:
         raise InputError(f"{path}: a gpt2 tokenizer needs tokenizer.ggml.merges")
@@ -200,13 +211,12 @@ def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
     bos = ((tokens[ids["bos"]], ids["bos"]),) if add_bos and "bos" in ids else ()
     eos = ((tokens[ids["eos"]], ids["eos"]),) if add_eos and "eos" in ids else ()
     post = _template(bos, eos) or R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True)
-    return Tokenizer(model=model, pre_tokenizer=pre, decoder=D.ByteLevel(), post_processor=post,
-                     added_tokens=_added(tokens, types),
-                     meta=Metadata(add_bos_token=bool(bos),
-                                              add_eos_token=bool(eos), notes=tuple(notes)))
+    return Parsed(model=model, side=SideFiles(None), inputs=[path], pre_tokenizer=pre, decoder=D.ByteLevel(),
+                  post_processor=post, added=_added(tokens, types), notes=notes, add_bos_token=bool(bos),
+                  add_eos_token=bool(eos))
 
 
-def _spm(path, k: _Keys, tokens, types, scores, ids, flags, unigram: bool = False) -> Tokenizer:
+def _spm(path, k: _Keys, tokens, types, scores, ids, flags, unigram: bool = False) -> Parsed:
     """Rebuild the SentencePiece ModelProto and read it like a `.model` file: BPE for `llama`,
     Unigram with the normalizer's precompiled charsmap for `t5` (llama.cpp's UGM)."""
     from sentencepiece import sentencepiece_model_pb2 as pb
@@ -241,10 +251,10 @@ def _spm(path, k: _Keys, tokens, types, scores, ids, flags, unigram: bool = Fals
     # llama.cpp's defaults: SentencePiece BPE adds BOS, Unigram (T5) appends EOS
     add_bos = flags["add_bos"] if flags["add_bos"] is not None else not unigram
     add_eos = flags["add_eos"] if flags["add_eos"] is not None else unigram
-    return _build(proto, path, _Configs(path.parent, read=False), add_bos, add_eos)
+    return parse_proto(proto, path, SideFiles(None), add_bos, add_eos)
 
 
-def _wordpiece(path, tokens, types, ids, flags) -> Tokenizer:
+def _wordpiece(path, tokens, types, ids, flags) -> Parsed:
     """llama.cpp's BERT vocab: `▁x` is the word-initial `x`, a bare `x` the continuation `##x`;
     control tokens ([CLS], ...) are kept as they are."""
     vocab = {}
@@ -263,36 +273,11 @@ def _wordpiece(path, tokens, types, ids, flags) -> Tokenizer:
     add_eos = flags["add_eos"] if flags["add_eos"] is not None else True
     prefix = ((tokens[cls], cls),) if add_bos and cls is not None else ()
     suffix = ((tokens[sep], sep),) if add_eos and sep is not None else ()
-    return Tokenizer(model=M.WordPiece(vocab=vocab, unk_token=unk), added_tokens=_added(tokens, types),
-                     normalizer=N.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
-                                                 lowercase=True),
-                     pre_tokenizer=P.BertPreTokenizer(), decoder=D.WordPiece(prefix="##", cleanup=True),
-                     post_processor=_template(prefix, suffix),
-                     meta=Metadata(add_bos_token=bool(prefix),
-                                              add_eos_token=bool(suffix),
-                                              notes=("BERT vocabulary: llama.cpp's ▁-prefixed word starts and bare "
-                                                     "continuations restored to WordPiece ##-continuations; "
-                                                     "lowercased as llama.cpp does",)))
-
-
-def _finish(tok: Tokenizer, path: Path, tokens, ids, template, chat_template) -> Tokenizer:
-    """Header lists, stop ids, chat template and provenance, the way every reader finishes (`assemble`)."""
-    side = read_side_files(None)
-    stops = [(tokens[ids[key]], f"tokenizer.ggml.{key}_token_id") for key in ("eos", "eot", "eom") if key in ids]
-    bos = tokens[ids["bos"]] if "bos" in ids else ""
-    eos = tokens[ids["eos"]] if "eos" in ids else ""
-    out = assemble(side=side, model=tok.model, added=tok.added_tokens, inputs=[path], notes=list(tok.meta.notes),
-                   normalizer=tok.normalizer, pre_tokenizer=tok.pre_tokenizer, decoder=tok.decoder,
-                   post_processor=tok.post_processor, extra_stops=tuple(stops), bos=bos, eos=eos)
-    text = template or ""
-    if chat_template is not None:
-        try:
-            text = Path(chat_template).read_text(encoding="utf-8")
-        except OSError as e:
-            raise InputError(f"--chat-template {chat_template}: a GGUF holds one template; give a file "
-                             f"({e.strerror})") from None
-    check_template(text, f"{chat_template or path}")
-    chat = ChatTemplate(text, bos, eos, False, name="", source=f"{path.name} tokenizer.chat_template" if template else "")
-    meta = dataclasses.replace(out.meta, add_bos_token=tok.meta.add_bos_token, add_eos_token=tok.meta.add_eos_token,
-                               differences=tok.meta.differences)
-    return dataclasses.replace(out, chat=chat, meta=meta)
+    return Parsed(model=M.WordPiece(vocab=vocab, unk_token=unk), side=SideFiles(None), inputs=[path],
+                  added=_added(tokens, types),
+                  normalizer=N.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
+                                              lowercase=True),
+                  pre_tokenizer=P.BertPreTokenizer(), decoder=D.WordPiece(prefix="##", cleanup=True),
+                  post_processor=_template(prefix, suffix), add_bos_token=bool(prefix), add_eos_token=bool(suffix),
+                  notes=["BERT vocabulary: llama.cpp's ▁-prefixed word starts and bare continuations restored to "
+                         "WordPiece ##-continuations; lowercased as llama.cpp does"])

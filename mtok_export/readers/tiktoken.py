@@ -42,7 +42,7 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import cache
@@ -55,7 +55,7 @@ from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..ir.byte_level import BYTE_CHARS, bytes_to_tokens
 from ..ir.walk import members
-from .finish import assemble, collect_added, read_side_files, sha256
+from .finish import Parsed, collect_added, finish, read_side_files, sha256
 from .hf_json import parse_tokenizer_json
 from ..json_value import check_value, load_json, parse_json
 from .regex_check import check_tiktoken_pattern
@@ -286,8 +286,13 @@ def _special_map(special, n: int, where: str) -> dict[str, int]:
 
 
 def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
-                  chat_template: str | None = None, pattern_src: str | None = None,
-                  special_src: str | None = None) -> Tokenizer:
+                  chat_template: str | None = None) -> Tokenizer:
+    """`parse_tiktoken`, finished; `chat_template` picks a named template or a file."""
+    return finish(parse_tiktoken(path, pattern=pattern, special=special), chat_template)
+
+
+def parse_tiktoken(path: Path, *, pattern: str | None = None, special=None, pattern_src: str | None = None,
+                   special_src: str | None = None) -> Parsed:
     """A rank file (or a directory holding one) -> IR.  See the module docstring for where the split
     pattern and the special tokens come from; `pattern_src`/`special_src` say where a given
     `pattern`/`special` was found (e.g. `remote_code.py`'s file:line), for the notes."""
@@ -310,7 +315,7 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
     notes: list[str] = []
     tj_pattern, tj_added, tj_norm, tj_path, tj_size = _beside_tokenizer_json(directory)
     vocab, merges, unreachable = ranks_to_bpe(ranks)
-    inputs = [path, *([tj_path] if tj_path else []), *side.inputs]
+    inputs = [path, *([tj_path] if tj_path else [])]
 
     # Split pattern.
     if pattern is not None:
@@ -380,8 +385,7 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
     stops = ()
     if known is not None and special_src.startswith("known"):
         stops = tuple((s, f"known vocabulary {known.name}") for s in known.stops)
-    tok = assemble(side=side, model=model, added=added, inputs=inputs, notes=notes,
-                   normalizer=normalizer, pre_tokenizer=pre, decoder=D.ByteLevel(),
-                   post_processor=R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True),
-                   extra_stops=stops, chat_template=chat_template)
-    return replace(tok, meta=replace(tok.meta, regex_dialect="tiktoken"))  # tiktoken runs the regex
+    return Parsed(model=model, side=side, inputs=inputs, added=added, notes=notes, normalizer=normalizer,
+                  pre_tokenizer=pre, decoder=D.ByteLevel(),
+                  post_processor=R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True),
+                  extra_stops=stops, regex_dialect="tiktoken")  # tiktoken runs the regex
