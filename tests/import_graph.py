@@ -162,6 +162,15 @@ def cycles(all_edges: list[Edge]) -> list[list[str]]:
     return out
 
 
+def unit_cycles(all_edges: list[Edge]) -> list[list[str]]:
+    """Cycles between layer units (packages): `a.x` importing `b.y` and `b.z` importing `a.w` form no
+    module cycle but tie the two packages together (units of one layer may import each other, in
+    one direction only)."""
+    between = {Edge(unit(e.source), unit(e.target), 0, False) for e in all_edges
+               if unit(e.source) != unit(e.target) and not (e.source == "mtok_export" and e.local)}
+    return cycles(sorted(between, key=lambda e: (e.source, e.target)))
+
+
 def _within(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
