@@ -255,7 +255,7 @@ def _read_legacy(path: Path, o: Options):
 
 
 def _read_mtok(path: Path, o: Options):
-    from .readers.finish import provenance  # the file read: its reference runs on it
+    from .readers.finish import provenance  # the file read (its reference runs on it); not at start-up
 
     tok = read_mtok(path.read_bytes(), str(path))[0]
     return dataclasses.replace(tok, provenance=provenance([path]))
