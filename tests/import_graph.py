@@ -26,7 +26,7 @@ LAYERS = (
     ("targets",),  # the runtimes: lower, then an output format writes
     ("formats",),  # every input/output format: sniff, read, write
     ("writers",),  # IR -> HF files
-    ("lower",),  # IR -> what a runtime executes (mtok targets, legacy types)
+    ("lower",),  # IR -> what a runtime executes (mtok targets, legacy types), and its HF equivalent
     ("readers", "legacy", "chat"),  # files -> IR; the legacy text format; chat templates
     ("losses",),  # the typed loss kinds (their triggers know the runtime's table, from mtok.constants)
     ("mtok", "dump"),  # the .mtok codec; IR/layout -> text and JSON
