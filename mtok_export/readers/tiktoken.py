@@ -291,6 +291,19 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
     return finish(parse_tiktoken(path, pattern=pattern, special=special), chat_template)
 
 
+def _found_specials(tj_added, tj_path, side, vocab, known, notes) -> tuple[tuple[AddedToken, ...] | None, str | None]:
+    """(special tokens, where from) when none are given: a tokenizer.json beside the file, then
+    tokenizer_config.json's added_tokens_decoder, then the known vocabulary's; (None, None) if none."""
+    if tj_added is not None:
+        return tuple(sorted(tj_added, key=lambda t: t.id)), f"{tj_path.name} added_tokens"
+    if side.tcfg.get("added_tokens_decoder"):
+        return collect_added(side, vocab, {}, notes), "tokenizer_config.json added_tokens_decoder"
+    if known is not None:
+        return (tuple(AddedToken(i, t, normalized=False, special=True) for t, i in known.specials),
+                f"known vocabulary {known.name} ({known.source})")
+    return None, None
+
+
 def parse_tiktoken(path: Path, *, pattern: str | None = None, special=None, pattern_src: str | None = None,
                    special_src: str | None = None) -> Parsed:
     """A rank file (or a directory holding one) -> IR.  See the module docstring for where the split
@@ -317,7 +330,6 @@ def parse_tiktoken(path: Path, *, pattern: str | None = None, special=None, patt
     vocab, merges, unreachable = ranks_to_bpe(ranks)
     inputs = [path, *([tj_path] if tj_path else [])]
 
-    # Split pattern.
     if pattern is not None:
         pattern_src = pattern_src or "the pattern argument"
     elif tj_pattern is not None:
@@ -326,23 +338,12 @@ def parse_tiktoken(path: Path, *, pattern: str | None = None, special=None, patt
         pattern, pattern_src = known.pattern, f"known vocabulary {known.name} ({known.source})"
     else:
         pattern_src = None
-
-    # Special tokens: AddedToken list.
-    added: tuple[AddedToken, ...] | None = None
     if special is not None:
         sp = _special_map(special, n, "special")
         added = tuple(AddedToken(i, t, normalized=False, special=True) for t, i in sorted(sp.items(), key=lambda x: x[1]))
         special_src = special_src or "the special argument"
-    elif tj_added is not None:
-        added, special_src = tuple(sorted(tj_added, key=lambda t: t.id)), f"{tj_path.name} added_tokens"
-    elif side.tcfg.get("added_tokens_decoder"):
-        added = collect_added(side, vocab, {}, notes)
-        special_src = "tokenizer_config.json added_tokens_decoder"
-    elif known is not None:
-        added = tuple(AddedToken(i, t, normalized=False, special=True) for t, i in known.specials)
-        special_src = f"known vocabulary {known.name} ({known.source})"
     else:
-        special_src = None
+        added, special_src = _found_specials(tj_added, tj_path, side, vocab, known, notes)
 
     missing = [what for what, src in (("the split regex (pattern=, CLI --pattern)", pattern_src),
                                        ("the special tokens (special=, CLI --special; {} for none)", special_src))
