@@ -1,15 +1,19 @@
-"""File formats, one `Format(name, sniff, read, reference, names, write, check)` each, recognized by content,
-and the choice of what to read in a directory.  The two this tool writes (`.mtok`, legacy `.txt`)
-also have `write` (a target's lowered content -> bytes, see `targets.py`) and `check` (the strict
-read-back before the bytes replace anything).
+"""File formats, one `Format(name, sniff, read, reference, names, write, check, parsed)` each,
+recognized by content, and the choice of what to read in a directory.  The two this tool writes
+(`.mtok`, legacy `.txt`) also have `write` (a target's lowered content -> bytes, see `targets.py`)
+and `check` (the strict read-back before the bytes replace anything).
 
 `classify(path)` names the format of one file from its bytes (JSON shape, protobuf `ModelProto`,
 gzip, base64-rank lines, GGUF magic, `430 N` headers, ...), never from its name.  `read_source`
 reads a file with its format's reader, or, for a directory, classifies every file in it and reads
-the best candidate.  The choice is deterministic: by `PRIORITY` of the format (sources before the
-`.mtok`/`.txt` this tool writes beside them), then the conventional file name of that format, then
-the file name; when several candidates exist the choice is recorded as the first note of the IR
-(the CLI prints notes) and `--input FILE` reads another one.
+the best candidate.  A source's reader returns what it parsed and `read_source` finishes it, the
+same way for every format (`readers.finish`: header lists, chat template, provenance); the two
+files MNN loads carry their header lists and are read whole (`parsed=False`).
+
+The choice is deterministic: by `PRIORITY` of the format (sources before the `.mtok`/`.txt` this
+tool writes beside them), then the conventional file name of that format, then the file name; when
+several candidates exist the choice is recorded as the first note of the IR (the CLI prints notes)
+and `--input FILE` reads another one.
 
 Each readable format declares its `reference`: the name of the independent implementation that
 verification runs on the source files themselves (the library the file was made for, never our
@@ -55,13 +59,16 @@ class Options:
 class Format:
     name: str
     sniff: Callable[[bytes, Path], bool]  # (first HEAD bytes, path) -> is it this format?
-    read: Callable[[Path, Options], object] | None  # None: a companion, never read alone
+    # -> what the reader parsed (`readers.finish.Parsed`, finished by `read_source`), or for a file
+    # whose header holds the lists (`parsed=False`) the IR itself; None: a companion, never read alone
+    read: Callable[[Path, Options], object] | None
     reference: str = ""  # the independent reference of a readable format (a `verify.references` name)
     names: tuple[str, ...] = ()  # conventional file names, preferred in this order among candidates
     # output formats: content (see `targets.Lowered`) -> file bytes; and the strict read-back of
     # those bytes before they replace anything, (data, path) -> IR or a FormatError/UnsupportedError
     write: Callable[[object], bytes] | None = None
     check: Callable[[bytes, object], object] | None = None
+    parsed: bool = True
 
 
 # ------------------------------------------------------------------ sniffers (content only)
@@ -105,7 +112,7 @@ def is_sentencepiece(head: bytes, path: Path) -> bool:
     # field 1 (pieces) first, then a full parse
     if head[:1] != b"\x0a" or path.stat().st_size >= SPM_MAX:
         return False
-    from .readers.sentencepiece import is_sentencepiece as parses
+    from .readers.sentencepiece import is_sentencepiece as parses  # protobuf: only for a file that may be one
 
     return parses(path)
 
@@ -186,42 +193,42 @@ def is_python(head: bytes, path: Path) -> bool:
 
 
 def _read_tokenizer_json(path: Path, o: Options):
-    from .readers.model_dir import read_model_dir
+    from .readers.model_dir import parse_model_dir  # on first use: the reader of the one format read
 
-    return read_model_dir(path.parent, o.chat_template, tokenizer_file=path)
+    return parse_model_dir(path.parent, tokenizer_file=path)
 
 
 def _read_tekken(path: Path, o: Options):
-    from .readers.tekken import read_tekken
+    from .readers.tekken import parse_tekken  # on first use: the reader of the one format read
 
-    return read_tekken(path, chat_template=o.chat_template)
+    return parse_tekken(path)
 
 
 def _read_gguf(path: Path, o: Options):
-    from .readers.gguf import read_gguf
+    from .readers.gguf import parse_gguf  # on first use: the reader of the one format read
 
-    return read_gguf(path, chat_template=o.chat_template)
+    return parse_gguf(path)
 
 
 def _read_sentencepiece(path: Path, o: Options):
-    from .readers.sentencepiece import read_sentencepiece
+    from .readers.sentencepiece import parse_sentencepiece  # on first use: the reader of the one format read
 
-    return read_sentencepiece(path, chat_template=o.chat_template)
+    return parse_sentencepiece(path)
 
 
 def _read_tiktoken(path: Path, o: Options):
-    from .readers.remote_code import read_tiktoken_with_code
+    from .readers.remote_code import parse_tiktoken_with_code  # on first use: the reader of the one format read
 
-    return read_tiktoken_with_code(path, pattern=o.pattern, special=o.special, chat_template=o.chat_template)
+    return parse_tiktoken_with_code(path, pattern=o.pattern, special=o.special)
 
 
 def _read_vocab_json(path: Path, o: Options):
-    from .readers.gpt2_files import read_gpt2_files
+    from .readers.gpt2_files import parse_gpt2_files  # on first use: the reader of the one format read
 
     merges = _partner(path, MERGES)
     if merges is None:
         raise InputError(f"{path}: a vocabulary JSON needs a merges file beside it (merges.txt or vocab.bpe)")
-    return read_gpt2_files(path, family=o.family, chat_template=o.chat_template, merges_path=merges)
+    return parse_gpt2_files(path, family=o.family, merges_path=merges)
 
 
 def _read_merges(path: Path, o: Options):
@@ -232,46 +239,52 @@ def _read_merges(path: Path, o: Options):
 
 
 def _read_clip(path: Path, o: Options):
-    from .readers.openai_bpe import read_clip_merges
+    from .readers.openai_bpe import parse_clip_merges  # on first use: the reader of the one format read
 
-    return read_clip_merges(path, chat_template=o.chat_template)
+    return parse_clip_merges(path)
 
 
 def _read_bert(path: Path, o: Options):
-    from .readers.bert_vocab import read_bert_vocab
+    from .readers.bert_vocab import parse_bert_vocab  # on first use: the reader of the one format read
 
-    return read_bert_vocab(path, chat_template=o.chat_template)
+    return parse_bert_vocab(path)
 
 
 def _read_legacy(path: Path, o: Options):
-    from .legacy import read_legacy
+    from .legacy import read_legacy  # the legacy codec: only when a tokenizer.txt is read or written
 
     return read_legacy(path.read_bytes(), str(path))
 
 
 def _read_mtok(path: Path, o: Options):
-    from .readers.finish import provenance  # the file read: its reference runs on it
+    from .readers.finish import provenance  # the file read (its reference runs on it); not at start-up
 
     tok = read_mtok(path.read_bytes(), str(path))[0]
     return dataclasses.replace(tok, provenance=provenance([path]))
 
 
 def _write_legacy(content) -> bytes:
-    from .legacy import write_content
+    from .legacy import write_content  # the legacy codec: only when a tokenizer.txt is read or written
 
     return write_content(content)
 
 
 def _check_legacy(data: bytes, path=None):
-    from .legacy import check_written
+    from .legacy import check_written  # the legacy codec: only when a tokenizer.txt is read or written
 
     return check_written(data, path)
 
 
+def _finish(parsed, chat_template: str | None):
+    from .readers.finish import finish  # with the reader it finishes, never at start-up
+
+    return finish(parsed, chat_template)
+
+
 # Classification order (first match wins: e.g. rank lines are also "two words per line").
-MTOK = Format("mtok", is_mtok, _read_mtok, "mnn", ("tokenizer.mtok",), write_mtok, check_written)
+MTOK = Format("mtok", is_mtok, _read_mtok, "mnn", ("tokenizer.mtok",), write_mtok, check_written, parsed=False)
 LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, "mnn-legacy", ("tokenizer.txt",), _write_legacy,
-                _check_legacy)
+                _check_legacy, parsed=False)
 GGUF = Format("gguf", is_gguf, _read_gguf, "gguf")
 CLIP = Format("clip-bpe-gz", is_clip_merges, _read_clip, "clip", ("bpe_simple_vocab_16e6.txt.gz",))
 SENTENCEPIECE = Format("sentencepiece", is_sentencepiece, _read_sentencepiece, "sentencepiece",
@@ -365,6 +378,8 @@ def read_source(path: Path, chat_template: str | None = None, *, pattern: str | 
     candidate, see `choose`).  `pattern`/`special` are for rank files, `family` for vocab.json."""
     file, fmt, note = choose(Path(path))
     tok = fmt.read(file, Options(chat_template, pattern, special, family))
+    if fmt.parsed:
+        tok = _finish(tok, chat_template)
     tok = dataclasses.replace(tok, provenance=dataclasses.replace(tok.provenance, format=fmt.name))
     if note is None:
         return tok

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InputError
-from .readers.json_value import parse_json
+from .json_value import parse_json
 
 DEFAULT_TOKENIZER_FILE = "tokenizer.txt"  # MNN's config getter default (llmconfig.hpp)
 MODEL_KEYS = ("tokenizer_file", "llm_model", "llm_weight")

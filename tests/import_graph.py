@@ -26,14 +26,15 @@ LAYERS = (
     ("targets",),  # the runtimes: lower, then an output format writes
     ("formats",),  # every input/output format: sniff, read, write
     ("writers",),  # IR -> HF files
-    ("lower",),  # IR -> what a runtime executes (mtok targets, legacy types)
+    ("lower",),  # IR -> what a runtime executes (mtok targets, legacy types), and its HF equivalent
     ("readers", "legacy", "chat"),  # files -> IR; the legacy text format; chat templates
     ("losses",),  # the typed loss kinds (their triggers know the runtime's table, from mtok.constants)
     ("mtok", "dump"),  # the .mtok codec; IR/layout -> text and JSON
     ("unicode",),  # Unicode tables built by walking the code points
     ("ir",),
-    # corpus: the built-in samples and chats; hub: Hub repositories as local snapshot folders
-    ("errors", "io", "cache", "sniff", "corpus", "gc_pause", "signals", "hub", "__init__"),
+    # corpus: the built-in samples and chats; hub: Hub repositories as local snapshot folders;
+    # json_value: JSON input checked once (readers, chat template sources, model folders)
+    ("errors", "io", "cache", "sniff", "corpus", "gc_pause", "signals", "hub", "json_value", "__init__"),
 )
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 
@@ -163,6 +164,15 @@ def cycles(all_edges: list[Edge]) -> list[list[str]]:
         if v not in index:
             visit(v)
     return out
+
+
+def unit_cycles(all_edges: list[Edge]) -> list[list[str]]:
+    """Cycles between layer units (packages): `a.x` importing `b.y` and `b.z` importing `a.w` form no
+    module cycle but tie the two packages together (units of one layer may import each other, in
+    one direction only)."""
+    between = {Edge(unit(e.source), unit(e.target), 0, False) for e in all_edges
+               if unit(e.source) != unit(e.target) and not (e.source == "mtok_export" and e.local)}
+    return cycles(sorted(between, key=lambda e: (e.source, e.target)))
 
 
 def _within(module: str, prefix: str) -> bool:

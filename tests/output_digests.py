@@ -34,7 +34,8 @@ def digests(path: Path) -> dict[str, str]:
     from mtok_export.errors import MtokError
     from mtok_export.formats import read_source
     from mtok_export.targets import build
-    from mtok_export.writers.hf_json import hf_equivalent, write_tokenizer_json
+    from mtok_export.lower.hf_equivalent import hf_equivalent
+    from mtok_export.writers.hf_json import write_tokenizer_json
 
     tok = read_source(path)
     row = {}

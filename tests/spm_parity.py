@@ -30,13 +30,14 @@ from legacy_runtime import installed_mnn341
 from mtok_export.corpus import builtin_corpus
 from mtok_export.ir import models as M
 from mtok_export.ir import pre_tokenizers as P
+from mtok_export.ir.sentencepiece import SPACE, TRAILING_SPACE
 from mtok_export.ir.walk import members
 from mtok_export.legacy.sentencepiece_txt import format_type0, read_sentencepiece_txt
 from mtok_export.lower import lower
 from mtok_export.lower.legacy.type0 import plan
 from mtok_export.lower.processors import single_parts
 from mtok_export.mtok import write_mtok
-from mtok_export.readers.sentencepiece import SPACE, TRAILING_SPACE, read_sentencepiece
+from mtok_export.readers.sentencepiece import read_sentencepiece
 from mtok_export.verify.check import TEXT_CHECKS, Check, compare_texts, verify
 from mtok_export.verify.references import choose
 from mtok_export.verify.reference_spm import charsmap_normalizer, spm_reference

@@ -73,6 +73,27 @@ def test_ids_equal_the_corpus_tokenizer_json_of_the_same_model(name, hf_dir, rea
         [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
 
 
+def test_a_gguf_is_self_contained(tmp_path):
+    """A GGUF carries its own lists and template: configs beside it are not its own (never read),
+    and `--chat-template` can only replace the template it carries by a file, which provenance then
+    records."""
+    import shutil
+
+    gguf = tmp_path / "vocab.gguf"
+    shutil.copy(GGUF / "ggml-vocab-phi-3.gguf", gguf)
+    (tmp_path / "tokenizer_config.json").write_text('{"eos_token": "<s>", "chat_template": "other"}')
+    (tmp_path / "config.json").write_text('{"eos_token_id": 1}')
+    tok = read_source(gguf)
+    assert tok.chat.text.startswith("{{ bos_token }}") and tok.chat.eos_token == "<|endoftext|>"
+    assert 1 not in tok.stop_ids and [f.path for f in tok.provenance.inputs] == [str(gguf)]
+    (tmp_path / "t.jinja").write_text("{{ messages }}")
+    tok = read_source(gguf, str(tmp_path / "t.jinja"))
+    assert tok.chat.text == "{{ messages }}" and tok.chat.source == str(tmp_path / "t.jinja")
+    assert [Path(f.path).name for f in tok.provenance.inputs] == ["vocab.gguf", "t.jinja"]
+    with pytest.raises(InputError, match="a GGUF file holds one template; give a UTF-8 file"):
+        read_source(gguf, "chatml")
+
+
 def test_keys_reach_the_ir(read):
     spm = read("llama-spm")
     assert spm.meta.add_bos_token is True and spm.meta.add_eos_token is False

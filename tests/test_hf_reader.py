@@ -413,3 +413,54 @@ def test_bad_added_tokens_decoder_names_key(tmp_path, value):
     make_dir(tmp_path, tokenizer_config__json={"added_tokens_decoder": value})
     with pytest.raises(UnsupportedError, match=r"\$\.added_tokens_decoder"):
         read_model_dir(tmp_path)
+
+
+# An entry of tokenizer_config.json's added_tokens_decoder that leaves out flags: a plain token,
+# a special one, and one with neither flag (ids past every vocabulary used below).
+UNFLAGGED = {"100000": {"content": "<plain>", "special": False}, "100001": {"content": "<spec>", "special": True},
+             "100002": {"content": "<bare>"}}
+
+
+def _flags(tokens) -> dict:
+    """content -> (single_word, lstrip, rstrip, normalized, special) of the UNFLAGGED entries (by content:
+    transformers gives an id past its vocabulary the next free one)."""
+    contents = {e["content"] for e in UNFLAGGED.values()}
+    return {t.content: (t.single_word, t.lstrip, t.rstrip, t.normalized, t.special) for t in tokens
+            if t.content in contents}
+
+
+def test_unflagged_decoder_entries_read_as_transformers_loads_them(tmp_path):
+    """Differential: the flags transformers gives `added_tokens_decoder` entries without `normalized`
+    (and without `special`) are what every reader gives them: the model directory, the side-file
+    readers (vocab.txt) and SentencePiece without a dummy prefix (with one, transformers' rule
+    `normalized=False` applies, tested with the SentencePiece reader)."""
+    import shutil
+
+    from sentencepiece import sentencepiece_model_pb2 as pb
+    from transformers import AutoTokenizer
+
+    from conftest import SAMPLES
+    from mtok_export.formats import read_source
+
+    cfg = {"tokenizer_class": "PreTrainedTokenizerFast", "added_tokens_decoder": UNFLAGGED}
+    model_dir = make_dir(tmp_path / "hf", tj(model={"type": "WordLevel", "vocab": {"[UNK]": 0, "a": 1},
+                                                    "unk_token": "[UNK]"}),
+                         tokenizer_config__json=cfg)
+    hf = AutoTokenizer.from_pretrained(str(model_dir))
+    expected = _flags(hf.added_tokens_decoder.values())
+    assert expected["<plain>"][3:] == (True, False) and expected["<spec>"][3:] == (False, True)  # the library's rule
+    assert len(expected) == 3
+
+    bert = tmp_path / "bert"
+    bert.mkdir()
+    shutil.copy(SAMPLES / "bert-wordpiece/vocab.txt", bert / "vocab.txt")
+    (bert / "tokenizer_config.json").write_text(json.dumps({"added_tokens_decoder": UNFLAGGED}))
+    spm = tmp_path / "spm"
+    spm.mkdir()
+    m = pb.ModelProto()
+    m.ParseFromString((SAMPLES / "llama-spm/tokenizer.model").read_bytes())
+    m.normalizer_spec.add_dummy_prefix = False
+    (spm / "tokenizer.model").write_bytes(m.SerializeToString())
+    (spm / "tokenizer_config.json").write_text(json.dumps({"added_tokens_decoder": UNFLAGGED}))
+    for source in (model_dir, bert, spm):
+        assert _flags(read_source(source).added_tokens) == expected, source.name

@@ -34,8 +34,9 @@ from mtok_export.readers.hf_json import parse_tokenizer_json
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.corpus import builtin_chats, builtin_corpus
 from mtok_export.verify.emulate import normalize as runtime_normalize
-from mtok_export.writers.hf_json import (CONTROL_TO_SPACE, TOP_LEVEL, hf_equivalent, to_tokenizer_json,
-                                         tokenizer_json_text, write_hf_dir, write_tokenizer_json)
+from mtok_export.lower.hf_equivalent import CONTROL_TO_SPACE, hf_equivalent
+from mtok_export.writers.hf_json import (TOP_LEVEL, TableText, to_tokenizer_json, tokenizer_json_text, write_hf_dir,
+                                         write_tokenizer_json)
 
 from conftest import TOKENIZER_DIRS
 
@@ -114,16 +115,37 @@ def test_written_dir_reads_back_equal(tokenizer_name, tmp_path):
 @pytest.mark.parametrize("name", [n for n in TOKENIZER_DIRS if n.startswith("samples/")])  # each model kind
 def test_compact_text_is_the_json_of_the_object(name):
     """`tokenizer_json_text` (what verification hands `tokenizers`) serializes the vocabulary and
-    merges once per table: for an IR sharing them with the previous one, for one with a table of
-    its own, and again after another IR's tables, it is json.dumps of `to_tokenizer_json`."""
+    merges once per table of a `TableText`: for an IR sharing them with the previous one, for one
+    with a table of its own, and again after another IR's tables, it is json.dumps of
+    `to_tokenizer_json`; so it is without one."""
     tok = source(name)
     m = tok.model
     same_tables = replace(tok, normalizer=None, model=replace(m, dropout=0.5) if isinstance(m, M.BPE) else m)
     vocab = ([(p, s - 1.0) for p, s in m.vocab] if isinstance(m, M.Unigram)
              else {t: i for t, i in m.vocab.items() if i != max(m.vocab.values())})
     own_vocab = replace(tok, model=replace(m, vocab=vocab))
+    tables = TableText()
     for ir in (tok, same_tables, own_vocab, tok, same_tables):
-        assert tokenizer_json_text(ir) == json.dumps(to_tokenizer_json(ir), ensure_ascii=False)
+        expected = json.dumps(to_tokenizer_json(ir), ensure_ascii=False)
+        assert tokenizer_json_text(ir, tables) == expected
+        assert tokenizer_json_text(ir) == expected
+
+
+def test_compact_text_keeps_no_table_alive():
+    """Without a `TableText` nothing outlives the call: the vocabulary of the last IR serialized is
+    freed with the IR (a module-level memo used to hold it, tens of MB, until the next call)."""
+    import gc
+    import weakref
+
+    class Vocab(dict):  # a dict subclass can be weakly referenced; the writer treats it as a dict
+        pass
+
+    tok = Tokenizer(model=M.WordLevel(vocab=Vocab({"[UNK]": 0, "a": 1}), unk_token="[UNK]"))
+    gone = weakref.ref(tok.model.vocab)
+    assert '"a": 1' in tokenizer_json_text(tok)
+    del tok
+    gc.collect()
+    assert gone() is None
 
 
 def test_hf_irs_need_no_rewriting(tokenizer_name):

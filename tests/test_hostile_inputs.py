@@ -182,13 +182,13 @@ def test_lone_surrogate_in_special_tokens_given_from_python(tmp_path):
 ])
 def test_json_value_checks_whole_levels_exactly(value, strings, clean):
     """The C-level fast path over plain levels (ids, merge pairs) misses nothing the per-value walk finds."""
-    from mtok_export.readers.json_value import _is_clean
+    from mtok_export.json_value import _is_clean
 
     assert _is_clean(value, strings) is clean
 
 
 def test_json_depth_limit_holds_for_lists_of_lists():
-    from mtok_export.readers.json_value import MAX_DEPTH, _is_clean
+    from mtok_export.json_value import MAX_DEPTH, _is_clean
 
     def nest(n):
         v = ["x"]
@@ -253,7 +253,7 @@ def test_duplicate_key_in_tokenizer_config(tmp_path):
 
 
 def test_duplicate_key_named_as_json_path_when_not_an_identifier():
-    from mtok_export.readers.json_value import parse_json
+    from mtok_export.json_value import parse_json
 
     with pytest.raises(MtokError, match=r"x\.json \$\.added\['<s> x'\]: duplicate key '<s> x'") as info:
         parse_json('{"added": {"<s> x": 1, "b": 2, "<s> x": 3}}', "x.json")

@@ -1,8 +1,8 @@
 """The layering is a contract (see `tests/import_graph.py` for the layers): no module imports a
-layer above its own, no import cycle (hidden in a function or not), and our own modules are
-imported at the top of files except at the places `LAZY_ALLOWED` names (the CLI's command functions,
-and the few modules that load a reader, the legacy format, verification or the chat package only
-when they are used).  Each check is shown to catch the mistake it is for on a made-up graph."""
+layer above its own, no import cycle (hidden in a function or not) between modules or between
+packages, and our own modules are imported at the top of files except at the places `LAZY_ALLOWED`
+names (the CLI's command functions, and the few modules that load a reader, the legacy format,
+verification or the chat package only when they are used).  Each check is shown to catch the mistake it is for on a made-up graph."""
 
 from __future__ import annotations
 
@@ -18,6 +18,10 @@ def test_no_upward_import():
 
 def test_no_import_cycle():
     assert G.cycles(EDGES) == []
+
+
+def test_no_package_cycle():
+    assert G.unit_cycles(EDGES) == []
 
 
 def test_own_modules_are_imported_at_the_top():
@@ -37,6 +41,9 @@ def test_the_checks_catch_what_they_are_for():
     assert G.cycles(ring) == [["mtok_export.verify.a", "mtok_export.verify.b"]]
     assert G.cycles([Edge("mtok_export.lower.models", "mtok_export.lower", 1, False),
                      Edge("mtok_export.lower", "mtok_export.lower.models", 1, False)]) == []  # parent package
+    tied = [Edge("mtok_export.readers.hf_config", "mtok_export.chat.nesting", 1, False),
+            Edge("mtok_export.chat.sources", "mtok_export.readers.json_value", 1, False)]
+    assert G.cycles(tied) == [] and G.unit_cycles(tied) == [["chat", "readers"]]
     local = Edge("mtok_export.lower.models", "mtok_export.chat.render", 1, True)
     assert G.lazy([local, Edge("mtok_export.cli.cmd_export", "mtok_export.export", 1, True)]) == [local]
 

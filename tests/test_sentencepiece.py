@@ -34,7 +34,8 @@ def project_type0(tok):
 
 def type0_losses(tok):
     return type0.plan(tok).losses
-from mtok_export.readers.sentencepiece import PieceType, bos_eos_policy, read_sentencepiece, sp_merges
+from mtok_export.ir.sentencepiece import PieceType, sp_merges
+from mtok_export.readers.sentencepiece import bos_eos_policy, read_sentencepiece
 from spm_parity import spm_parity, spm_parity_txt
 
 REPO = Path(__file__).resolve().parents[1]
@@ -147,6 +148,19 @@ def test_configs_are_picked_up():
     assert "[INST]" in ir("samples/llama-spm").chat.text
     used = {Path(f.path).name for f in ir("samples/llama-spm").provenance.inputs}
     assert used == {"tokenizer.model", "tokenizer_config.json", "generation_config.json"}
+
+
+def test_model_folder_configs_finish_as_for_every_format(tmp_path):
+    """The SentencePiece reader is finished like every other (`readers.finish`): config.json's eos
+    ids are stop ids and its vocab_size bounds the ids, which its own finishing used to ignore; a
+    GGUF built from the same pieces reads no config beside it (tested in test_gguf)."""
+    (tmp_path / "tokenizer.model").write_bytes(MODELS["samples/llama-spm"].read_bytes())
+    (tmp_path / "config.json").write_text('{"eos_token_id": 7, "vocab_size": 100}')
+    tok = read_sentencepiece(tmp_path)
+    assert (7, "config.json eos_token_id") in tok.meta.stop_sources and 7 in tok.stop_ids
+    assert tok.meta.model_vocab_size == 100
+    assert any("outside the model's embedding range" in n for n in tok.meta.notes)
+    assert [Path(f.path).name for f in tok.provenance.inputs] == ["tokenizer.model", "config.json"]
 
 
 def test_bos_eos_policy_and_overrides(tmp_path):

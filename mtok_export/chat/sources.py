@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import InputError
-from ..readers.json_value import parse_json
+from ..json_value import parse_json
 
 
 class Template(NamedTuple):

@@ -98,7 +98,7 @@ def chat(
 def _render(file: Path, messages: Path, runtime: bool, no_generation_prompt: bool) -> str:
     from ..errors import InputError
     from ..mtok import read_mtok
-    from ..readers.json_value import load_json
+    from ..json_value import load_json
 
     msgs = load_json(messages)  # nesting bounded, duplicate keys refused, errors name the file and path
     try:

@@ -25,12 +25,6 @@ def parse(path: str) -> list[str | int]:
     return steps
 
 
-def get_at(obj, path: str):
-    for step in parse(path):
-        obj = obj[step] if isinstance(step, int) else getattr(obj, step)
-    return obj
-
-
 def replace_at(obj, path: str, value):
     """A copy of `obj` with the node at `path` replaced by `value` (REMOVE drops it)."""
     return _replace(obj, parse(path), value)

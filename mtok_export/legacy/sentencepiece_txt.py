@@ -75,7 +75,7 @@ from ..ir import AddedToken, ChatTemplate, Metadata, Tokenizer
 from ..ir import models as M
 from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
-from ..readers.sentencepiece import SPACE, PieceType, bos_eos_template, sp_decoder, sp_merges, sp_normalizer
+from ..ir.sentencepiece import SPACE, PieceType, bos_eos_template, sp_decoder, sp_merges, sp_normalizer
 from .text import provenance
 
 BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")

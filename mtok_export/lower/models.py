@@ -20,7 +20,7 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir.byte_level import bytes_to_token
-from ..readers.sentencepiece import TRAILING_SPACE
+from ..ir.sentencepiece import TRAILING_SPACE
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 # A Unigram score the runtime's Viterbi treats as no piece at all: any path through it sums to at most

@@ -24,7 +24,8 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .finish import assemble, collect_added, read_side_files
+from ..ir import Tokenizer
+from .finish import Parsed, collect_added, finish, read_side_files
 
 _DEFAULTS = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
              "mask_token": "[MASK]"}
@@ -71,7 +72,12 @@ def _flag(side, key: str, default, allowed=(bool,)):
     return v
 
 
-def read_bert_vocab(path: Path, *, chat_template: str | None = None):
+def read_bert_vocab(path: Path, *, chat_template: str | None = None) -> Tokenizer:
+    """`parse_bert_vocab`, finished; `chat_template` picks a named template or a file."""
+    return finish(parse_bert_vocab(path), chat_template)
+
+
+def parse_bert_vocab(path: Path) -> Parsed:
     """`path` is a directory holding vocab.txt, or the vocab.txt itself."""
     path = Path(path)
     vocab_path = path / "vocab.txt" if path.is_dir() else path
@@ -104,8 +110,8 @@ def read_bert_vocab(path: Path, *, chat_template: str | None = None):
         pair=(R.Piece(cls, 0, True), R.Piece("A"), R.Piece(sep, 0, True), R.Piece("B", 1), R.Piece(sep, 1, True)),
         special_tokens=tuple(R.SpecialToken(n, (i,), (n,)) for n, i in sorted({cls: cls_id, sep: sep_id}.items())))
     model = M.WordPiece(vocab=vocab, unk_token=unk, continuing_subword_prefix="##", max_input_chars_per_word=100)
-    return assemble(side=side, model=model, added=added, inputs=[vocab_path, *side.inputs], notes=notes,
-                    normalizer=N.BertNormalizer(clean_text=True, handle_chinese_chars=chinese,
-                                                strip_accents=strip, lowercase=lower),
-                    pre_tokenizer=P.BertPreTokenizer(), decoder=D.WordPiece(prefix="##", cleanup=True),
-                    post_processor=post, chat_template=chat_template)
+    return Parsed(model=model, side=side, inputs=[vocab_path], added=added, notes=notes,
+                  normalizer=N.BertNormalizer(clean_text=True, handle_chinese_chars=chinese, strip_accents=strip,
+                                              lowercase=lower),
+                  pre_tokenizer=P.BertPreTokenizer(), decoder=D.WordPiece(prefix="##", cleanup=True),
+                  post_processor=post)

@@ -1,9 +1,20 @@
-"""The finishing every reader shares: the JSON files beside a vocabulary (`SideFiles`), the added
-tokens transformers would build from them, stop ids with their sources, the chat template, and
-provenance.  `assemble` does all of it for the readers that have only side files (vocab.json,
-vocab.txt, tiktoken, OpenAI BPE, tekken, GGUF); `read_model_dir` and `read_sentencepiece`, whose
-added tokens and BOS/EOS come from their own files, use the pieces (`stop_ids`, `decoder_entries`,
-`provenance`) so every reader decides the header lists the same way."""
+"""The one finishing of every reader that reads a tokenizer's source (all but the two files MNN loads,
+whose header carries these lists): a reader returns what it parsed (`Parsed`), and `finish` builds
+the `Tokenizer` from it the same way for every format (`formats.read_source` runs it):
+
+* the added tokens are the reader's (`Parsed.added`: each format decides which config entries apply,
+  as transformers' class for it does); an `added_tokens_decoder` entry always becomes the same
+  `AddedToken` (`decoder_token`), and `collect_added` is the rule of the formats that have only side
+  files (vocab.json, vocab.txt, a rank file with a tokenizer_config.json);
+* special ids: every special added token, longest content first (`hf_config.header_special_order`);
+* stop ids: eos (the file's own, else the configs' role), the eos ids of generation_config.json and
+  config.json, the format's own stop tokens, then the family end-of-turn tokens, each with its source;
+* the chat template: the one a self-contained file carries (GGUF), else the directory's
+  (chat_template.jinja / .json / tokenizer_config.json), or `--chat-template`;
+* metadata from tokenizer_config.json / config.json, and provenance (every file read, hashed).
+
+`SideFiles` are the JSON files beside a vocabulary; a reader reads them itself because its parse may
+depend on them (a class's BOS/EOS default, `do_lower_case`, ...)."""
 
 from __future__ import annotations
 
@@ -12,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from ..errors import UnsupportedError
+from ..chat.nesting import check_template
+from ..errors import InputError, UnsupportedError
 from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
 from ..ir import models as M
 from ..unicode import ucd
@@ -44,6 +56,14 @@ def decoder_entries(tcfg: dict) -> list[tuple[int, dict]]:
     has checked its shape (decimal keys, string content, boolean flags) when the file was read."""
     decoder = tcfg.get("added_tokens_decoder") or {}
     return sorted(((int(k), t) for k, t in decoder.items()), key=lambda it: it[0])
+
+
+def decoder_token(i: int, entry: dict) -> AddedToken:
+    """An `added_tokens_decoder` entry as transformers loads it (`AddedToken(**entry)`): a flag it
+    does not give is False, except `normalized`, which is `not special` (tokenizers' default)."""
+    special = entry.get("special", False)
+    return AddedToken(i, entry["content"], entry.get("single_word", False), entry.get("lstrip", False),
+                      entry.get("rstrip", False), entry.get("normalized", not special), special)
 
 
 def stop_ids(ids: dict[str, int], eos: tuple[int, str] | None, directory: Path, gen: dict, mcfg: dict,
@@ -88,9 +108,15 @@ class SideFiles:
 
     def role(self, name: str) -> str | None:
         """A special-token role (`bos_token`, ...) from tokenizer_config.json, else special_tokens_map.json."""
+        found = self.role_from(name)
+        return found[0] if found else None
+
+    def role_from(self, name: str) -> tuple[str, str] | None:
+        """(text, "file role") of a special-token role, for messages and stop sources."""
         for data, fname in ((self.tcfg, "tokenizer_config.json"), (self.stm, "special_tokens_map.json")):
             if data.get(name) is not None:
-                return token_text(data[name], (self.directory or Path(".")) / fname, name)
+                text = token_text(data[name], (self.directory or Path(".")) / fname, name)
+                return (text, f"{fname} {name}") if text is not None else None
         return None
 
     def additional(self) -> list[str]:
@@ -115,6 +141,10 @@ def read_side_files(directory: Path | None) -> SideFiles:
         if p.is_file():
             setattr(side, attr, load_json_object(p))
             side.inputs.append(p)
+    for content, i in side.added_json.items():
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise UnsupportedError("ids must be non-negative integers", json_path=f"$[{content!r}]",
+                                   path=str(directory / "added_tokens.json"))
     return side
 
 
@@ -128,16 +158,11 @@ def collect_added(side: SideFiles, vocab: dict[str, int], roles: dict[str, str |
     flags = flags or {}
     by_id: dict[int, AddedToken] = {}
     for i, t in decoder_entries(side.tcfg):
-        by_id[i] = AddedToken(i, t["content"], t.get("single_word", False), t.get("lstrip", False),
-                              t.get("rstrip", False), t.get("normalized", not t.get("special", False)),
-                              t.get("special", False))
+        by_id[i] = decoder_token(i, t)
     specials = [v for v in (side.role(r) or roles.get(r) for r in SPECIAL_ROLES) if v]
     specials += side.additional()
     special_set = set(specials)
-    added_path = (side.directory or Path(".")) / "added_tokens.json"
     for content, i in side.added_json.items():
-        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            raise UnsupportedError("ids must be non-negative integers", json_path=f"$[{content!r}]", path=str(added_path))
         if i not in by_id:
             special = content in special_set
             by_id[i] = AddedToken(i, content, normalized=not special, special=special)
@@ -161,35 +186,78 @@ def collect_added(side: SideFiles, vocab: dict[str, int], roles: dict[str, str |
     return tuple(by_id[i] for i in sorted(by_id))
 
 
-def assemble(*, side: SideFiles, model, added: tuple[AddedToken, ...], inputs: list[Path], notes: list[str],
-             normalizer=None, pre_tokenizer=None, decoder=None, post_processor=None,
-             extra_stops: tuple[tuple[str, str], ...] = (), chat_template: str | None = None,
-             bos: str | None = None, eos: str | None = None) -> Tokenizer:
-    """The whole finishing of the readers built on side files (vocab.json, vocab.txt, tiktoken,
-    OpenAI BPE, tekken, GGUF): special ids are the special
-    added tokens, longest content first; stop ids are eos from every config, the family's end-of-turn
-    tokens and `extra_stops` ((text, source) pairs), each with its source; the chat template comes
-    from the directory (chat_template.jinja / .json / tokenizer_config.json)."""
-    directory = side.directory
-    ids = dict(M.vocab_of(model))
-    ids.update({t.content: t.id for t in added})
-    bos = bos if bos is not None else side.role("bos_token")
-    eos = eos if eos is not None else side.role("eos_token")
-    stops = stop_ids(ids, (ids[eos], "eos_token") if eos is not None and eos in ids else None,
-                     directory or Path("."), side.gen, side.mcfg, extra_stops)
-    special_ids = header_special_order(added)
-    templates = find_templates(directory, side.tcfg, side.config_path) if directory is not None else Templates()
-    text, name, source, others = pick_template(templates, directory or Path("."), side.config_path,
-                                               chat_template, inputs)
+@dataclass
+class Parsed:
+    """What a reader found: the pipeline, its added tokens, the configs beside it, and the facts only
+    the file itself knows (its BOS/EOS text, stop tokens, embedded template, policy).  `finish`
+    makes the `Tokenizer` of every format from it."""
 
-    vocab_size = side.mcfg.get("vocab_size") if isinstance(side.mcfg.get("vocab_size"), int) else None
+    model: object
+    side: SideFiles  # the configs beside the file (`SideFiles(None)`: a self-contained file, e.g. GGUF)
+    inputs: list[Path]  # the files the reader read, main file first (the side files follow them)
+    normalizer: object = None
+    pre_tokenizer: object = None
+    decoder: object = None
+    post_processor: object = None
+    added: tuple[AddedToken, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    bos: str | None = None  # None: the configs' bos_token role ("": none)
+    eos: str | None = None  # None: the configs' eos_token role ("": none)
+    eos_source: str = ""  # where `eos` came from (for its stop id)
+    extra_stops: tuple[tuple[str, str], ...] = ()  # (text, source): the format's own stop tokens
+    template: tuple[str, str] | None = None  # (text, source) carried by a self-contained file; None: the directory's
+    add_bos_token: bool | None = None  # None: tokenizer_config.json's
+    add_eos_token: bool | None = None
+    differences: tuple = ()  # `Loss` values: where the IR knowingly differs from the source's library
+    regex_dialect: str = "oniguruma"
+
+
+def finish(p: Parsed, chat_template: str | None = None) -> Tokenizer:
+    """The `Tokenizer` of what a reader parsed (see the module docstring); `chat_template` picks a
+    named template or a file (`--chat-template`)."""
+    side, notes, inputs = p.side, list(p.notes), [*p.inputs, *p.side.inputs]
+    ids = dict(M.vocab_of(p.model))
+    ids.update({t.content: t.id for t in p.added})
+    bos = p.bos if p.bos is not None else side.role("bos_token")
+    eos, eos_source = p.eos, p.eos_source
+    if eos is None:
+        eos, eos_source = side.role_from("eos_token") or (None, "")
+    stops = stop_ids(ids, (ids[eos], eos_source or "eos_token") if eos and eos in ids else None,
+                     side.directory or Path("."), side.gen, side.mcfg, p.extra_stops)
+    chat = _chat(p, bos or "", eos or "", chat_template, inputs)
     notes.extend(embedding_range_notes(side.mcfg, [*ids.values(), *stops]))
+    tcfg = side.tcfg
     return Tokenizer(
-        model=model, normalizer=normalizer, pre_tokenizer=pre_tokenizer, decoder=decoder,
-        post_processor=post_processor, added_tokens=added, special_ids=special_ids, stop_ids=tuple(stops),
-        chat=ChatTemplate(text, bos or "", eos or "", side.tcfg.get("clean_up_tokenization_spaces") is True,
-                          others, name=name, source=source),
-        meta=Metadata(add_bos_token=side.tcfg.get("add_bos_token"), add_eos_token=side.tcfg.get("add_eos_token"),
-                      model_vocab_size=vocab_size, stop_sources=tuple(stops.items()), notes=tuple(notes)),
+        model=p.model, normalizer=p.normalizer, pre_tokenizer=p.pre_tokenizer, decoder=p.decoder,
+        post_processor=p.post_processor, added_tokens=p.added, special_ids=header_special_order(p.added),
+        stop_ids=tuple(stops), chat=chat,
+        meta=Metadata(add_bos_token=tcfg.get("add_bos_token") if p.add_bos_token is None else p.add_bos_token,
+                      add_eos_token=tcfg.get("add_eos_token") if p.add_eos_token is None else p.add_eos_token,
+                      model_vocab_size=side.mcfg.get("vocab_size"), stop_sources=tuple(stops.items()),
+                      notes=tuple(notes), tokenizer_class=tcfg.get("tokenizer_class"), legacy=tcfg.get("legacy"),
+                      differences=tuple(p.differences), regex_dialect=p.regex_dialect),
         provenance=provenance(inputs),
     )
+
+
+def _chat(p: Parsed, bos: str, eos: str, choice: str | None, inputs: list) -> ChatTemplate:
+    """The template a self-contained file carries (`choice` can only replace it by a file), else the
+    directory's (`hf_config.pick_template`)."""
+    side = p.side
+    if p.template is not None:
+        (text, source), where = p.template, str(p.inputs[0])
+        if choice is not None:
+            try:
+                text, source, where = Path(choice).read_text(encoding="utf-8"), choice, choice
+            except (OSError, UnicodeDecodeError) as e:
+                raise InputError(f"--chat-template {choice}: a {Path(where).suffix[1:].upper() or 'self-contained'} "
+                                 f"file holds one template; give a UTF-8 file ({getattr(e, 'strerror', None) or e})"
+                                 ) from None
+            inputs.append(Path(choice))
+        check_template(text, where)
+        return ChatTemplate(text, bos, eos, False, name="", source=source)
+    directory = side.directory or Path(".")
+    templates = find_templates(directory, side.tcfg, side.config_path) if side.directory is not None else Templates()
+    text, name, source, others = pick_template(templates, directory, side.config_path, choice, inputs)
+    return ChatTemplate(text, bos, eos, side.tcfg.get("clean_up_tokenization_spaces") is True, others, name=name,
+                        source=source)

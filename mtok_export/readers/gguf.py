@@ -24,18 +24,17 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ..chat.nesting import check_template
 from ..errors import InputError, UnsupportedError
-from ..ir import AddedToken, ChatTemplate, Metadata, Pattern, Tokenizer
+from ..ir import AddedToken, Pattern, Tokenizer
 from ..ir import decoders as D
 from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
-from .finish import assemble, read_side_files
+from .finish import Parsed, SideFiles, finish
 from .gguf_layout import check_layout
 from .gguf_types import llama_cpp_types, rstrip_ids
-from .sentencepiece import _build, _Configs
+from .sentencepiece import parse_proto
 
 _GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
 _LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
@@ -105,6 +104,13 @@ class _Keys:
 
 
 def read_gguf(path: Path, *, chat_template: str | None = None) -> Tokenizer:
+    """`parse_gguf`, finished; `chat_template` (a file) replaces the template the GGUF carries."""
+    return finish(parse_gguf(path), chat_template)
+
+
+def parse_gguf(path: Path) -> Parsed:
+    """A GGUF's tokenizer: self-contained (no configs beside it are read), with its own BOS/EOS, stop
+    tokens (eos, eot, eom) and chat template."""
     path = Path(path)
     try:
         import gguf
@@ -146,13 +152,13 @@ def read_gguf(path: Path, *, chat_template: str | None = None) -> Tokenizer:
              if k.get(f"tokenizer.ggml.{key}_token_id", int) is not None}
     types, type_notes = llama_cpp_types(tokens, types, keyed)
     if model == "gpt2":
-        tok = _bpe(path, k, tokens, types, ids, flags)
+        parsed = _bpe(path, k, tokens, types, ids, flags)
     elif model == "gemma4":
-        tok = _gemma4(path, k, tokens, types, ids, flags)
+        parsed = _gemma4(path, k, tokens, types, ids, flags)
     elif model in ("llama", "t5"):
-        tok = _spm(path, k, tokens, types, scores, ids, flags, unigram=model == "t5")
+        parsed = _spm(path, k, tokens, types, scores, ids, flags, unigram=model == "t5")
     elif model == "bert":
-        tok = _wordpiece(path, tokens, types, ids, flags)
+        parsed = _wordpiece(path, tokens, types, ids, flags)
     else:
         raise UnsupportedError(f"tokenizer model {model!r} is not supported (gpt2, gemma4, llama, t5 and bert are)",
                                json_path="tokenizer.ggml.model", path=str(path))
@@ -161,14 +167,19 @@ def read_gguf(path: Path, *, chat_template: str | None = None) -> Tokenizer:
         type_notes.append(f"{len(strip)} special token(s) strip the whitespace after them, as llama.cpp does for Phi-3")
     # llama.cpp matches every unknown, control and user-defined token whole in the input (its special
     # tokens cache): SentencePiece's reading leaves the unknown piece out ("<unk>" read as pieces)
-    have = {t.id for t in tok.added_tokens}
+    have = {t.id for t in parsed.added}
     unknown = tuple(AddedToken(i, t, normalized=False, special=True) for i, (t, ty) in enumerate(zip(tokens, types))
                     if ty == TYPE_UNKNOWN and i not in have)
-    added = tuple(dataclasses.replace(t, rstrip=True) if t.id in strip else t
-                  for t in sorted(tok.added_tokens + unknown, key=lambda t: t.id))
-    tok = dataclasses.replace(tok, added_tokens=added,
-                              meta=dataclasses.replace(tok.meta, notes=tuple(tok.meta.notes) + tuple(type_notes)))
-    return _finish(tok, path, tokens, ids, template, chat_template)
+    parsed.added = tuple(dataclasses.replace(t, rstrip=True) if t.id in strip else t
+                         for t in sorted(parsed.added + unknown, key=lambda t: t.id))
+    parsed.notes = [*parsed.notes, *type_notes]
+    parsed.bos = tokens[ids["bos"]] if "bos" in ids else ""
+    parsed.eos = tokens[ids["eos"]] if "eos" in ids else ""
+    parsed.eos_source = "tokenizer.ggml.eos_token_id"
+    parsed.extra_stops = tuple((tokens[ids[key]], f"tokenizer.ggml.{key}_token_id") for key in ("eos", "eot", "eom")
+                               if key in ids)
+    parsed.template = (template or "", f"{path.name} tokenizer.chat_template" if template else "")
+    return parsed
 
 
 def _added(tokens, types) -> tuple[AddedToken, ...]:
@@ -202,7 +213,7 @@ def _vocab_and_merges(path, k: _Keys, tokens, model: str) -> tuple[dict[str, int
     return vocab, merges
 
 
-def _gemma4(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
+def _gemma4(path, k: _Keys, tokens, types, ids, flags) -> Parsed:
     """Gemma-4's SentencePiece-style BPE as llama.cpp runs it: every space written `▁`, the text
     split only into runs of newlines and runs of the rest, merges by rank over the raw characters,
     a piece with no token as its `<0xXX>` byte tokens; decoded back with `▁` as a space.  llama.cpp
@@ -213,15 +224,15 @@ def _gemma4(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
     eos = ((tokens[ids["eos"]], ids["eos"]),) if add_eos and "eos" in ids else ()
     notes = ["gemma4: spaces as \u2581, split at newline runs, BPE over characters with <0xXX> byte fallback "
              "(llama.cpp's gemma4 pre-tokenizer); BOS always added, as llama.cpp does for it"]
-    return Tokenizer(model=M.BPE(vocab=vocab, merges=tuple(merges), byte_fallback=True),
-                     normalizer=N.Replace(Pattern(" ", regex=False), "\u2581"),
-                     pre_tokenizer=P.Split(Pattern("[^\n]+|[\n]+", regex=True), "Isolated"),
-                     decoder=D.Sequence((D.Replace(Pattern("\u2581", regex=False), " "), D.ByteFallback(), D.Fuse())),
-                     post_processor=_template(bos, eos), added_tokens=_added(tokens, types),
-                     meta=Metadata(add_bos_token=bool(bos), add_eos_token=bool(eos), notes=tuple(notes)))
+    return Parsed(model=M.BPE(vocab=vocab, merges=tuple(merges), byte_fallback=True), side=SideFiles(None),
+                  inputs=[path], normalizer=N.Replace(Pattern(" ", regex=False), "\u2581"),
+                  pre_tokenizer=P.Split(Pattern("[^\n]+|[\n]+", regex=True), "Isolated"),
+                  decoder=D.Sequence((D.Replace(Pattern("\u2581", regex=False), " "), D.ByteFallback(), D.Fuse())),
+                  post_processor=_template(bos, eos), added=_added(tokens, types), notes=notes,
+                  add_bos_token=bool(bos), add_eos_token=bool(eos))
 
 
-def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
+def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Parsed:
     vocab, merges = _vocab_and_merges(path, k, tokens, "gpt2")
     pre_name = k.get("tokenizer.ggml.pre", str)
     notes = []
@@ -242,13 +253,12 @@ def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Tokenizer:
     bos = ((tokens[ids["bos"]], ids["bos"]),) if add_bos and "bos" in ids else ()
     eos = ((tokens[ids["eos"]], ids["eos"]),) if add_eos and "eos" in ids else ()
     post = _template(bos, eos) or R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True)
-    return Tokenizer(model=model, pre_tokenizer=pre, decoder=D.ByteLevel(), post_processor=post,
-                     added_tokens=_added(tokens, types),
-                     meta=Metadata(add_bos_token=bool(bos),
-                                              add_eos_token=bool(eos), notes=tuple(notes)))
+    return Parsed(model=model, side=SideFiles(None), inputs=[path], pre_tokenizer=pre, decoder=D.ByteLevel(),
+                  post_processor=post, added=_added(tokens, types), notes=notes, add_bos_token=bool(bos),
+                  add_eos_token=bool(eos))
 
 
-def _spm(path, k: _Keys, tokens, types, scores, ids, flags, unigram: bool = False) -> Tokenizer:
+def _spm(path, k: _Keys, tokens, types, scores, ids, flags, unigram: bool = False) -> Parsed:
     """Rebuild the SentencePiece ModelProto and read it like a `.model` file: BPE for `llama`,
     Unigram with the normalizer's precompiled charsmap for `t5` (llama.cpp's UGM)."""
     from sentencepiece import sentencepiece_model_pb2 as pb
@@ -284,10 +294,10 @@ def _spm(path, k: _Keys, tokens, types, scores, ids, flags, unigram: bool = Fals
     # llama.cpp's defaults: SentencePiece BPE adds BOS, Unigram (T5) appends EOS
     add_bos = flags["add_bos"] if flags["add_bos"] is not None else not unigram
     add_eos = flags["add_eos"] if flags["add_eos"] is not None else unigram
-    return _build(proto, path, _Configs(path.parent, read=False), add_bos, add_eos)
+    return parse_proto(proto, path, SideFiles(None), add_bos, add_eos)
 
 
-def _wordpiece(path, tokens, types, ids, flags) -> Tokenizer:
+def _wordpiece(path, tokens, types, ids, flags) -> Parsed:
     """llama.cpp's BERT vocab: `▁x` is the word-initial `x`, a bare `x` the continuation `##x`;
     control tokens ([CLS], ...) are kept as they are."""
     vocab = {}
@@ -306,36 +316,11 @@ def _wordpiece(path, tokens, types, ids, flags) -> Tokenizer:
     add_eos = flags["add_eos"] if flags["add_eos"] is not None else True
     prefix = ((tokens[cls], cls),) if add_bos and cls is not None else ()
     suffix = ((tokens[sep], sep),) if add_eos and sep is not None else ()
-    return Tokenizer(model=M.WordPiece(vocab=vocab, unk_token=unk), added_tokens=_added(tokens, types),
-                     normalizer=N.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
-                                                 lowercase=True),
-                     pre_tokenizer=P.BertPreTokenizer(), decoder=D.WordPiece(prefix="##", cleanup=True),
-                     post_processor=_template(prefix, suffix),
-                     meta=Metadata(add_bos_token=bool(prefix),
-                                              add_eos_token=bool(suffix),
-                                              notes=("BERT vocabulary: llama.cpp's ▁-prefixed word starts and bare "
-                                                     "continuations restored to WordPiece ##-continuations; "
-                                                     "lowercased as llama.cpp does",)))
-
-
-def _finish(tok: Tokenizer, path: Path, tokens, ids, template, chat_template) -> Tokenizer:
-    """Header lists, stop ids, chat template and provenance, the way every reader finishes (`assemble`)."""
-    side = read_side_files(None)
-    stops = [(tokens[ids[key]], f"tokenizer.ggml.{key}_token_id") for key in ("eos", "eot", "eom") if key in ids]
-    bos = tokens[ids["bos"]] if "bos" in ids else ""
-    eos = tokens[ids["eos"]] if "eos" in ids else ""
-    out = assemble(side=side, model=tok.model, added=tok.added_tokens, inputs=[path], notes=list(tok.meta.notes),
-                   normalizer=tok.normalizer, pre_tokenizer=tok.pre_tokenizer, decoder=tok.decoder,
-                   post_processor=tok.post_processor, extra_stops=tuple(stops), bos=bos, eos=eos)
-    text = template or ""
-    if chat_template is not None:
-        try:
-            text = Path(chat_template).read_text(encoding="utf-8")
-        except OSError as e:
-            raise InputError(f"--chat-template {chat_template}: a GGUF holds one template; give a file "
-                             f"({e.strerror})") from None
-    check_template(text, f"{chat_template or path}")
-    chat = ChatTemplate(text, bos, eos, False, name="", source=f"{path.name} tokenizer.chat_template" if template else "")
-    meta = dataclasses.replace(out.meta, add_bos_token=tok.meta.add_bos_token, add_eos_token=tok.meta.add_eos_token,
-                               differences=tok.meta.differences)
-    return dataclasses.replace(out, chat=chat, meta=meta)
+    return Parsed(model=M.WordPiece(vocab=vocab, unk_token=unk), side=SideFiles(None), inputs=[path],
+                  added=_added(tokens, types),
+                  normalizer=N.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
+                                              lowercase=True),
+                  pre_tokenizer=P.BertPreTokenizer(), decoder=D.WordPiece(prefix="##", cleanup=True),
+                  post_processor=_template(prefix, suffix), add_bos_token=bool(prefix), add_eos_token=bool(suffix),
+                  notes=["BERT vocabulary: llama.cpp's ▁-prefixed word starts and bare continuations restored to "
+                         "WordPiece ##-continuations; lowercased as llama.cpp does"])

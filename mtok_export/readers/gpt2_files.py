@@ -30,7 +30,7 @@ from ..ir import models as M
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..ir.byte_level import BYTE_CHARS
-from .finish import SideFiles, assemble, collect_added, read_side_files
+from .finish import Parsed, SideFiles, collect_added, finish, read_side_files
 from .hf_config import load_json
 from .openai_bpe import clip_tokenizer
 
@@ -125,6 +125,11 @@ def _family(side: SideFiles, vocab: dict[str, int], family: str | None, notes: l
 
 def read_gpt2_files(path: Path, *, family: str | None = None, chat_template: str | None = None,
                     merges_path: Path | None = None) -> Tokenizer:
+    """`parse_gpt2_files`, finished; `chat_template` picks a named template or a file."""
+    return finish(parse_gpt2_files(path, family=family, merges_path=merges_path), chat_template)
+
+
+def parse_gpt2_files(path: Path, *, family: str | None = None, merges_path: Path | None = None) -> Parsed:
     """`path` is a directory holding vocab.json and merges.txt, or the vocab JSON itself (OpenAI's
     `encoder.json` too); `merges_path` names the merges file when it is not `merges.txt` beside it
     (OpenAI's `vocab.bpe`)."""
@@ -141,8 +146,7 @@ def read_gpt2_files(path: Path, *, family: str | None = None, chat_template: str
     side = read_side_files(directory)
     fam = _family(side, vocab, family, notes, vocab_path)
     if fam == "clip":
-        return clip_tokenizer(vocab, merges, side=side, inputs=[vocab_path, merges_path, *side.inputs], notes=notes,
-                              chat_template=chat_template)
+        return clip_tokenizer(vocab, merges, side=side, inputs=[vocab_path, merges_path], notes=notes)
     aps = side.tcfg.get("add_prefix_space", False)
     if not isinstance(aps, bool):
         raise UnsupportedError("must be a boolean", json_path="$.add_prefix_space", path=str(side.config_path))
@@ -174,9 +178,9 @@ def read_gpt2_files(path: Path, *, family: str | None = None, chat_template: str
         notes.append(f"{len(missing_bytes)} byte(s) have no single-byte token (e.g. 0x{missing_bytes[0]:02x}): "
                      "text holding them loses those bytes")
     model = M.BPE(vocab=vocab, merges=merges, continuing_subword_prefix="", end_of_word_suffix="")
-    return assemble(side=side, model=model, added=added, inputs=[vocab_path, merges_path, *side.inputs],
-                    notes=notes, pre_tokenizer=P.ByteLevel(add_prefix_space=aps, trim_offsets=True, use_regex=True),
-                    decoder=D.ByteLevel(), post_processor=post, chat_template=chat_template)
+    return Parsed(model=model, side=side, inputs=[vocab_path, merges_path], added=added, notes=notes,
+                  pre_tokenizer=P.ByteLevel(add_prefix_space=aps, trim_offsets=True, use_regex=True),
+                  decoder=D.ByteLevel(), post_processor=post)
 
 
 def _whisper_template(side: SideFiles, ids: dict[str, int], eos: tuple[str, int]):

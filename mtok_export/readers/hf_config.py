@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..chat.nesting import check_template
 from ..errors import InputError, UnsupportedError
-from .json_value import load_json
+from ..json_value import load_json
 
 
 def load_json_object(path: Path) -> dict:

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import zlib
 from pathlib import Path
@@ -28,7 +27,7 @@ from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..losses import Loss
 from ..ir.byte_level import BYTE_CHARS
-from .finish import assemble, read_side_files
+from .finish import Parsed, finish, read_side_files
 
 CLIP_MERGES = 49152 - 256 - 2  # the merges CLIP's SimpleTokenizer keeps (vocabulary 49,408)
 CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
@@ -42,6 +41,11 @@ def _printable_first() -> list[str]:
 
 
 def read_clip_merges(path: Path, *, chat_template: str | None = None) -> Tokenizer:
+    """`parse_clip_merges`, finished; `chat_template` picks a named template or a file."""
+    return finish(parse_clip_merges(path), chat_template)
+
+
+def parse_clip_merges(path: Path) -> Parsed:
     path = Path(path)
     try:
         with gzip.open(path, "rb") as f:
@@ -80,9 +84,8 @@ def read_clip_merges(path: Path, *, chat_template: str | None = None) -> Tokeniz
             raise InputError(f"{path} line {lineno}: merge '{a} {b}' names a token no line makes")
     notes = [f"CLIP merges: vocabulary of {len(vocab):,} built from the first {CLIP_MERGES:,} merges as CLIP's "
              "SimpleTokenizer does", "CLIP's ftfy.fix_text and HTML unescaping before tokenizing are not applied"]
-    tok = clip_tokenizer(vocab, tuple(merges), side=read_side_files(path.parent), inputs=[path], notes=notes,
-                         chat_template=chat_template)
-    diffs = tok.meta.differences + (Loss(L.CLIP_FTFY, "reader", "$.normalizer", "CLIP's SimpleTokenizer runs ftfy.fix_text and "
+    parsed = clip_tokenizer(vocab, tuple(merges), side=read_side_files(path.parent), inputs=[path], notes=notes)
+    parsed.differences += (Loss(L.CLIP_FTFY, "reader", "$.normalizer", "CLIP's SimpleTokenizer runs ftfy.fix_text and "
                   "html.unescape first (curly quotes, full-width forms, ligatures, &amp;...); the IR starts at NFC",
                   trigger=("\u2019", "&amp;", "\uff0c")),
              Loss(L.CLIP_SPECIAL_TEXT, "reader", "$.added_tokens", "open_clip's SimpleTokenizer encodes "
@@ -91,10 +94,10 @@ def read_clip_merges(path: Path, *, chat_template: str | None = None) -> Tokeniz
              Loss(L.CLIP_FINAL_SIGMA, "reader", "$.normalizer", "SimpleTokenizer lowercases with Python's str.lower: "
                   "a word-final capital sigma becomes ς, where HF's Lowercase (and the runtime) give σ",
                   example="ΟΔΟΣ", trigger=("\u03a3",)))
-    return dataclasses.replace(tok, meta=dataclasses.replace(tok.meta, differences=diffs))
+    return parsed
 
 
-def clip_tokenizer(vocab: dict[str, int], merges: tuple, *, side, inputs, notes, chat_template=None) -> Tokenizer:
+def clip_tokenizer(vocab: dict[str, int], merges: tuple, *, side, inputs, notes) -> Parsed:
     """CLIP's pipeline (as transformers' CLIPTokenizer builds it) around a vocabulary and its merges:
     the `.gz` here, and a vocab.json + merges.txt pair whose tokens end in `</w>` (`gpt2_files`)."""
     for t in (START, END):
@@ -107,10 +110,9 @@ def clip_tokenizer(vocab: dict[str, int], merges: tuple, *, side, inputs, notes,
     pre = P.Sequence((P.Split(Pattern(CLIP_PATTERN, regex=True), "Removed", invert=True),
                       P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)))
     post = R.RobertaProcessing(sep=(END, end), cls=(START, start), trim_offsets=False, add_prefix_space=False)
-    tok = assemble(side=side, model=model, added=added, inputs=inputs, notes=notes, normalizer=normalizer,
-                   pre_tokenizer=pre, decoder=D.ByteLevel(), post_processor=post, chat_template=chat_template,
-                   bos=START, eos=END)
     decode = Loss(L.CLIP_DECODE, "decoder ByteLevel", "$.decoder", "CLIP's decode (SimpleTokenizer's, and transformers' "
                   "CLIPTokenizer.decode) replaces each </w> with a space; the runtime's decode keeps </w> in the text",
                   example="a photo")
-    return dataclasses.replace(tok, meta=dataclasses.replace(tok.meta, differences=(decode,)))
+    return Parsed(model=model, side=side, inputs=inputs, added=added, notes=notes, normalizer=normalizer,
+                  pre_tokenizer=pre, decoder=D.ByteLevel(), post_processor=post, bos=START, eos=END,
+                  differences=(decode,))

@@ -31,7 +31,9 @@ from ..errors import InputError
 from ..sniff import is_tiktoken_code
 from .hf_config import load_json_object
 from .finish import sha256
-from .tiktoken import KNOWN, read_tiktoken
+from ..ir import Tokenizer
+from .finish import Parsed, finish
+from .tiktoken import KNOWN, parse_tiktoken
 
 MAX_ITEMS = 1 << 16  # a range or comprehension longer than this is not a token table
 
@@ -303,7 +305,12 @@ def _code_files(directory: Path) -> list[Path]:
 
 
 def read_tiktoken_with_code(path: Path, *, pattern: str | None = None, special=None,
-                            chat_template: str | None = None):
+                            chat_template: str | None = None) -> Tokenizer:
+    """`parse_tiktoken_with_code`, finished; `chat_template` picks a named template or a file."""
+    return finish(parse_tiktoken_with_code(path, pattern=pattern, special=special), chat_template)
+
+
+def parse_tiktoken_with_code(path: Path, *, pattern: str | None = None, special=None) -> Parsed:
     """A rank file, with its split regex and special tokens taken from the repository's
     `tokenization_*.py` when nothing before it in the order of the module docstring gives them."""
     path = Path(path)
@@ -325,8 +332,7 @@ def read_tiktoken_with_code(path: Path, *, pattern: str | None = None, special=N
             if need_special and special is None and facts.special is not None:
                 special, special_src = facts.special.value, f"{directory.name}/{facts.special.where}"
     try:
-        return read_tiktoken(path, pattern=pattern, special=special, chat_template=chat_template,
-                             pattern_src=pattern_src, special_src=special_src)
+        return parse_tiktoken(path, pattern=pattern, special=special, pattern_src=pattern_src, special_src=special_src)
     except InputError as e:
         if "holds only ranks" not in str(e):
             raise

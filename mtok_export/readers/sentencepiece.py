@@ -47,36 +47,28 @@ the forms MNN's lowering carries exactly wherever one exists:
   (Llama/Gemma: BOS; T5: EOS); otherwise nothing.  The result is a `TemplateProcessing`
   (`<s> $A`, `$A </s>`, ...) in LlamaTokenizerFast's shape, and `Metadata.add_bos_token` /
   `add_eos_token` record it (the verifier derives the reference's policy from them).
-* **Header lists** as in `model_dir.py`: special ids = every special added token, longest first;
-  stop ids = eos (config, else the model's eos piece), `generation_config.json` eos ids and the
-  family's end-of-turn tokens.
+* **Header lists, template, provenance**: `finish.finish`, as for every format; the eos token is
+  the config's, else the model's eos piece.
 
-Companions read from `config_dir` (default: the model's folder): `tokenizer_config.json`,
-`special_tokens_map.json`, `added_tokens.json`, `generation_config.json`, and the chat template
-(`chat_template.jinja`, `.json` or the config key)."""
+Companions read from `config_dir` (default: the model's folder): the configs of `finish.SideFiles`
+and the chat template (`chat_template.jinja`, `.json` or the config key)."""
 
 from __future__ import annotations
 
 import math
-from enum import IntEnum
+from dataclasses import replace
 from pathlib import Path
 
 from .. import cache
 from .. import losses as L
 from ..errors import InputError, UnsupportedError
-from ..ir import AddedToken, ChatTemplate, Metadata, Pattern, Tokenizer
-from ..ir import decoders as D
+from ..ir import AddedToken, Tokenizer
 from ..ir import models as M
-from ..ir import normalizers as N
-from ..ir import pre_tokenizers as P
-from ..ir.processors import Piece, SpecialToken, TemplateProcessing
+from ..ir.sentencepiece import SPACE, PieceType, bos_eos_template, sp_decoder, sp_merges, sp_normalizer
 from ..losses import Loss
-from .finish import decoder_entries, provenance, stop_ids
-from .hf_config import find_templates, header_special_order, load_json, load_json_object, pick_template, token_text
+from .finish import SPECIAL_ROLES, Parsed, SideFiles, decoder_entries, decoder_token, finish, read_side_files
+from .hf_config import find_templates
 
-SPACE = "\u2581"
-COLLAPSE_PASSES = 16  # Replace('  ', ' ') halves a run of spaces: 16 passes collapse runs up to 65,536
-TRAILING_SPACE = r" (?![\s\S])"  # one space at the very end (runs are collapsed before)
 MODEL_FILES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "ice_text.model")
 
 # Tokenizer classes whose BOS/EOS defaults we mirror when tokenizer_config.json does not say.
@@ -84,89 +76,6 @@ _ADDS = {
     ("Llama", "CodeLlama", "Gemma", "Mistral"): (True, False),
     ("T5", "MT5", "UMT5"): (False, True),
 }
-
-
-class PieceType(IntEnum):
-    """`ModelProto.SentencePiece.Type`; also the numbers of the legacy type-0 file."""
-
-    NORMAL = 1
-    UNKNOWN = 2
-    CONTROL = 3
-    USER_DEFINED = 4
-    UNUSED = 5
-    BYTE = 6
-
-
-# ----------------------------------------------------------------------- shared IR builders
-
-def sp_merges(pieces) -> tuple[tuple[str, str], ...]:
-    """HF merges equal to SentencePiece BPE over `pieces` = [(piece, score, type), ...] (id = index):
-    every split of a normal piece into two normal pieces, by (-score, id, left, right)."""
-    normal_type = int(PieceType.NORMAL)
-    normal = {p: i for i, (p, _, t) in enumerate(pieces) if t == normal_type}
-    ranked = []
-    add = ranked.append
-    for p, i in normal.items():
-        for k in range(1, len(p)):
-            left = p[:k]
-            if left in normal:
-                right = p[k:]
-                if right in normal:
-                    add((-pieces[i][1], i, left, right))
-    ranked.sort()
-    return tuple([(a, b) for _, _, a, b in ranked])
-
-
-def sp_normalizer(charsmap: bytes = b"", *, add_dummy_prefix: bool = True, remove_extra_whitespaces: bool = False,
-                  escape_whitespaces: bool = True, legacy: bool = True):
-    """-> (normalizer, pre_tokenizer) doing SentencePiece's normalization (see the module doc)."""
-    norms: list = [N.Precompiled(charsmap)] if charsmap else []
-    pres: list = []
-    if remove_extra_whitespaces:
-        if add_dummy_prefix:
-            norms.append(N.Prepend(" "))
-        norms += [N.Replace(Pattern("  "), " ")] * COLLAPSE_PASSES
-        if not add_dummy_prefix:
-            norms.append(N.Strip(True, False))
-        pres.append(P.Split(Pattern(TRAILING_SPACE, regex=True), "Removed"))
-        if escape_whitespaces:
-            pres.append(P.Metaspace(SPACE, "never", split=False))
-    elif add_dummy_prefix and not legacy and escape_whitespaces:
-        pres.append(P.Metaspace(SPACE, "first", split=False))  # transformers' non-legacy Llama form
-    else:
-        if add_dummy_prefix:
-            norms.append(N.Prepend(SPACE if escape_whitespaces else " "))
-        if escape_whitespaces:
-            norms.append(N.Replace(Pattern(" "), SPACE))
-    normalizer = N.Sequence(tuple(norms)) if norms else None
-    pre = None if not pres else pres[0] if len(pres) == 1 else P.Sequence(tuple(pres))
-    return normalizer, pre
-
-
-def sp_decoder(*, byte_fallback: bool, add_dummy_prefix: bool = True, escape_whitespaces: bool = True):
-    ds: list = [D.Replace(Pattern(SPACE), " ")] if escape_whitespaces else []
-    if byte_fallback:
-        ds.append(D.ByteFallback())
-    ds.append(D.Fuse())
-    if add_dummy_prefix:
-        ds.append(D.Strip(" ", 1, 0))
-    return D.Sequence(tuple(ds))
-
-
-def bos_eos_template(prefix=(), suffix=()) -> TemplateProcessing | None:
-    """LlamaTokenizerFast's template: `prefix $A suffix` / `prefix $A suffix prefix:1 $B:1 suffix:1`.
-    `prefix`/`suffix` are (text, id) pairs."""
-    if not prefix and not suffix:
-        return None
-    pre = [Piece(t, 0, True) for t, _ in prefix]
-    post = [Piece(t, 0, True) for t, _ in suffix]
-    single = (*pre, Piece("A"), *post)
-    pair = (*single, *(Piece(t, 1, True) for t, _ in prefix), Piece("B", 1), *(Piece(t, 1, True) for t, _ in suffix))
-    names = {}
-    for t, i in (*prefix, *suffix):
-        names.setdefault(t, i)
-    specials = tuple(SpecialToken(t, (i,), (t,)) for t, i in sorted(names.items()))
-    return TemplateProcessing(single, pair, specials)
 
 
 # ----------------------------------------------------------------------- the .model file
@@ -279,11 +188,10 @@ def _parses(data: bytes, path) -> bool:
     return True
 
 
-def read_sentencepiece(path: Path, config_dir: Path | None = None, *, add_bos: bool | None = None,
-                       add_eos: bool | None = None, chat_template: str | None = None) -> Tokenizer:
-    """A SentencePiece model (or a folder holding one) -> IR.  `add_bos`/`add_eos` override the
-    BOS/EOS policy found in the configs; `chat_template` picks a named template or a file (as
-    `read_model_dir` does)."""
+def parse_sentencepiece(path: Path, config_dir: Path | None = None, *, add_bos: bool | None = None,
+                        add_eos: bool | None = None) -> Parsed:
+    """A SentencePiece model (or a folder holding one) and the configs in `config_dir` (default: its
+    folder).  `add_bos`/`add_eos` override the BOS/EOS policy found in the configs."""
     path = Path(path)
     if path.is_dir():
         path = find_model_file(path)
@@ -292,107 +200,27 @@ def read_sentencepiece(path: Path, config_dir: Path | None = None, *, add_bos: b
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror or e})") from e
     proto = parse_model_proto(data, path)
-    cfg = _Configs(Path(config_dir) if config_dir is not None else path.parent)
-    return _build(proto, path, cfg, add_bos, add_eos, chat_template)
+    return parse_proto(proto, path, read_side_files(Path(config_dir) if config_dir is not None else path.parent),
+                       add_bos, add_eos)
 
 
-class _Configs:
-    """The optional JSON files beside the model."""
-
-    def __init__(self, directory: Path, *, read: bool = True):
-        self.dir = directory
-        self.used: list[Path] = []
-        self.read = read  # False: a self-contained source (GGUF) whose folder's configs are not its own
-        self.tok = self._obj("tokenizer_config.json")
-        self.map = self._obj("special_tokens_map.json")
-        self.gen = self._obj("generation_config.json")
-        p = directory / "added_tokens.json"
-        self.added: dict = {}
-        if read and p.is_file():
-            self.used.append(p)
-            data = load_json(p)
-            if not isinstance(data, dict) or not all(isinstance(v, int) for v in data.values()):
-                raise UnsupportedError("added_tokens.json must map token text to integer ids", json_path="$",
-                                       path=str(p))
-            self.added = data
-
-    def _obj(self, name: str) -> dict:
-        p = self.dir / name
-        if self.read and p.is_file():
-            self.used.append(p)
-            return load_json_object(p)
-        return {}
-
-    def token(self, key: str) -> str | None:
-        """`bos_token` etc. from tokenizer_config.json, else special_tokens_map.json."""
-        for data, name in ((self.tok, "tokenizer_config.json"), (self.map, "special_tokens_map.json")):
-            if data.get(key) is not None:
-                return token_text(data[key], self.dir / name, key)
-        return None
-
-    def additional(self) -> list[str]:
-        out = []
-        for data, name in ((self.tok, "tokenizer_config.json"), (self.map, "special_tokens_map.json")):
-            for i, v in enumerate(data.get("additional_special_tokens") or ()):
-                text = token_text(v, self.dir / name, f"additional_special_tokens[{i}]")
-                if text is not None and text not in out:
-                    out.append(text)
-        return out
+def read_sentencepiece(path: Path, config_dir: Path | None = None, *, add_bos: bool | None = None,
+                       add_eos: bool | None = None, chat_template: str | None = None) -> Tokenizer:
+    """`parse_sentencepiece`, finished; `chat_template` picks a named template or a file."""
+    return finish(parse_sentencepiece(path, config_dir, add_bos=add_bos, add_eos=add_eos), chat_template)
 
 
-def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=None) -> Tokenizer:
-    ts, ns = proto.trainer_spec, proto.normalizer_spec
+def parse_proto(proto, path: Path, side: SideFiles, add_bos=None, add_eos=None) -> Parsed:
+    """A parsed `ModelProto` (from a `.model`, or rebuilt from a GGUF with `SideFiles(None)`) and its
+    configs -> what it holds (see the module docstring)."""
+    ts, ns, tcfg = proto.trainer_spec, proto.normalizer_spec, side.tcfg
     notes: list[str] = []
-    pieces = []
-    seen: dict[str, int] = {}
-    known = {int(t): t for t in PieceType}
-    for i, p in enumerate(proto.pieces):
-        if not p.piece:
-            raise InputError(f"{path}: pieces[{i}] is empty")
-        if not isinstance(p.piece, str):  # protobuf hands back bytes when the text is not UTF-8
-            raise InputError(f"{path}: pieces[{i}] is not valid UTF-8: {p.piece[:40]!r}")
-        if not math.isfinite(p.score):
-            raise InputError(f"{path}: pieces[{i}] ({p.piece!r}) has the score {p.score}; scores must be finite")
-        if p.piece in seen:
-            raise InputError(f"{path}: piece {p.piece!r} appears twice (ids {seen[p.piece]} and {i})")
-        seen[p.piece] = i
-        pieces.append((p.piece, float(p.score), known.get(p.type, PieceType.NORMAL)))
+    pieces = _pieces(proto, path)
     n = len(pieces)
-
-    model_type = ts.model_type
-    if model_type not in (1, 2):
-        name = {3: "WORD", 4: "CHAR"}.get(model_type, str(model_type))
-        raise UnsupportedError(f"SentencePiece model type {name} is not supported (only UNIGRAM and BPE)",
-                               json_path="trainer_spec.model_type", path=str(path))
-    if ts.treat_whitespace_as_suffix:
-        raise UnsupportedError("treat_whitespace_as_suffix (a dummy suffix instead of a prefix) has no HF or MNN form",
-                               json_path="trainer_spec.treat_whitespace_as_suffix", path=str(path))
-    unk_ids = [i for i, (_, _, t) in enumerate(pieces) if t == PieceType.UNKNOWN]
-    if 0 <= ts.unk_id < n and pieces[ts.unk_id][2] == PieceType.UNKNOWN:
-        unk_id = ts.unk_id
-    else:
-        unk_id = unk_ids[0] if unk_ids else None
-    if unk_id is None:
-        notes.append("the model has no unknown piece")
-    byte_fallback = bool(ts.byte_fallback)
-    if byte_fallback and sum(1 for _, _, t in pieces if t == PieceType.BYTE) < 256:
-        notes.append("byte_fallback is on but fewer than 256 <0xHH> byte pieces exist")
-    if any(t == PieceType.UNUSED for _, _, t in pieces):
-        notes.append("unused pieces: SentencePiece re-segments them, HF and MNN use them as they are")
+    model = _model(pieces, ts, path, notes)
     if proto.HasField("denormalizer_spec") and proto.denormalizer_spec.precompiled_charsmap:
         notes.append("the denormalizer (decode-time charsmap) is ignored")
-
-    # Model
-    if model_type == 1:
-        model = M.Unigram(tuple((p, s) for p, s, _ in pieces), unk_id, byte_fallback)
-    else:
-        model = M.BPE({p: i for i, (p, _, _) in enumerate(pieces)}, sp_merges(pieces),
-                      unk_token=pieces[unk_id][0] if unk_id is not None else None, fuse_unk=True,
-                      byte_fallback=byte_fallback)
-
-    tcfg = cfg.tok
-    tclass = tcfg.get("tokenizer_class") if isinstance(tcfg.get("tokenizer_class"), str) else None
-    legacy = tcfg.get("legacy") if isinstance(tcfg.get("legacy"), bool) else None
+    tclass, legacy = tcfg.get("tokenizer_class"), tcfg.get("legacy")  # types checked by load_json_object
     dummy = ns.add_dummy_prefix
     if isinstance(tcfg.get("add_prefix_space"), bool) and tcfg["add_prefix_space"] != dummy:
         notes.append(f"tokenizer_config.json add_prefix_space={tcfg['add_prefix_space']} overrides the model's "
@@ -407,12 +235,13 @@ def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=Non
     normalizer, pre = sp_normalizer(bytes(ns.precompiled_charsmap), add_dummy_prefix=dummy,
                                     remove_extra_whitespaces=ns.remove_extra_whitespaces,
                                     escape_whitespaces=ns.escape_whitespaces, legacy=legacy is not False)
-    decoder = sp_decoder(byte_fallback=byte_fallback, add_dummy_prefix=dummy, escape_whitespaces=ns.escape_whitespaces)
+    decoder = sp_decoder(byte_fallback=bool(ts.byte_fallback), add_dummy_prefix=dummy,
+                         escape_whitespaces=ns.escape_whitespaces)
     if tclass and tclass.startswith("ChatGLM"):
         notes.append("ChatGLMTokenizer rewrites text (newlines, tabs, space runs) and appends [gMASK] <sop> in "
                      "its own Python code; the SentencePiece model alone does neither")
 
-    added = _added_tokens(pieces, cfg, dummy, notes)
+    added = _added_tokens(pieces, side, dummy, notes)
     ids = {p: i for i, (p, _, _) in enumerate(pieces)}
     ids.update({t.content: t.id for t in added})
 
@@ -421,8 +250,8 @@ def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=Non
             return (text, ids[text]) if text in ids else None
         return (pieces[fallback][0], fallback) if 0 <= fallback < n else None
 
-    bos = piece_id(cfg.token("bos_token"), ts.bos_id)
-    eos = piece_id(cfg.token("eos_token"), ts.eos_id)
+    bos = piece_id(side.role("bos_token"), ts.bos_id)
+    eos = piece_id(side.role("eos_token"), ts.eos_id)
     want_bos, want_eos, why = bos_eos_policy(tcfg, tclass, add_bos, add_eos)
     if want_bos and bos is None:
         notes.append(f"{why} says add BOS, but there is no BOS token; none added")
@@ -430,22 +259,72 @@ def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=Non
         notes.append(f"{why} says add EOS, but there is no EOS token; none added")
     post = bos_eos_template([bos] if want_bos and bos else [], [eos] if want_eos and eos else [])
     notes.append(f"BOS/EOS policy from {why}: add_bos={want_bos}, add_eos={want_eos}")
-
-    eos_source = "config eos_token" if cfg.token("eos_token") else "the model's eos_id"
-    stops = stop_ids(ids, (eos[1], eos_source) if eos is not None else None, cfg.dir, cfg.gen, {})
-
-    inputs = [path, *cfg.used]
-    config_path = cfg.dir / "tokenizer_config.json"
-    text, name, source, others = pick_template(find_templates(cfg.dir, tcfg, config_path), cfg.dir, config_path,
-                                               chat_template, inputs)
-    chat = ChatTemplate(text, bos[0] if bos else "", eos[0] if eos else "",
-                        tcfg.get("clean_up_tokenization_spaces") is True, others, name=name, source=source)
-
-    diffs = []
     # A bare model (no HF config, no template beside it) is sentencepiece's: its control pieces are
     # never produced from text.  The IR keeps transformers' form (they are special added tokens, as
     # the legacy writer needs); the .mtok lowering follows sentencepiece (`lower.models`).
-    bare = cfg.read and not cfg.used and not text
+    bare = side.directory is not None and not side.inputs and \
+        not find_templates(side.directory, tcfg, side.config_path).named
+    return Parsed(model=model, side=side, inputs=[path], normalizer=normalizer, pre_tokenizer=pre, decoder=decoder,
+                  post_processor=post, added=added, notes=notes, bos=bos[0] if bos else "",
+                  eos=eos[0] if eos else "",
+                  eos_source="config eos_token" if side.role("eos_token") else "the model's eos_id",
+                  add_bos_token=bool(post and want_bos and bos), add_eos_token=bool(post and want_eos and eos),
+                  differences=_differences(model, added, proto, bare))
+
+
+def _pieces(proto, path: Path) -> list[tuple[str, float, PieceType]]:
+    """(piece, score, type) by id, each checked: non-empty UTF-8 text, a finite score, no repeats."""
+    pieces = []
+    seen: dict[str, int] = {}
+    known = {int(t): t for t in PieceType}
+    for i, p in enumerate(proto.pieces):
+        if not p.piece:
+            raise InputError(f"{path}: pieces[{i}] is empty")
+        if not isinstance(p.piece, str):  # protobuf hands back bytes when the text is not UTF-8
+            raise InputError(f"{path}: pieces[{i}] is not valid UTF-8: {p.piece[:40]!r}")
+        if not math.isfinite(p.score):
+            raise InputError(f"{path}: pieces[{i}] ({p.piece!r}) has the score {p.score}; scores must be finite")
+        if p.piece in seen:
+            raise InputError(f"{path}: piece {p.piece!r} appears twice (ids {seen[p.piece]} and {i})")
+        seen[p.piece] = i
+        pieces.append((p.piece, float(p.score), known.get(p.type, PieceType.NORMAL)))
+    return pieces
+
+
+def _model(pieces, ts, path: Path, notes: list[str]):
+    """The Unigram or BPE model of the pieces, with notes on what HF and MNN cannot mirror."""
+    model_type = ts.model_type
+    if model_type not in (1, 2):
+        name = {3: "WORD", 4: "CHAR"}.get(model_type, str(model_type))
+        raise UnsupportedError(f"SentencePiece model type {name} is not supported (only UNIGRAM and BPE)",
+                               json_path="trainer_spec.model_type", path=str(path))
+    if ts.treat_whitespace_as_suffix:
+        raise UnsupportedError("treat_whitespace_as_suffix (a dummy suffix instead of a prefix) has no HF or MNN form",
+                               json_path="trainer_spec.treat_whitespace_as_suffix", path=str(path))
+    n = len(pieces)
+    unk_ids = [i for i, (_, _, t) in enumerate(pieces) if t == PieceType.UNKNOWN]
+    if 0 <= ts.unk_id < n and pieces[ts.unk_id][2] == PieceType.UNKNOWN:
+        unk_id = ts.unk_id
+    else:
+        unk_id = unk_ids[0] if unk_ids else None
+    if unk_id is None:
+        notes.append("the model has no unknown piece")
+    byte_fallback = bool(ts.byte_fallback)
+    if byte_fallback and sum(1 for _, _, t in pieces if t == PieceType.BYTE) < 256:
+        notes.append("byte_fallback is on but fewer than 256 <0xHH> byte pieces exist")
+    if any(t == PieceType.UNUSED for _, _, t in pieces):
+        notes.append("unused pieces: SentencePiece re-segments them, HF and MNN use them as they are")
+    if model_type == 1:
+        return M.Unigram(tuple((p, s) for p, s, _ in pieces), unk_id, byte_fallback)
+    return M.BPE({p: i for i, (p, _, _) in enumerate(pieces)}, sp_merges(pieces),
+                 unk_token=pieces[unk_id][0] if unk_id is not None else None, fuse_unk=True,
+                 byte_fallback=byte_fallback)
+
+
+def _differences(model, added, proto, bare: bool) -> tuple[Loss, ...]:
+    """Where this IR knowingly differs from the sentencepiece library's own encoding and decoding."""
+    ts, ns = proto.trainer_spec, proto.normalizer_spec
+    diffs = []
     controls = tuple(t.content for t in added if bare and t.special)
     if controls:
         diffs.append(Loss(L.SP_CONTROL_TEXT, "reader", "$.added_tokens", "control pieces are split out of the text "
@@ -471,15 +350,7 @@ def _build(proto, path: Path, cfg: _Configs, add_bos, add_eos, chat_template=Non
     diffs.append(Loss(L.SP_UNK_SURFACE, "reader", "$.decoder", f"sentencepiece decodes an unknown piece as "
                       f"{ts.unk_surface!r}; the runtime as the piece itself",
                       trigger=(ts.unk_surface.strip() or ts.unk_surface,)))
-
-    return Tokenizer(
-        model=model, normalizer=normalizer, pre_tokenizer=pre, decoder=decoder, post_processor=post,
-        added_tokens=added, special_ids=header_special_order(added), stop_ids=tuple(stops), chat=chat,
-        meta=Metadata(add_bos_token=bool(post and want_bos and bos), add_eos_token=bool(post and want_eos and eos),
-                      stop_sources=tuple(stops.items()), notes=tuple(notes), tokenizer_class=tclass, legacy=legacy,
-                      differences=tuple(diffs)),
-        provenance=provenance(inputs),
-    )
+    return tuple(diffs)
 
 
 def bos_eos_policy(tcfg: dict, tclass: str | None, add_bos=None, add_eos=None) -> tuple[bool, bool, str]:
@@ -501,7 +372,7 @@ def bos_eos_policy(tcfg: dict, tclass: str | None, add_bos=None, add_eos=None) -
     return bos, eos, why
 
 
-def _added_tokens(pieces, cfg: _Configs, dummy: bool, notes: list[str]) -> tuple[AddedToken, ...]:
+def _added_tokens(pieces, side: SideFiles, dummy: bool, notes: list[str]) -> tuple[AddedToken, ...]:
     """Control and user-defined pieces, then what the configs add (flags from `added_tokens_decoder`,
     `added_tokens.json`, T5's `extra_ids`, named special tokens present in the vocab)."""
     n = len(pieces)
@@ -509,26 +380,24 @@ def _added_tokens(pieces, cfg: _Configs, dummy: bool, notes: list[str]) -> tuple
     for i, (p, _, t) in enumerate(pieces):
         if t in (PieceType.CONTROL, PieceType.USER_DEFINED):
             by_id[i] = AddedToken(i, p, normalized=False, special=t == PieceType.CONTROL)
-    for i, t in decoder_entries(cfg.tok):
+    for i, t in decoder_entries(side.tcfg):
         content = t["content"]
         if i < n and pieces[i][0] != content:
             notes.append(f"added_tokens_decoder renames piece {i} {pieces[i][0]!r} to {content!r}: ignored")
             continue
-        flags = {k: t[k] for k in ("single_word", "lstrip", "rstrip", "normalized", "special")
-                 if isinstance(t.get(k), bool)}
-        if dummy:
-            flags["normalized"] = False  # as transformers: each chunk between added tokens gets the dummy prefix
         old = by_id.get(i)
-        by_id[i] = AddedToken(i, content, **{"normalized": False, "special": old.special if old else False, **flags})
+        token = decoder_token(i, {"special": old.special, **t} if old else t)  # a piece's type is its default
+        if dummy:  # as transformers: each chunk between added tokens gets the dummy prefix
+            token = replace(token, normalized=False)
+        by_id[i] = token
     texts = {t.content for t in by_id.values()}
-    for content, i in sorted(cfg.added.items(), key=lambda kv: kv[1]):
+    for content, i in sorted(side.added_json.items(), key=lambda kv: kv[1]):
         if i not in by_id and (i >= n or pieces[i][0] == content):
             by_id[i] = AddedToken(i, content, normalized=False)
             texts.add(content)
-    specials = [cfg.token(k) for k in ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token",
-                                       "cls_token", "mask_token")] + cfg.additional()
-    extra = cfg.tok.get("extra_ids")
-    base = (cfg.tok.get("tokenizer_class") or "").removesuffix("Fast").removesuffix("Tokenizer")
+    specials = [side.role(k) for k in SPECIAL_ROLES] + side.additional()
+    extra = side.tcfg.get("extra_ids")
+    base = (side.tcfg.get("tokenizer_class") or "").removesuffix("Fast").removesuffix("Tokenizer")
     if isinstance(extra, int) and extra > 0 and base in ("T5", "MT5", "UMT5") \
             and not any(t.id >= n for t in by_id.values()):
         for k in range(extra):  # T5Tokenizer: <extra_id_{extra-1}> ... <extra_id_0> after the pieces

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 from pathlib import Path
 
 from .. import losses as L
@@ -28,8 +27,8 @@ from ..ir import models as M
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..losses import Loss
-from .finish import assemble, read_side_files
-from .json_value import load_json
+from .finish import Parsed, finish, read_side_files
+from ..json_value import load_json
 from .regex_check import check_tiktoken_pattern
 from .tiktoken import ranks_to_bpe
 
@@ -47,6 +46,11 @@ def _int(value, where: str) -> int:
 
 
 def read_tekken(path: Path, *, chat_template: str | None = None) -> Tokenizer:
+    """`parse_tekken`, finished; `chat_template` picks a named template or a file."""
+    return finish(parse_tekken(path), chat_template)
+
+
+def parse_tekken(path: Path) -> Parsed:
     path = Path(path)
     data = load_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("config"), dict) or not isinstance(data.get("vocab"), list):
@@ -98,14 +102,13 @@ def read_tekken(path: Path, *, chat_template: str | None = None) -> Tokenizer:
              f"{len(ranks)} ranks shifted by {n_special}"]
     if "special_tokens" not in data:
         notes.append("no special_tokens list: mistral_common's 20 historical special tokens")
-    tok = assemble(side=read_side_files(path.parent), model=M.BPE(vocab=vocab, merges=merges, ignore_merges=True),
-                   added=added, inputs=[path], notes=notes, pre_tokenizer=pre, decoder=D.ByteLevel(),
-                   post_processor=post, chat_template=chat_template, bos=bos, eos=eos)
     diff = Loss(L.TEKKEN_SPECIAL_TEXT, "reader", "$.special_tokens", "mistral_common encodes special-token text "
                 "inside ordinary text as text; HF and the runtime split it out as the special token",
                 trigger=tuple(t for t in specials if t))
-    meta = dataclasses.replace(tok.meta, add_bos_token=True, add_eos_token=False, differences=(diff,))
-    return dataclasses.replace(tok, meta=meta)
+    return Parsed(model=M.BPE(vocab=vocab, merges=merges, ignore_merges=True), side=read_side_files(path.parent),
+                  inputs=[path], added=added, notes=notes, pre_tokenizer=pre, decoder=D.ByteLevel(),
+                  post_processor=post, bos=bos, eos=eos, add_bos_token=True, add_eos_token=False,
+                  differences=(diff,))
 
 
 def _specials(data: dict, n: int, path: Path) -> list[str]:

@@ -42,7 +42,7 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import cache
@@ -55,9 +55,9 @@ from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..ir.byte_level import BYTE_CHARS, bytes_to_tokens
 from ..ir.walk import members
-from .finish import assemble, collect_added, read_side_files, sha256
+from .finish import Parsed, collect_added, finish, read_side_files, sha256
 from .hf_json import parse_tokenizer_json
-from .json_value import check_value, load_json, parse_json
+from ..json_value import check_value, load_json, parse_json
 from .regex_check import check_tiktoken_pattern
 
 _LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
@@ -286,8 +286,26 @@ def _special_map(special, n: int, where: str) -> dict[str, int]:
 
 
 def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
-                  chat_template: str | None = None, pattern_src: str | None = None,
-                  special_src: str | None = None) -> Tokenizer:
+                  chat_template: str | None = None) -> Tokenizer:
+    """`parse_tiktoken`, finished; `chat_template` picks a named template or a file."""
+    return finish(parse_tiktoken(path, pattern=pattern, special=special), chat_template)
+
+
+def _found_specials(tj_added, tj_path, side, vocab, known, notes) -> tuple[tuple[AddedToken, ...] | None, str | None]:
+    """(special tokens, where from) when none are given: a tokenizer.json beside the file, then
+    tokenizer_config.json's added_tokens_decoder, then the known vocabulary's; (None, None) if none."""
+    if tj_added is not None:
+        return tuple(sorted(tj_added, key=lambda t: t.id)), f"{tj_path.name} added_tokens"
+    if side.tcfg.get("added_tokens_decoder"):
+        return collect_added(side, vocab, {}, notes), "tokenizer_config.json added_tokens_decoder"
+    if known is not None:
+        return (tuple(AddedToken(i, t, normalized=False, special=True) for t, i in known.specials),
+                f"known vocabulary {known.name} ({known.source})")
+    return None, None
+
+
+def parse_tiktoken(path: Path, *, pattern: str | None = None, special=None, pattern_src: str | None = None,
+                   special_src: str | None = None) -> Parsed:
     """A rank file (or a directory holding one) -> IR.  See the module docstring for where the split
     pattern and the special tokens come from; `pattern_src`/`special_src` say where a given
     `pattern`/`special` was found (e.g. `remote_code.py`'s file:line), for the notes."""
@@ -310,9 +328,8 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
     notes: list[str] = []
     tj_pattern, tj_added, tj_norm, tj_path, tj_size = _beside_tokenizer_json(directory)
     vocab, merges, unreachable = ranks_to_bpe(ranks)
-    inputs = [path, *([tj_path] if tj_path else []), *side.inputs]
+    inputs = [path, *([tj_path] if tj_path else [])]
 
-    # Split pattern.
     if pattern is not None:
         pattern_src = pattern_src or "the pattern argument"
     elif tj_pattern is not None:
@@ -321,23 +338,12 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
         pattern, pattern_src = known.pattern, f"known vocabulary {known.name} ({known.source})"
     else:
         pattern_src = None
-
-    # Special tokens: AddedToken list.
-    added: tuple[AddedToken, ...] | None = None
     if special is not None:
         sp = _special_map(special, n, "special")
         added = tuple(AddedToken(i, t, normalized=False, special=True) for t, i in sorted(sp.items(), key=lambda x: x[1]))
         special_src = special_src or "the special argument"
-    elif tj_added is not None:
-        added, special_src = tuple(sorted(tj_added, key=lambda t: t.id)), f"{tj_path.name} added_tokens"
-    elif side.tcfg.get("added_tokens_decoder"):
-        added = collect_added(side, vocab, {}, notes)
-        special_src = "tokenizer_config.json added_tokens_decoder"
-    elif known is not None:
-        added = tuple(AddedToken(i, t, normalized=False, special=True) for t, i in known.specials)
-        special_src = f"known vocabulary {known.name} ({known.source})"
     else:
-        special_src = None
+        added, special_src = _found_specials(tj_added, tj_path, side, vocab, known, notes)
 
     missing = [what for what, src in (("the split regex (pattern=, CLI --pattern)", pattern_src),
                                        ("the special tokens (special=, CLI --special; {} for none)", special_src))
@@ -384,8 +390,7 @@ def read_tiktoken(path: Path, *, pattern: str | None = None, special=None,
     stops = ()
     if known is not None and special_src.startswith("known"):
         stops = tuple((s, f"known vocabulary {known.name}") for s in known.stops)
-    tok = assemble(side=side, model=model, added=added, inputs=inputs, notes=notes,
-                   normalizer=normalizer, pre_tokenizer=pre, decoder=D.ByteLevel(),
-                   post_processor=R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True),
-                   extra_stops=stops, chat_template=chat_template)
-    return replace(tok, meta=replace(tok.meta, regex_dialect="tiktoken"))  # tiktoken runs the regex
+    return Parsed(model=model, side=side, inputs=inputs, added=added, notes=notes, normalizer=normalizer,
+                  pre_tokenizer=pre, decoder=D.ByteLevel(),
+                  post_processor=R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True),
+                  extra_stops=stops, regex_dialect="tiktoken")  # tiktoken runs the regex

@@ -27,6 +27,7 @@ from ..ir import models as M
 from ..ir.paths import replace_at
 from ..losses import CHAT_RULES, Loss
 from ..lower.processors import single_prefix
+from ..writers.hf_json import TableText
 from . import emulate
 from .projection import Projection
 
@@ -43,6 +44,7 @@ class Attribution:
         self.losses = list(lowering.losses)
         self.legacy = lowering.target == "mnn-legacy"
         self._hf: dict[tuple, Projection] = {}
+        self._tables = TableText()  # the projections share the source's vocabulary and merges text
         self._wp, self._byte_level = emulate.decoder_flags(lowered.decoder)
         self._added = tuple(t.content for t in lowered.added_tokens)
         self.prefix = list(lowered.prefix_ids)
@@ -68,7 +70,7 @@ class Attribution:
                 tok = replace_at(tok, *x.patch)
             if normalizer:
                 tok = replace(tok, normalizer=None)
-            self._hf[key] = Projection(tok)
+            self._hf[key] = Projection(tok, self._tables)
         return self._hf[key]
 
     def warm(self) -> None:

@@ -10,17 +10,18 @@ builds none; any change to the IR changes the text, hence the key."""
 from __future__ import annotations
 
 from .. import cache
-from ..writers.hf_json import tokenizer_json_text
+from ..writers.hf_json import TableText, tokenizer_json_text
 from .reference_tiktoken import hf_from_json_text
 
 _ASKED = ("encode", "normalize", "decode")  # the questions, each a table: its key -> the answer
 
 
 class Projection:
-    def __init__(self, tok):
-        """`tok`: the IR to run (the source, or the source with some losses' projections applied)."""
-        self.tok = tok
-        text = tokenizer_json_text(tok)
+    def __init__(self, tok, tables: TableText | None = None):
+        """`tok`: the IR to run (the source, or the source with some losses' projections applied);
+        `tables`: the vocabulary and merges text shared by the projections of one source."""
+        self.tok, self._tables = tok, tables
+        text = tokenizer_json_text(tok, tables)
         self.digest = cache.key("projection", blobs=(text.encode("utf-8", "surrogatepass"),), dists=("tokenizers",))
         hit = cache.load("projection", self.digest)
         self.cached = isinstance(hit, dict) and all(isinstance(hit.get(k), dict) for k in _ASKED)
@@ -35,7 +36,7 @@ class Projection:
     def hf(self):
         """The HF tokenizer, built on first use."""
         if self._hf is None:
-            self._hf = hf_from_json_text(self._text or tokenizer_json_text(self.tok))
+            self._hf = hf_from_json_text(self._text or tokenizer_json_text(self.tok, self._tables))
             self._text = None
         return self._hf
 

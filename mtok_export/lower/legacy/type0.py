@@ -18,7 +18,7 @@ from ...ir.walk import walk
 from ...legacy.sentencepiece_txt import BYTE_PIECE, Type0, tokenizer_from_type0
 from ...losses import Loss
 from ...mtok.constants import FileType
-from ...readers.sentencepiece import (
+from ...ir.sentencepiece import (
     SPACE,
     PieceType,
     sp_decoder,

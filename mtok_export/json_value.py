@@ -16,7 +16,7 @@ import re
 from itertools import chain
 from pathlib import Path
 
-from ..errors import InputError, UnsupportedError
+from .errors import InputError, UnsupportedError
 
 # Real tokenizer.json files nest about 8 levels deep (Sequence of Sequence of Split.pattern).
 MAX_DEPTH = 64
