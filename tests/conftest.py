@@ -6,28 +6,14 @@ Any test that takes a `tokenizer_name` argument is parametrized over every direc
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared/corpus/tokenizers"
-SAMPLES = REPO / "samples"
-TARGET = "mnn-3.6"
-
-
-def find_tokenizer_dirs() -> dict[str, Path]:
-    """name -> directory, for every corpus/sample directory with a tokenizer.json."""
-    out = {}
-    for prefix, root in (("corpus", CORPUS), ("samples", SAMPLES)):
-        if root.is_dir():
-            for d in sorted(p for p in root.iterdir() if (p / "tokenizer.json").is_file()):
-                out[f"{prefix}/{d.name}"] = d
-    return out
-
-
-TOKENIZER_DIRS = find_tokenizer_dirs()
+from tests.support.corpus_dirs import CORPUS, TARGET, TOKENIZER_DIRS
+from tests.support.legacy_runtime import mnn341_python  # noqa: F401  (session fixture: the MNN 3.4.1 interpreter)
 
 
 def pytest_generate_tests(metafunc):
@@ -67,6 +53,21 @@ class LoweredCorpus:
 
     def __len__(self):
         return len(self.dirs)
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """In-process `mtok` / `mtok-export`: cli("mtok" | "mtok-export", *args) -> (exit code, stdout, stderr)."""
+    from mtok_export.cli import export_main, main
+
+    def run(prog, *args):
+        monkeypatch.setattr(sys, "argv", [prog, *map(str, args)])
+        with pytest.raises(SystemExit) as info:
+            (main if prog == "mtok" else export_main)()
+        out, err = capsys.readouterr()
+        code = info.value.code
+        return (0 if code is None else code), out, err
+    return run
 
 
 @pytest.fixture(scope="session")

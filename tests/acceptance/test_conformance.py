@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from parity_table import COLUMNS, parity_rows
+from tests.support.parity_table import COLUMNS, parity_rows
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 DIRS = sorted(d for d in (CORPUS / "tokenizers").glob("*") if (d / "tokenizer.json").is_file())
 # Losses whose effect shows in raw ids on ordinary text; without them raw ids must be >= 99.5%.
 RAW_AFFECTING = {"normalizer-table", "normalizer-approx", "whitespace-class", "bert-clean", "lowercase", "added-normalized",

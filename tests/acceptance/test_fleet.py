@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from processes import processes_with, wait_for
+from tests.support.processes import processes_with, wait_for
 from mtok_export.reports import junit_cases, junit_fleet, worst_exit
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 
 

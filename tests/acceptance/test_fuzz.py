@@ -1,4 +1,4 @@
-"""Fuzz every reader for a few seconds with a fixed seed (the harness is `tests/fuzzing.py`; `make
+"""Fuzz every reader for a few seconds with a fixed seed (the harness is `tests/support/fuzzing.py`; `make
 fuzz` runs it longer).  No input may raise anything but an `MtokError`, hang, or make the writer
 produce bytes our strict reader rejects.  The chat-template and GGUF-field targets
 (`fuzz_limited.py`) also may not take more than their child's memory limit."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-import fuzz_limited
-from fuzzing import TARGETS, fuzz
+from tests.support import fuzz_limited
+from tests.support.fuzzing import TARGETS, fuzz
 
 SECONDS = 7  # per reader, six readers: the file stays under a minute on a loaded 2-core machine
 

@@ -17,7 +17,9 @@ from mtok_export.errors import InputError
 from mtok_export.losses import KINDS, Loss, Severity
 from mtok_export.policy import Policy, decide, read_accept_file
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.commands import export_cli
+
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 CORPUS = REPO.parent / "shared" / "corpus"
 
@@ -25,12 +27,6 @@ CORPUS = REPO.parent / "shared" / "corpus"
 def cli(*args, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mtok_export", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd or REPO, timeout=600)
-
-
-def export_cli(*args) -> subprocess.CompletedProcess:
-    code = "import sys; from mtok_export.cli import export_main; sys.argv[0] = 'mtok-export'; export_main()"
-    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, cwd=REPO,
-                          timeout=600)
 
 
 # ------------------------------------------------------------------ the registry
@@ -222,7 +218,7 @@ def test_deepseek_split_regexes_export_exact(tmp_path):
     """DeepSeek-LLM's split regexes (its letters pattern shortened to ASCII).  They used to refuse
     with regex-unsupported: `${` and `$?` in code split differently, because the fold engine read
     the `$` of `\\s+$` as a literal dollar.  Now `$` is written as a lookahead, `\\s` of the
-    std::wregex patterns is spelled out (test_split_regex.py), and the export passes with no regex
+    std::wregex patterns is spelled out (tests/lower/test_regex.py), and the export passes with no regex
     loss and every raw id equal to HF's."""
     tj = json.loads((CORPUS / "tokenizers/gpt2/tokenizer.json").read_text())
     tj["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [

@@ -16,7 +16,7 @@ from mtok_export.errors import MtokError
 from mtok_export.formats import read_source
 from mtok_export.targets import build
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def sample(tmp_path: Path, name: str) -> Path:
@@ -159,10 +159,10 @@ def test_sentencepiece_piece_not_utf8(tmp_path):
 
 
 def test_lone_surrogate_in_special_tokens_given_from_python(tmp_path):
-    # Found by tests/fuzzing.py: `special=` from the API (or --special) skips the JSON loader.
+    # Found by tests/support/fuzzing.py: `special=` from the API (or --special) skips the JSON loader.
     from mtok_export.readers.tiktoken import read_tiktoken
 
-    from fuzzing import tiktoken_seed
+    from tests.support.fuzzing import tiktoken_seed
 
     p = tmp_path / "ranks.tiktoken"
     p.write_bytes(tiktoken_seed())
@@ -351,7 +351,7 @@ def test_tiktoken_pattern_the_reference_rejects(tmp_path, monkeypatch):
     import tiktoken
     from mtok_export.readers.tiktoken import read_tiktoken
 
-    from fuzzing import tiktoken_seed
+    from tests.support.fuzzing import tiktoken_seed
 
     with pytest.raises(ValueError):
         tiktoken.Encoding(name="x", pat_str=r"\p{Bogus}", mergeable_ranks={b"a": 0}, special_tokens={})

@@ -1,4 +1,4 @@
-"""The layering is a contract (see `tests/import_graph.py` for the layers): no module imports a
+"""The layering is a contract (see `tests/support/import_graph.py` for the layers): no module imports a
 layer above its own, no import cycle (hidden in a function or not), and our own modules are
 imported at the top of files except at the places `LAZY_ALLOWED` names (the CLI's command functions,
 and the few modules that load a reader, the legacy format, verification or the chat package only
@@ -6,8 +6,8 @@ when they are used).  Each check is shown to catch the mistake it is for on a ma
 
 from __future__ import annotations
 
-import import_graph as G
-from import_graph import Edge
+from tests.support import import_graph as G
+from tests.support.import_graph import Edge
 
 EDGES = G.edges()
 

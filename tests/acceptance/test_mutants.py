@@ -1,5 +1,5 @@
 """Verify must catch wrong files (DESIGN 4.1, "test the tests"): for six corpus tokenizers of
-different families, twelve kinds of wrong file (`tests/mutants.py`) are written from the honest
+different families, twelve kinds of wrong file (`tests/support/mutants.py`) are written from the honest
 lowering and verified against the original source.  Every mutant that the runtime can tell apart
 from the honest file (different ids, decodes, renders, stop list or embedded eos/bos) must fail
 verify; every honest export must pass.  Prints the killed/total table."""
@@ -11,7 +11,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from mutants import MUTATIONS
+from tests.support.mutants import MUTATIONS
 
 from mtok_export.lower import lower
 from mtok_export.mtok import read_mtok, write_mtok
@@ -21,7 +21,7 @@ from mtok_export.verify.check import verify
 from mtok_export.corpus import builtin_chats, builtin_corpus
 from mtok_export.verify.references import choose
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "tokenizers"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "tokenizers"
 FAMILIES = {"gpt2": "byte-level BPE", "qwen2.5-instruct": "byte-level BPE + NFC + chat",
             "llama2-7b-hf": "SentencePiece BPE, byte fallback", "t5-small": "Unigram, charsmap",
             "bert-base-uncased": "WordPiece", "phi-3-mini-4k-instruct": "SentencePiece BPE + chat specials"}

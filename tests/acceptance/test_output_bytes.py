@@ -1,13 +1,13 @@
 """No output byte changes by accident: every writer's bytes for every input of the shared corpus,
 its GGUF files and `samples/` equal the table in `tests/golden/output-digests.tsv` (see
-`tests/output_digests.py`).  A lowering change that alters a file on purpose regenerates the table in
+`tests/support/output_digests.py`).  A lowering change that alters a file on purpose regenerates the table in
 the same commit, and the commit says which rows changed and why."""
 
 from __future__ import annotations
 
 import pytest
 
-from output_digests import SHARED, digests, inputs, load_golden
+from tests.support.output_digests import SHARED, digests, inputs, load_golden
 
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="shared corpus not present")
 GOLDEN = load_golden() if SHARED.is_dir() else {}

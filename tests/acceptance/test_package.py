@@ -19,7 +19,7 @@ import mtok_export
 from mtok_export import api
 from mtok_export.errors import LossError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 REFUSED = ["stream-decode", "suffix-not-appended"]  # bert-wordpiece's losses beyond edge inputs
 

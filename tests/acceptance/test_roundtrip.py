@@ -21,7 +21,7 @@ from mtok_export.ir import pre_tokenizers as P
 from mtok_export.ir.processors import PostProgram
 from mtok_export.mtok import read_mtok, write_mtok
 
-from conftest import TOKENIZER_DIRS
+from tests.support.corpus_dirs import TOKENIZER_DIRS
 
 
 # ---------------------------------------------------------------- corpus and samples

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from processes import wait_for
+from tests.support.processes import wait_for
 from mtok_export.errors import RuntimeEngineError
 from mtok_export.verify.runtime import run_runtime
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "samples/qwen-bpe"
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="process groups and ps as on Linux")

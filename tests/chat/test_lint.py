@@ -22,10 +22,11 @@ import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from mtok_export.chat.lint import RULES, Finding, GenerationTag, lint_template
-from mtok_export.chat.sources import iter_templates
 from mtok_export.errors import RuntimeEngineError
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.corpus_dirs import CORPUS_TEMPLATES
+
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpus"
 
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None,
@@ -336,19 +337,6 @@ def test_generation_tag_renders_like_its_body():
 
 
 # --- corpus -------------------------------------------------------------------------------------
-
-
-def _corpus_templates():
-    if not CORPUS.is_dir():
-        return []
-    out = []
-    for sub in ("chat_templates", "tokenizers"):
-        if (CORPUS / sub).is_dir():
-            out += [(f"{sub}/{name}", text) for name, text, _ in iter_templates(CORPUS / sub)]
-    return out
-
-
-CORPUS_TEMPLATES = _corpus_templates()
 
 
 @pytest.mark.skipif(not CORPUS_TEMPLATES, reason="shared corpus not present")

@@ -25,8 +25,8 @@ from mtok_export.chat.lowering import TemplateHangError, lower_template
 from mtok_export.verify.chat_parity import (HANG, Conversation, builtin_conversations, compare,
                                      reference_render, runtime_renders)
 
-from test_gate import SAMPLES, export_cli
-from test_template_lint import CORPUS_TEMPLATES
+from tests.support.commands import export_cli
+from tests.support.corpus_dirs import CORPUS_TEMPLATES, SAMPLES
 
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not importable")
 

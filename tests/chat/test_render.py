@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from limits import export_cli, limited
+from tests.support.limits import export_cli, limited
 from mtok_export.chat import nesting
 from mtok_export.chat.render import MAX_SIZE, TemplateLimitError, render
 from mtok_export.errors import UnsupportedError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LLAMA2 = REPO / "samples/llama-spm"
 TEMPLATES = REPO.parent / "shared/corpus/chat_templates"
 

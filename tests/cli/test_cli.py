@@ -20,24 +20,9 @@ from mtok_export.ir import decoders as D
 from mtok_export.ir import models as M
 from mtok_export.mtok import write_mtok
 
-from test_mtok_golden import SPEC_2_10
+from tests.support.spec_example import SPEC_2_10
 
 BIN = Path(sys.executable).parent
-
-
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    """cli("mtok" | "mtok-export", *args) -> (exit code, stdout, stderr)."""
-    from mtok_export.cli import export_main, main
-
-    def run(prog, *args):
-        monkeypatch.setattr(sys, "argv", [prog, *map(str, args)])
-        with pytest.raises(SystemExit) as info:
-            (main if prog == "mtok" else export_main)()
-        out, err = capsys.readouterr()
-        code = info.value.code
-        return (0 if code is None else code), out, err
-    return run
 
 
 def write_dir(path: Path, tokenizer: dict, **files) -> Path:

@@ -17,7 +17,7 @@ from mtok_export.dump.render import size
 from mtok_export.dump.sanitize import show
 from mtok_export.sniff import looks_like
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 
 

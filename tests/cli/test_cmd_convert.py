@@ -14,7 +14,7 @@ from mtok_export.formats import read_source
 from mtok_export.ir.models import vocab_of
 from mtok_export.mtok import read_mtok
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def run(*args) -> tuple[int, str]:

@@ -13,8 +13,7 @@ from mtok_export.compare import STATIC_LAYERS
 from mtok_export.compare.layers import diff_layers, tree_changes
 from mtok_export.ir import normalizers as N
 
-from conftest import CORPUS
-from test_cli import cli  # noqa: F401  (the in-process `mtok` fixture)
+from tests.support.corpus_dirs import CORPUS
 
 LLAMA2 = CORPUS / "llama2-7b-hf"
 PHI3 = CORPUS / "phi-3-mini-4k-instruct"

@@ -14,7 +14,7 @@ from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 
-SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "qwen-bpe"
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "qwen-bpe"
 
 
 def mtok(*args) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ from mtok_export import losses as L
 from mtok_export.cli.gate import id_window, outcome_options
 from mtok_export.policy import Decision, refusal_hint
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "tokenizers/gpt2").is_dir(), reason="shared corpus not present")
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
@@ -97,8 +97,7 @@ def test_a_refused_suffix_hints_at_mnn_head(tmp_path, cli):
 def test_a_dead_end_shows_where_the_ids_part(tmp_path, cli, monkeypatch):
     """The GLM-4 shape with its fix taken out (the template renders [gMASK]<sop>, the header adds them
     again): exit 1, and the message shows the doubled head and the options acting there."""
-    sys.path.insert(0, str(REPO / "tests"))
-    from test_template_prefix import glm4_like
+    from tests.support.glm4 import glm4_like
 
     import mtok_export.lower.processors as processors
     monkeypatch.setattr(processors, "_unrender_prefix", lambda lw, tok, chat, prefix: chat)

@@ -20,7 +20,7 @@ from mtok_export.ir import pre_tokenizers as P
 from mtok_export.ir import processors as R
 from mtok_export.ir.walk import walk
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 CLASSES = [c for family in REGISTRIES.values() for c in family.values()]
 
 

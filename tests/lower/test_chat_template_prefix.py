@@ -6,7 +6,6 @@ gives it (`lower/processors.py` `_unrender_prefix`).  Checked on the real MNN ru
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
 import pytest
@@ -15,40 +14,12 @@ from mtok_export.api import export
 from mtok_export.lower import lower
 from mtok_export.readers.model_dir import read_model_dir
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.glm4 import GLM4_TEMPLATE, glm4_like
+
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "tokenizers/gpt2").is_dir(), reason="shared corpus not present")
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
-
-ROLES = ("<|system|>", "<|user|>", "<|assistant|>", "<|observation|>")
-GLM4_TEMPLATE = ("[gMASK]<sop>{% for m in messages %}{{ '<|' + m['role'] + '|>' }}\n{{ m['content'] }}"
-                 "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
-
-
-def glm4_like(tmp_path: Path, template: str = GLM4_TEMPLATE) -> Path:
-    """GPT-2's vocabulary with GLM-4's prefix specials, role tokens, post-processor and template shape."""
-    tj = json.loads((CORPUS / "tokenizers/gpt2/tokenizer.json").read_text(encoding="utf-8"))
-    base = len(tj["model"]["vocab"])
-    names = ["[gMASK]", "<sop>", *ROLES]
-    tj["added_tokens"] += [{"id": base + i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-                            "normalized": False, "special": True} for i, t in enumerate(names)]
-    tj["post_processor"] = {
-        "type": "TemplateProcessing",
-        "single": [{"SpecialToken": {"id": "[gMASK]", "type_id": 0}}, {"SpecialToken": {"id": "<sop>", "type_id": 0}},
-                   {"Sequence": {"id": "A", "type_id": 0}}],
-        "pair": [{"SpecialToken": {"id": "[gMASK]", "type_id": 0}}, {"SpecialToken": {"id": "<sop>", "type_id": 0}},
-                 {"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
-        "special_tokens": {t: {"id": t, "ids": [base + i], "tokens": [t]} for i, t in enumerate(names[:2])}}
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False), encoding="utf-8")
-    (src / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "PreTrainedTokenizerFast", "chat_template": template, "eos_token": "<|endoftext|>",
-        "added_tokens_decoder": {str(base + i): {"content": t, "special": True, "normalized": False, "lstrip": False,
-                                                 "rstrip": False, "single_word": False} for i, t in enumerate(names)}}),
-        encoding="utf-8")
-    return src
-
 
 @needs_corpus
 def test_the_lowered_template_leaves_the_prefix_to_the_header(tmp_path):

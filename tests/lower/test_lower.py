@@ -38,13 +38,13 @@ from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.verify.runtime import RuntimeResult, run_runtime
-from naive_mapping import naive
+from tests.support.naive_mapping import naive
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 
 TARGET = "mnn-3.6"
 ASCII = string.ascii_letters + string.digits + string.punctuation + " "
-T5_SMALL = Path(__file__).resolve().parents[1].parent / "shared/corpus/tokenizers/t5-small/tokenizer.json"
+T5_SMALL = Path(__file__).resolve().parents[2].parent / "shared/corpus/tokenizers/t5-small/tokenizer.json"
 
 
 # ------------------------------------------------------------------------------------------ helpers

@@ -12,7 +12,7 @@ from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.verify.runtime import run_runtime
 
-LLAMA3 = Path(__file__).resolve().parents[1].parent / "shared/corpus/tokenizers/meta-llama-3-8b-instruct"
+LLAMA3 = Path(__file__).resolve().parents[2].parent / "shared/corpus/tokenizers/meta-llama-3-8b-instruct"
 
 
 @pytest.fixture(scope="module")

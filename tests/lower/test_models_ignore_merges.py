@@ -19,7 +19,7 @@ from mtok_export.lower.models import _words_merges_miss
 from mtok_export.mtok import write_mtok
 from mtok_export.verify.runtime import run_runtime
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared/corpus/tokenizers"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared/corpus/tokenizers"
 LLAMA3 = CORPUS / "meta-llama-3-8b-instruct"
 pytestmark = pytest.mark.skipif(not LLAMA3.is_dir(), reason="shared corpus not present")
 

@@ -32,7 +32,7 @@ from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.sentencepiece import read_sentencepiece
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 
-from conftest import CORPUS
+from tests.support.corpus_dirs import CORPUS
 
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 SOURCES = {"t5-small": CORPUS / "t5-small", "sp-test_model": CORPUS / "sp-test-models/test_model.model",

@@ -20,7 +20,7 @@ from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.sentencepiece import read_sentencepiece
 
-from conftest import SAMPLES
+from tests.support.corpus_dirs import SAMPLES
 
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 TEXTS = ["Hello World", "ABC def", "a\U0001fae0b", "x \u2603\u2603\u2603 y", "tab\there", "ctrl\x01x\x02\x03y",

@@ -17,7 +17,7 @@ from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.unicode.tables import charsmap_table, table
 from mtok_export.verify.runtime import run_runtime
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared/corpus/tokenizers"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared/corpus/tokenizers"
 
 
 def _read(name):

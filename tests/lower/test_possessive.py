@@ -32,7 +32,7 @@ from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.tiktoken import _CL100K_PATTERN, _O200K_PATTERN, _R50K_PATTERN
 from mtok_export.verify.runtime import run_runtime
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "tokenizers/gpt2").is_dir(), reason="shared corpus not present")
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")

@@ -23,7 +23,7 @@ from mtok_export.corpus import builtin_corpus
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 from mtok_export.verify.runtime import run_runtime
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "tokenizers/gpt2").is_dir(), reason="shared corpus not present")
 needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")

@@ -18,7 +18,7 @@ from mtok_export.mtok import write_mtok
 from mtok_export.readers.gguf import read_gguf
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GGUF = REPO.parent / "shared/corpus/gguf"
 VECTORS = REPO.parent / "shared/corpus/testvectors"
 pytestmark = pytest.mark.skipif(not GGUF.is_dir(), reason="shared corpus not present")

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from limits import export_cli, limited
+from tests.support.limits import export_cli, limited
 from mtok_export.errors import InputError
 from mtok_export.readers.gguf import read_gguf
 from mtok_export.readers.gguf_layout import check_layout
 
-GGUF = Path(__file__).resolve().parents[2] / "shared/corpus/gguf"
+GGUF = Path(__file__).resolve().parents[3] / "shared/corpus/gguf"
 STRING, ARRAY, UINT32 = 8, 9, 4
 
 

@@ -16,12 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from legacy_runtime import mnn341_python  # noqa: F401  (session fixture: MNN 3.4.1 interpreter)
 
 from mtok_export.formats import read_source
 from mtok_export.targets import build
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus"
+CORPUS = Path(__file__).resolve().parents[3] / "shared/corpus"
 # (source tokenizer, the legacy type its --format txt gets, outcome: exit code, refused loss codes)
 CASES = {
     "llama2-7b-hf": (0, 3, {"stream-decode"}),  # 3.4.1 turns only a piece's first U+2581 into a space

@@ -14,7 +14,6 @@ import pytest
 import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2 as pb
 
-from legacy_runtime import mnn341_python  # noqa: F401  (session fixture: MNN 3.4.1 interpreter)
 from mtok_export.errors import FormatError, InputError, UnsupportedError
 from mtok_export.ir import ChatTemplate
 from mtok_export.ir import models as M
@@ -35,9 +34,9 @@ def project_type0(tok):
 def type0_losses(tok):
     return type0.plan(tok).losses
 from mtok_export.readers.sentencepiece import PieceType, bos_eos_policy, read_sentencepiece, sp_merges
-from spm_parity import spm_parity, spm_parity_txt
+from tests.support.spm_parity import spm_parity, spm_parity_txt
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus"
 TOK = CORPUS / "tokenizers"
 MODELS = {

@@ -21,7 +21,7 @@ from mtok_export.mtok import write_mtok
 from mtok_export.readers.sentencepiece import read_sentencepiece
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 
-from conftest import CORPUS
+from tests.support.corpus_dirs import CORPUS
 
 UNIGRAM = CORPUS / "sp-test-models/test_model.model"
 BPE = CORPUS / "mistral-7b-v0.1_mistral-common/tokenizer.model.v1"

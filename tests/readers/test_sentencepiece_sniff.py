@@ -10,7 +10,7 @@ import pytest
 
 from mtok_export.readers import sentencepiece as S
 
-MODEL = Path(__file__).resolve().parents[1] / "samples" / "llama-spm" / "tokenizer.model"
+MODEL = Path(__file__).resolve().parents[2] / "samples" / "llama-spm" / "tokenizer.model"
 
 
 @pytest.fixture

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import other_parity
-from legacy_runtime import mnn341_python  # noqa: F401  (session fixture)
+from tests.support import other_parity
 from mtok_export import legacy
 from mtok_export.corpus import builtin_corpus
 from mtok_export.errors import FormatError, InputError, UnsupportedError
@@ -30,7 +29,7 @@ from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.tiktoken import KNOWN, read_tiktoken
 from mtok_export.verify.reference_tiktoken import hf_from_ir, hf_ir_reference, nfc, tiktoken_reference
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus/tokenizers"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 

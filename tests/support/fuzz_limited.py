@@ -3,11 +3,11 @@ by the lowering) and GGUF key/value fields (counts, types, lengths).  Unlike `fu
 in-process targets, every case runs in a child process under RLIMIT_AS (`MEMORY`) and a time
 limit, so a defect costs the child, never the machine: the child is restarted after it dies.
 
-    python tests/fuzz_limited.py [--seconds 60] [--seed 13] [--target chat-template|gguf-fields]
+    python -m tests.support.fuzz_limited [--seconds 60] [--seed 13] [--target chat-template|gguf-fields]
 
 Outcomes per case: accepted (exported), clean (an `MtokError`), traceback (any other exception),
 hang (over `HANG_SECONDS`), OOM (a MemoryError escaped, or the child died: the memory limit's
-usual ends).  `test_fuzz.py` runs each target for a few seconds; `make fuzz` longer."""
+usual ends).  `tests/acceptance/test_fuzz.py` runs each target for a few seconds; `make fuzz` longer."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MEMORY = 2 * 2**30  # the child's address space
 HANG_SECONDS = 15  # per case: a render's own limit is 5 s, a GGUF read of a seed takes milliseconds
 OUTCOMES = ("accepted", "clean", "traceback", "hang", "OOM")
@@ -248,7 +248,7 @@ class _Child:
 
 def fuzz(target: str, seconds: float, seed: int = 13) -> Stats:
     """Run `target` for about `seconds` (child start-up included) with a fixed seed."""
-    from fuzzing import gguf_seeds
+    from tests.support.fuzzing import gguf_seeds
 
     rng = random.Random(seed)
     stats = Stats(target)
@@ -305,5 +305,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).parent))
     sys.exit(main())

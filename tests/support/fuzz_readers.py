@@ -2,10 +2,10 @@
 tried, clean errors (`MtokError`), other exceptions (must be 0), hangs (must be 0), peak memory,
 and outputs written for mutated inputs that the strict reader rejects (must be 0).
 
-    python tests/fuzz_readers.py [--seconds 60] [--seed 13] [--reader NAME ...] [--json]
+    python -m tests.support.fuzz_readers [--seconds 60] [--seed 13] [--reader NAME ...] [--json]
 
 Each reader runs in its own process so its peak memory (max RSS) is its own.  The harness is
-`fuzzing.py` beside it (shared with `test_fuzz.py`).  Exit 1 when any defect was found, and each
+`fuzzing.py` beside it (shared with `tests/acceptance/test_fuzz.py`).  Exit 1 when any defect was found, and each
 defect is listed with an input that shows it."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import subprocess
 import sys
 
-from fuzzing import TARGETS, fuzz
+from tests.support.fuzzing import REPO, TARGETS, fuzz
 
 
 def child(reader: str, seconds: float, seed: int) -> None:
@@ -43,8 +43,8 @@ def main() -> int:
         return 0
     rows = []
     for reader in args.reader or list(TARGETS):
-        r = subprocess.run([sys.executable, __file__, "--child", reader, "--seconds", str(args.seconds),
-                            "--seed", str(args.seed)], capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-m", "tests.support.fuzz_readers", "--child", reader, "--seconds",
+                            str(args.seconds), "--seed", str(args.seed)], capture_output=True, text=True, cwd=REPO)
         if r.returncode != 0:
             print(f"{reader}: the fuzzing process failed (exit {r.returncode}):\n{r.stderr[-2000:]}", file=sys.stderr)
             return 1

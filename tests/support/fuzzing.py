@@ -1,4 +1,4 @@
-"""A small fuzzer for every reader (issue 13), shared by `tests/test_fuzz.py` (a few seconds per
+"""A small fuzzer for every reader (issue 13), shared by `tests/acceptance/test_fuzz.py` (a few seconds per
 reader, in the suite) and `fuzz_readers.py` (`make fuzz`, minutes).
 
 Each target (tokenizer.json, SentencePiece, tiktoken, legacy .txt, .mtok, GGUF) starts from
@@ -41,7 +41,7 @@ from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.sentencepiece import read_sentencepiece
 from mtok_export.readers.tiktoken import read_tiktoken
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 HANG_SECONDS = 5
 

@@ -1,5 +1,5 @@
 """The package's own import graph, read with `ast` (nothing is imported), and the layering it must
-keep.  `tests/test_layers.py` checks it; `python tests/import_graph.py` prints the graph by layer.
+keep.  `tests/acceptance/test_layers.py` checks it; `python -m tests.support.import_graph` prints the graph by layer.
 
 Layers, top to bottom.  A module may import its own layer (when no cycle results) and any layer
 below it, never one above; `__init__` (the version, and the API loaded on first use) sits at the
@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "mtok_export"
+PACKAGE = Path(__file__).resolve().parents[2] / "mtok_export"
 
 LAYERS = (
     ("cli", "__main__"),

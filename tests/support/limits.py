@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MEMORY = 3 * 2**30  # address space of the child: far below the 24 GB these inputs took unbounded
 
 

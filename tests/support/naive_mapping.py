@@ -1,6 +1,6 @@
 """The naive mapping: what MNN's own exporter writes (spec section 3, "writer" columns), each HF
 component replaced by its nearest code with no rewriting and no loss records.  Used only to show
-what lowering buys (`test_lowering_passes.py`, `python tests/parity_table.py --naive`); never used
+what lowering buys (`tests/lower/test_lower.py`, `python -m tests.support.parity_table --naive`); never used
 for real exports."""
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ Every mismatch is given a class:
   output differs from the previous one (joined with `+`); `UNEXPLAINED` if the runtime does not do
   what the projection (the runtime-faithful IR) does.
 
-A test harness of `test_other_readers.py`, and the tables when run:
+A test harness of `tests/readers/test_tiktoken.py`, and the tables when run:
 
-    python tests/other_parity.py [--only NAME] [--mnn341 PYTHON] [--json FILE]
+    python -m tests.support.other_parity [--only NAME] [--mnn341 PYTHON] [--json FILE]
 
 The MNN 3.4.1 interpreter defaults to the one the tool finds (`make setup` creates it; `legacy_runtime`)."""
 
@@ -35,7 +35,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from legacy_runtime import installed_mnn341
+from tests.support.legacy_runtime import installed_mnn341
 
 from mtok_export.corpus import builtin_corpus
 from mtok_export.ir import normalizers as N
@@ -53,7 +53,7 @@ from mtok_export.verify.references import Chosen
 from mtok_export.verify.reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
 from mtok_export.verify.runtime import run_runtime
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus/tokenizers"
 
 # name -> (reader, path under the corpus, reference kind, legacy types)

@@ -1,16 +1,16 @@
 """The bytes every writer produces for every input of the shared corpus, its GGUF files and
 `samples/`: `.mtok`, legacy `.txt` and HF `tokenizer.json`, as sha256 (or the error's type when the
-writer refuses).  `tests/test_output_bytes.py` compares them with `tests/golden/output-digests.tsv`,
+writer refuses).  `tests/acceptance/test_output_bytes.py` compares them with `tests/golden/output-digests.tsv`,
 the table main wrote before a refactoring; regenerate it on purpose only, with
 
-    .venv/bin/python tests/output_digests.py > tests/golden/output-digests.tsv"""
+    .venv/bin/python -m tests.support.output_digests > tests/golden/output-digests.tsv"""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared/corpus"
 GOLDEN = REPO / "tests/golden/output-digests.tsv"
 
@@ -57,6 +57,6 @@ def load_golden() -> dict[str, dict[str, str]]:
 
 
 if __name__ == "__main__":
-    print("# name\tmtok=sha256\ttxt=sha256\thf=sha256 (tests/output_digests.py)")
+    print("# name\tmtok=sha256\ttxt=sha256\thf=sha256 (tests/support/output_digests.py)")
     for name, path in inputs():
         print(name, *(f"{k}={v}" for k, v in digests(path).items()), sep="\t", flush=True)

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Parity tables: a source exported (lowered, or MNN's own naive mapping) for MNN, verified on the
-runtime, summarized k/n per check.  `test_conformance.py` asserts on the rows; run as a script it
+runtime, summarized k/n per check.  `tests/acceptance/test_conformance.py` asserts on the rows; run as a script it
 prints the table for every shared-corpus tokenizer.json (`--naive` adds the naive mapping's, to
 show what lowering changes; `--testvectors` adds the llama.cpp test strings).
 
-    python tests/parity_table.py [--naive] [--testvectors] [--target mnn-3.6]"""
+    python -m tests.support.parity_table [--naive] [--testvectors] [--target mnn-3.6]"""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from naive_mapping import naive
+from tests.support.naive_mapping import naive
 
 from mtok_export.corpus import builtin_chats, builtin_corpus, testvector_corpus
 from mtok_export.formats import read_source
@@ -21,7 +21,7 @@ from mtok_export.mtok import write_mtok
 from mtok_export.verify.check import verify
 from mtok_export.verify.references import choose
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 COLUMNS = ("engine ids", "raw ids", "streaming decode", "chat text", "chat ids", "chat paths", "stop ids")
 
 

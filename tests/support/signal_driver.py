@@ -1,7 +1,7 @@
-"""Run the CLI with a pause at one phase, for `test_signals.py`: the test sends a signal once the
+"""Run the CLI with a pause at one phase, for `tests/acceptance/test_signals.py`: the test sends a signal once the
 pause is announced, so every phase is hit at a known point instead of by timing.
 
-    python tests/signal_driver.py PHASE [--swallow] mtok|mtok-export ARGS...
+    python tests/support/signal_driver.py PHASE [--swallow] mtok|mtok-export ARGS...
 
 At PHASE the process prints `paused at PHASE` to stderr and sleeps (the signal interrupts it);
 with `--swallow` the pause catches every exception, as a library call that swallows the

@@ -1,8 +1,8 @@
-"""Print the signal x phase matrix of `mtok-export` that `test_signals.py` asserts, as a table:
+"""Print the signal x phase matrix of `mtok-export` that `tests/acceptance/test_signals.py` asserts, as a table:
 exit code, the output (kept / replaced), processes and files left, and for kill -9 what the next
 export removed.
 
-    python tests/signal_matrix.py"""
+    python -m tests.support.signal_matrix"""
 
 from __future__ import annotations
 
@@ -13,11 +13,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_signals import (OLD, export_argv, hung_python, paused, processes_with, signal_when,  # noqa: E402
-                          start, wait_for)
+from tests.support.processes import processes_with, wait_for
+from tests.support.signal_runs import OLD, export_argv, hung_python, paused, signal_when, start
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PHASES = ["read", "lower", "reference", "runtime", "runtime-hung", "rename", "commit"]
 SIGNALS = [("SIGINT", signal.SIGINT), ("SIGTERM", signal.SIGTERM), ("SIGHUP", signal.SIGHUP),
            ("kill -9", signal.SIGKILL)]

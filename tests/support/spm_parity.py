@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Parity of SentencePiece models exported for MNN, against the `sentencepiece` library itself
-(a test harness of `test_sentencepiece.py`, and a table when run).
+(a test harness of `tests/readers/test_sentencepiece.py`, and a table when run).
 
 For each model: read -> lower -> `.mtok`, run by MNN 3.6.1 (this interpreter), and read -> legacy
 type-0 `tokenizer.txt` (lossy allowed), run by MNN 3.4.1 (`--mnn341 PYTHON`, default the venv the
@@ -11,7 +11,7 @@ vs `sp.decode`), the same with the kept leading space ignored, the IR run by HF 
 (reader fidelity), and the number of mismatches no loss or reader class explains; then every
 mismatch class.
 
-    python tests/spm_parity.py [--mnn341 PYTHON] [--only NAME]
+    python -m tests.support.spm_parity [--mnn341 PYTHON] [--only NAME]
 
 `.mtok` mismatches are attributed by `verify` itself; the type-0 file's by the type-0 losses'
 documented runtime differences and the reader's `sp-*` classes (`reader_classifier`)."""
@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from legacy_runtime import installed_mnn341
+from tests.support.legacy_runtime import installed_mnn341
 
 from mtok_export.corpus import builtin_corpus
 from mtok_export.ir import models as M
@@ -43,7 +43,7 @@ from mtok_export.verify.reference_spm import charsmap_normalizer, spm_reference
 from mtok_export.verify.runtime import run_runtime
 from mtok_export.writers.hf_json import to_tokenizer_json
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpus" / "tokenizers"
 
 MODELS = [

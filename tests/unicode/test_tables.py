@@ -19,7 +19,7 @@ from mtok_export.unicode import (
     build_table, cache_path, charsmap_rules, charsmap_table, clear_memory_cache, table,
 )
 
-CORPUS = Path(__file__).parents[1] / "../shared/corpus"
+CORPUS = Path(__file__).parents[2] / "../shared/corpus"
 TOKENIZERS = CORPUS / "tokenizers"
 ALL_CPS = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
 

@@ -12,7 +12,7 @@ from mtok_export.lower import lower
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.verify.attribution import Attribution
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 @pytest.fixture(scope="module")

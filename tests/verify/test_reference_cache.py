@@ -14,7 +14,7 @@ from mtok_export.corpus import builtin_chats
 from mtok_export.io import cache_dir
 from mtok_export.verify import reference as R
 
-SAMPLE = Path(__file__).resolve().parents[1] / "samples/qwen-bpe"
+SAMPLE = Path(__file__).resolve().parents[2] / "samples/qwen-bpe"
 TEXTS = ["Hello world", "  x\n\ny", "日本語 text", "<|im_start|>user"]
 
 

@@ -19,7 +19,7 @@ from mtok_export.errors import InputError
 from mtok_export.verify.reference import ReferenceUnavailable
 from mtok_export.verify.reference_gguf import _metadata, gguf_reference
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GGUF = REPO.parent / "shared/corpus/gguf"
 VECTORS = REPO.parent / "shared/corpus/testvectors"
 WITH_VECTORS = sorted(p.name[len("ggml-vocab-"):-len(".gguf")] for p in GGUF.glob("*.gguf")

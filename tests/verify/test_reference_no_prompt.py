@@ -13,7 +13,7 @@ import pytest
 from mtok_export.corpus import builtin_chats
 from mtok_export.verify.reference import _chats
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "tokenizers/gpt2").is_dir(), reason="shared corpus not present")
 

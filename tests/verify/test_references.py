@@ -25,7 +25,7 @@ from mtok_export.verification import prepare
 from mtok_export.verify.reference import ReferenceUnavailable
 from mtok_export.verify.references import choose, clip_module
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared/corpus"
 CORPUS = SHARED / "tokenizers"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")

@@ -37,7 +37,7 @@ from mtok_export.verify.emulate import normalize as runtime_normalize
 from mtok_export.writers.hf_json import (CONTROL_TO_SPACE, TOP_LEVEL, hf_equivalent, to_tokenizer_json,
                                          tokenizer_json_text, write_hf_dir, write_tokenizer_json)
 
-from conftest import TOKENIZER_DIRS
+from tests.support.corpus_dirs import TOKENIZER_DIRS
 
 tokenizers = pytest.importorskip("tokenizers")
 HFTokenizer = tokenizers.Tokenizer
