@@ -9,8 +9,8 @@ import pytest
 
 from mtok_export.compare.stats import SLICES, builtin_samples, percentile
 
-from conftest import CORPUS
-from test_cli import cli  # noqa: F401  (the in-process `mtok` fixture)
+from tests.support.corpus_dirs import CORPUS
+from tests.support.installed import import_installed
 
 # A BPE with byte fallback: "ab" merges, "é" (C3 A9) falls back to two byte pieces, "z" (0x7A has
 # no byte piece) is unknown.  WhitespaceSplit drops the spaces.  encode() adds <s> in front.
@@ -126,7 +126,7 @@ def test_token_counts_agree_with_tokenizers_directly(cli):  # noqa: F811
 
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG\r\n\x1a\n"), (".svg", b"<?xml")])
 def test_plot(cli, tiny, tmp_path, suffix, magic):  # noqa: F811
-    pytest.importorskip("matplotlib", reason="install the test extra: pip install -e '.[test]'")
+    import_installed("matplotlib")
     d, corpus = tiny
     path = tmp_path / f"stats{suffix}"
     code, out, err = cli("mtok", "stats", d, "--corpus", corpus, "--plot", path)

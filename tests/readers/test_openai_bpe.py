@@ -1,6 +1,6 @@
 """OpenAI's original BPE layouts: GPT-2's encoder.json + vocab.bpe (recognized by content, read
-like vocab.json + merges.txt) and CLIP's bpe_simple_vocab_16e6.txt.gz (from the open_clip_torch
-wheel, downloaded at test time into a cache outside the repository) against open_clip's own
+like vocab.json + merges.txt) and CLIP's bpe_simple_vocab_16e6.txt.gz (from the installed
+open_clip_torch, which `make setup` installs) against open_clip's own
 SimpleTokenizer; one test per malformed-file error."""
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from mtok_export.formats import choose, classify, read_source
 from mtok_export.readers.openai_bpe import CLIP_MERGES, read_clip_merges
 from mtok_export.corpus import builtin_corpus
 from mtok_export.verify.reference_tiktoken import hf_from_ir
-from pypi_cache import ensure_package, wheel_file
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.installed import import_installed, package_file
+
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus/tokenizers"
 TEXTS = [s.text for s in builtin_corpus()]
 
@@ -43,10 +44,10 @@ def test_gpt2_encoder_json_and_vocab_bpe(tmp_path):
 @pytest.fixture(scope="module")
 def clip():
     """(path of CLIP's merges .gz, open_clip's SimpleTokenizer on it)."""
-    gz = wheel_file("open_clip_torch==3.3.0", "open_clip/bpe_simple_vocab_16e6.txt.gz")
-    source = wheel_file("open_clip_torch==3.3.0", "open_clip/tokenizer.py")
-    ensure_package("ftfy", "ftfy")
-    ensure_package("regex", "regex")
+    gz = package_file("open_clip_torch", "open_clip/bpe_simple_vocab_16e6.txt.gz")
+    source = package_file("open_clip_torch", "open_clip/tokenizer.py")
+    import_installed("ftfy")
+    import_installed("regex")
     stub = types.ModuleType("torch")  # the module imports torch only for the tensors __call__ returns
     stub.LongTensor = stub.Tensor = object
     saved = sys.modules.get("torch")

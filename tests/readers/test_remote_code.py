@@ -1,6 +1,6 @@
 """tiktoken repositories whose split regex and special tokens are in their `tokenization_*.py`,
-read statically (`readers/remote_code.py`): Qwen-1's real file (from the qwen-agent wheel, fetched at
-test time) beside the corpus ranks gives the IR the verified known-vocabulary entry gives; small
+read statically (`readers/remote_code.py`): Qwen-1's real file (from the installed qwen-agent, which
+`make setup` installs) beside the corpus ranks gives the IR the verified known-vocabulary entry gives; small
 files in the shapes of Kimi-K2, GLM-4 and Llama-3 code; nothing is executed; every value that is
 not a literal is named in the error.  Also the known-vocabulary table's Whisper entry against
 openai-whisper's own `get_encoding()` (sdist fetched at test time)."""
@@ -19,9 +19,10 @@ from mtok_export.readers.remote_code import read_code
 from mtok_export.readers.tiktoken import read_tiktoken
 from mtok_export.corpus import builtin_corpus
 from mtok_export.verify.reference_tiktoken import tiktoken_reference
-from pypi_cache import wheel_file
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.installed import package_file
+
+REPO = Path(__file__).resolve().parents[2]
 QWEN = REPO.parent / "shared/corpus/tokenizers/qwen-7b_tiktoken/qwen.tiktoken"
 pytestmark = pytest.mark.skipif(not QWEN.is_file(), reason="shared corpus not present")
 
@@ -34,7 +35,7 @@ def _unknown_copy(tmp_path: Path) -> Path:
 
 
 def test_qwen_code_gives_the_known_entry(tmp_path):
-    code = wheel_file("qwen-agent==0.0.34", "qwen_agent/utils/tokenization_qwen.py")
+    code = package_file("qwen-agent", "qwen_agent/utils/tokenization_qwen.py")
     shutil.copy(code, tmp_path / "tokenization_qwen.py")
     assert classify(tmp_path / "tokenization_qwen.py").name == "remote-code"
     tok = read_source(_unknown_copy(tmp_path))
@@ -165,8 +166,8 @@ def test_arguments_and_configs_win_over_code(tmp_path):
 
 
 def test_whisper_multilingual_known_entry_equals_get_encoding(tmp_path):
-    ranks = wheel_file("openai-whisper==20250625", "whisper/assets/multilingual.tiktoken")
-    source = wheel_file("openai-whisper==20250625", "whisper/tokenizer.py")
+    ranks = package_file("openai-whisper", "whisper/assets/multilingual.tiktoken")
+    source = package_file("openai-whisper", "whisper/tokenizer.py")
     (tmp_path / "assets").mkdir()
     shutil.copy(ranks, tmp_path / "assets/multilingual.tiktoken")
     shutil.copy(source, tmp_path / "tokenizer.py")

@@ -1,5 +1,5 @@
 """Mistral tekken.json (`readers/tekken.py`) against mistral_common's own Tekkenizer, on the two
-tekken files the `mistral_common` package ships (installed from PyPI at test time), and one test
+tekken files the `mistral_common` package ships (installed by the `test` extra), and one test
 per malformed-file error on tiny hand-made files."""
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from mtok_export.formats import classify, read_source
 from mtok_export.readers.tekken import read_tekken
 from mtok_export.corpus import builtin_corpus
 from mtok_export.verify.reference_tiktoken import hf_from_ir
-from pypi_cache import ensure_package
+
+from tests.support.installed import import_installed
 
 
 @pytest.fixture(scope="module")
 def mistral_common():
-    return ensure_package("mistral_common", "mistral_common")
+    return import_installed("mistral_common")
 
 
 @pytest.mark.parametrize("name", ["tekken_240718.json", "tekken_240911.json"])

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from legacy_runtime import mnn341_python  # noqa: F401  (session fixture: MNN 3.4.1 interpreter)
 
 from mtok_export.corpus import builtin_chats
 from mtok_export.errors import RuntimeEngineError
@@ -22,7 +21,7 @@ from mtok_export.verify import mnn341
 from mtok_export.verify.reference import ReferenceUnavailable
 from mtok_export.verify.reference_runtime import runtime_reference
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus/tokenizers"
+CORPUS = Path(__file__).resolve().parents[3] / "shared/corpus/tokenizers"
 TEXTS = ["Hello world", "The quick brown fox.", "  two  spaces", ""]
 
 
@@ -159,9 +158,22 @@ def test_version_of():
     assert mnn341.version_of(Path("/nonexistent/python")) is None
 
 
+INSTALLS = ("mnn341.ensure(", '"pip", "install"', '"pip", "download"', "urlretrieve(", "urlopen(")
+
+
+def installs(text: str) -> list[str]:
+    """What in a test file's text installs or downloads (the ways the tests did it before issue 23)."""
+    return [call for call in INSTALLS if call in text]
+
+
 def test_no_test_installs():
-    """Issue 23: the venv is the set-up's (Makefile `setup`), never a test's."""
-    here = Path(__file__).parent
-    offenders = [p.name for p in here.glob("*.py") if p.name != Path(__file__).name
-                 and "ensure(" in p.read_text() and "mnn341" in p.read_text()]
-    assert offenders == []
+    """Issue 23: the environment is the set-up's (Makefile `setup`), never a test's: no file under
+    tests/ installs a package or downloads one (except this test, which names the calls)."""
+    tests = Path(__file__).resolve().parents[1]
+    offenders = {str(p.relative_to(tests)): installs(p.read_text(encoding="utf-8")) for p in tests.rglob("*.py")
+                 if p.resolve() != Path(__file__).resolve()}
+    assert {name: calls for name, calls in offenders.items() if calls} == {}
+    # the check catches the forms the tests used
+    assert installs('subprocess.run([sys.executable, "-m", "pip", "install", "-q", requirement])') == ['"pip", "install"']
+    assert installs('[sys.executable, "-m", "pip", "download", "-q", "--no-deps"]') == ['"pip", "download"']
+    assert installs("python = mnn341.ensure(cache)") == ["mnn341.ensure("]
