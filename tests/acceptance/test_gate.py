@@ -1,5 +1,6 @@
-"""The release gate (issue 8): acceptance policy, manifest, verify before replace, CI outputs, and the
-cases a new user found where the old verify passed wrong files."""
+"""The release gate (issue 8) through the CLI: the acceptance policy on real exports, manifest,
+verify before replace, CI outputs, and the cases a new user found where the old verify passed wrong
+files.  (The loss registry's tests are in `tests/test_losses.py`, the policy's in `tests/test_policy.py`.)"""
 
 from __future__ import annotations
 
@@ -12,11 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from mtok_export import losses as L
-from mtok_export.errors import InputError
-from mtok_export.losses import KINDS, Loss, Severity
-from mtok_export.policy import Policy, decide, read_accept_file
-
 from tests.support.commands import export_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,72 +23,6 @@ CORPUS = REPO.parent / "shared" / "corpus"
 def cli(*args, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mtok_export", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd or REPO, timeout=600)
-
-
-# ------------------------------------------------------------------ the registry
-
-def test_every_emitted_code_is_registered():
-    """No free-string codes: every `L.X` the package names is a registered kind."""
-    import re
-
-    names = set()
-    for p in (REPO / "mtok_export").rglob("*.py"):
-        names |= set(re.findall(r"\bL\.([A-Z][A-Z0-9_]+)\b", p.read_text(encoding="utf-8")))
-    missing = [n for n in names if not isinstance(getattr(L, n, None), L.LossKind)]
-    assert not missing
-    assert len(KINDS) >= 40
-
-
-def test_triggers_find_the_spans():
-    loss = Loss(L.REGEX_CONTROL, "pre", "$", "r")
-    assert loss.spans("a\x03b") == [(1, 2)] and loss.spans("abc") == []
-    split = Loss(L.REGEX_UNSUPPORTED, "pre", "$", "r", pattern=r"[!-/]+")
-    assert split.spans("a${b") == [(1, 2)]  # `$` (0x24) is inside !-/ ; `{` (0x7b) is not
-    tok = Loss(L.ADDED_STRIP_ASCII, "t", "$", "r", trigger=("<x>",))
-    assert tok.spans("a\u3000<x>b") == [(1, 5)] and tok.spans("a <x>b") == []
-
-
-# ------------------------------------------------------------------ policy
-
-def _loss(kind):
-    return Loss(kind, "c", "$.x", "why")
-
-
-def test_policy_edge_warns_others_refuse():
-    d = {x.code: x for x in decide([_loss(L.REGEX_CONTROL), _loss(L.STREAM_DECODE)], Policy())}
-    assert d["regex-control"].accepted_by == "edge" and not d["regex-control"].measured
-    assert d["stream-decode"].accepted_by is None and d["stream-decode"].severity == Severity.TEXT
-
-
-def test_policy_measured_severity_replaces_declared():
-    reach = {"stream-decode": {"everyday": 0, "edge": 3, "checks": {"streaming decode": 3}, "severity": "edge"},
-             "regex-control": {"everyday": 2, "edge": 0, "checks": {"raw ids": 2}, "severity": "text"}}
-    d = {x.code: x for x in decide([_loss(L.REGEX_CONTROL), _loss(L.STREAM_DECODE)], Policy(), reach)}
-    assert d["stream-decode"].accepted_by == "edge" and d["stream-decode"].measured
-    assert d["regex-control"].accepted_by is None and d["regex-control"].severity == Severity.TEXT
-
-
-def test_policy_flags(tmp_path):
-    losses = [_loss(L.REGEX_CONTROL), _loss(L.STREAM_DECODE), _loss(L.BOS_TEMPLATE)]
-    f = tmp_path / "accepted.txt"
-    f.write_text("# reviewed 2026-11\nbos-template  # the template adds BOS\n\n")
-    by = lambda p: {x.code: x.accepted_by for x in decide(losses, p)}  # noqa: E731
-    assert by(Policy.from_options(["stream-decode"], f)) == {"regex-control": "edge", "stream-decode": "--accept",
-                                                             "bos-template": "--accept-file"}
-    assert by(Policy.from_options(strict=True))["regex-control"] is None
-    assert set(by(Policy.from_options(allow_lossy=True, strict=True)).values()) == {"--allow-lossy"}
-    assert by(Policy.from_options(["stream-decode,bos-template"]))["bos-template"] == "--accept"
-
-
-def test_policy_rejects_unknown_codes(tmp_path):
-    with pytest.raises(InputError, match="unknown loss code.*stream-decod\\b"):
-        Policy.from_options(["stream-decod"])
-    f = tmp_path / "a.txt"
-    f.write_text("regex-control\nno-such-code\n")
-    with pytest.raises(InputError, match="no-such-code"):
-        read_accept_file(f)
-    with pytest.raises(InputError, match="cannot read"):
-        read_accept_file(tmp_path / "missing.txt")
 
 
 # ------------------------------------------------------------------ CLI: the gate on samples

@@ -3,11 +3,16 @@ refused), `error:` lines without tracebacks, `--json` reports, and `inspect` out
 lets token text act as terminal control or rich markup.
 
 Most tests call the real entry points (`main`, `export_main`) in-process with a patched argv, so
-the `_run` error mapping is exercised exactly as installed; `--help` also runs the console scripts."""
+the `_run` error mapping is exercised exactly as installed; `--help` also runs the console scripts.
+The global options (--quiet, --debug in every --help), one-line OS and internal errors, single
+escaping on stdout and the sniffing error that says what a file is not run `mtok` in a child
+process (issue 13)."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 import subprocess
 import sys
@@ -20,6 +25,8 @@ from mtok_export.ir import decoders as D
 from mtok_export.ir import models as M
 from mtok_export.mtok import write_mtok
 
+from tests.support.commands import mtok
+from tests.support.corpus_dirs import REPO, SAMPLES
 from tests.support.spec_example import SPEC_2_10
 
 BIN = Path(sys.executable).parent
@@ -290,3 +297,132 @@ def test_inspect_file_name_closing_tag_does_not_crash(cli, tmp_path):
     p.write_bytes(SPEC_2_10)
     code, _, err = cli("mtok", "inspect", p)
     assert code == 0, err
+
+
+# ---------------------------------------------------------------- global options, OS and internal errors (issue 13)
+
+@pytest.fixture(scope="module")
+def qwen_mtok(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("q") / "q.mtok"
+    assert mtok("convert", SAMPLES / "qwen-bpe", out, "--allow-lossy").returncode == 0
+    return out
+
+
+@pytest.mark.parametrize("command", [("export",), ("inspect",), ("verify",), ("convert",), ("tables", "show"),
+                                     ("tables", "diff"), ("lint-template",), ("chat",), ("losses",), ()])
+def test_global_options_in_every_help(command):
+    r = mtok(*command, "--help")
+    assert r.returncode == 0, r.stderr
+    for option in ("--debug", "--quiet", "--version"):
+        assert option in r.stdout, (command, r.stdout)
+
+
+def test_global_options_in_mtok_export_help():
+    r = mtok("--help", prog="mtok-export")
+    assert r.returncode == 0 and all(o in r.stdout for o in ("--debug", "--quiet", "--version", "--path"))
+
+
+def test_quiet_prints_nothing_but_errors(qwen_mtok, tmp_path):
+    r = mtok("inspect", qwen_mtok, "--quiet")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    r = mtok("-q", "inspect", tmp_path / "missing.mtok")
+    assert r.returncode == 2 and r.stderr == f"error: {tmp_path / 'missing.mtok'}: cannot read (No such file or directory)\n"
+
+
+def test_debug_anywhere_shows_the_traceback(tmp_path):
+    r = mtok("inspect", tmp_path / "missing.mtok", "--debug")
+    assert r.returncode != 0 and "Traceback" in r.stderr and "InputError" in r.stderr
+
+
+def test_os_error_is_one_line_exit_2(monkeypatch, capsys):
+    # An OSError no reader wrapped: the CLI's last line of defence names the file and the reason.
+    from mtok_export import inspection
+    from mtok_export.cli import main
+
+    def broken(*a, **k):
+        raise OSError(errno.EIO, os.strerror(errno.EIO), "/data/x.mtok")
+
+    monkeypatch.setattr(inspection, "inspect", broken)
+    monkeypatch.setattr(sys, "argv", ["mtok", "inspect", "x.mtok"])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 2
+    assert capsys.readouterr().err == "error: /data/x.mtok: Input/output error\n"
+
+
+def test_internal_error_is_one_line_with_a_hint(monkeypatch, capsys):
+    from mtok_export import inspection
+    from mtok_export.cli import main
+
+    def bug(*a, **k):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(inspection, "inspect", bug)
+    monkeypatch.setattr(sys, "argv", ["mtok", "inspect", "x.mtok"])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["error: internal error: ZeroDivisionError: division by zero",
+                                "  hint: rerun with --debug for the traceback, and report it"]
+
+
+def test_inspect_escapes_once(qwen_mtok):
+    out = mtok("inspect", qwen_mtok).stdout
+    # The template holds the two characters backslash and n; the regex holds \r, \n and \p escapes.
+    assert r"{{- '<|im_start|>system\n' + messages[0]['content'] + '<|im_end|>\n' }}" in out
+    assert r"[^\r\n\p{L}\p{N}]?\p{L}+" in out
+    assert "\\\\" not in out
+    assert 'eos "<|im_end|>"' in out
+
+
+def test_convert_random_file_names_what_it_is_not(tmp_path):
+    f = tmp_path / "random.bin"
+    f.write_bytes(bytes(range(256)) * 4)
+    r = mtok("convert", f, tmp_path / "out.mtok")
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"error: {f}: not a tokenizer file this tool recognizes (not mtok, legacy-txt, gguf")
+    assert "sentencepiece, tokenizer.json" in r.stderr and "), and none is beside it;" in r.stderr
+    assert r.stderr.rstrip().endswith("it looks like binary data")
+
+
+def test_tables_do_not_wrap_without_a_terminal():
+    """In a CI log (stdout a pipe, no COLUMNS) rich wrapped at 80 columns, a word of a cell per line;
+    `COLUMNS` still chooses the width when set."""
+    from mtok_export.losses import KINDS
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    code = "import sys; from mtok_export.cli import main; sys.argv[0] = 'mtok'; main()"
+    run = lambda **extra: subprocess.run([sys.executable, "-c", code, "losses"], capture_output=True, text=True,  # noqa: E731
+                                         env={**env, "PYTHONPATH": str(REPO), **extra}, timeout=300)
+    r = run()
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1 + len(KINDS)  # the header, then one line per loss code
+    for kind in KINDS.values():
+        (line,) = [x for x in lines if x.split() and x.split()[0] == kind.code]
+        assert " ".join(kind.summary.split()) in " ".join(line.split())
+    assert len(run(COLUMNS="100").stdout.splitlines()) > 2 * len(lines)
+
+
+@pytest.mark.parametrize("source, fmt", [("qwen-bpe/tokenizer.json", "tokenizer.json"),
+                                         ("llama-spm/tokenizer.model", "sentencepiece")])
+def test_inspect_of_a_tokenizer_source_says_what_it_is_and_what_to_run(source, fmt):
+    # Was "section header at 0x00000000: header line 1 must be decimal integers, got b'{'".
+    r = mtok("inspect", SAMPLES / source)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"{SAMPLES / source}: a {fmt} file, a tokenizer source: `mtok inspect` reads the .mtok" in r.stderr
+    assert f"hint: export it with `mtok-export --path {SAMPLES / source}`" in r.stderr
+    assert "caused by:" in r.stderr and "section header at 0x00000000" in r.stderr  # the offset, still
+    r = mtok("inspect", SAMPLES / source.split("/")[0])  # its folder: not an MNN model folder, but a source
+    assert r.returncode == 2 and "not an MNN model folder" in r.stderr
+    assert f"hint: it holds a tokenizer source: export it with `mtok-export --path {SAMPLES / source.split('/')[0]}`" \
+        in r.stderr
+
+
+def test_inspect_of_a_broken_mtok_still_names_the_offset(tmp_path):
+    p = tmp_path / "text.mtok"
+    p.write_bytes((SAMPLES / "text.txt").read_bytes())
+    r = mtok("inspect", p)
+    assert r.returncode == 2 and "section header at 0x00000000: header line 1 must be decimal integers" in r.stderr
+    assert "hint" not in r.stderr

@@ -19,7 +19,7 @@ Every mismatch is given a class:
   output differs from the previous one (joined with `+`); `UNEXPLAINED` if the runtime does not do
   what the projection (the runtime-faithful IR) does.
 
-A test harness of `tests/readers/test_tiktoken.py`, and the tables when run:
+A test harness of `tests/acceptance/test_other_parity.py`, and the tables when run:
 
     python -m tests.support.other_parity [--only NAME] [--mnn341 PYTHON] [--json FILE]
 
