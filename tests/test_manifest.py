@@ -28,12 +28,14 @@ def model(tmp_path) -> Path:
     return d
 
 
+@pytest.mark.runtime
 def test_manifest_names_the_runtime_and_the_source_relative_to_itself(model):
     m = json.loads((model / "mnn/tokenizer.mtok.json").read_text(encoding="utf-8"))
     assert (m["target"], m["runtime_required"]) == ("mnn-3.6", "MNN >= 3.6.0")
     assert m["source_relative"] == ".."
 
 
+@pytest.mark.runtime
 def test_moved_with_its_source_still_verifies(model, tmp_path):
     moved = tmp_path / "elsewhere"
     shutil.move(model, moved)
@@ -41,6 +43,7 @@ def test_moved_with_its_source_still_verifies(model, tmp_path):
     assert manifest["source"] == str(model.resolve())
 
 
+@pytest.mark.runtime
 def test_moved_without_its_source_points_at_against(model, tmp_path):
     lone = tmp_path / "artifact"
     shutil.move(model / "mnn", lone)

@@ -18,12 +18,15 @@ RAW_AFFECTING = {"normalizer-table", "normalizer-approx", "whitespace-class", "b
 ROWS: dict[str, dict] = {}
 
 
+pytestmark = pytest.mark.runtime  # every corpus tokenizer on the MNN runtime
+
+
 @pytest.fixture(scope="module", autouse=True)
 def table():
     yield
     if not ROWS:
         return
-    from conftest import SUMMARY
+    from tests.support.summary import SUMMARY
 
     SUMMARY.append("")
     SUMMARY.append("parity on MNN 3.6.1 (built-in corpus + llama.cpp strings), k/n identical")

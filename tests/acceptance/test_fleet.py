@@ -49,6 +49,7 @@ def names(r: subprocess.CompletedProcess) -> list[str]:
 
 # ------------------------------------------------------------------ which models
 
+@pytest.mark.runtime
 def test_repeated_path_exports_every_model(models, tmp_path):
     # before issue 24, `--path A --path B` exported B alone, silently
     out = tmp_path / "out"
@@ -67,6 +68,7 @@ def test_repeated_path_exports_every_model(models, tmp_path):
     assert [row.split()[:3] for row in table[2:]] == [["qwen-bpe", "0", "passed"], ["bert-wordpiece", "0", "passed"]]
 
 
+@pytest.mark.runtime
 def test_the_bytes_are_those_of_a_single_export(models, tmp_path):
     single = tmp_path / "single"
     assert export_cli("--path", models / "t5-unigram", "--output", single, "--no-verify", "--allow-lossy",
@@ -77,6 +79,7 @@ def test_the_bytes_are_those_of_a_single_export(models, tmp_path):
     assert (tmp_path / "out/t5-unigram/tokenizer.mtok").read_bytes() == (single / "tokenizer.mtok").read_bytes()
 
 
+@pytest.mark.runtime
 def test_several_values_a_list_file_and_a_folder_of_models_name_the_same_models(models, tmp_path):
     listed = tmp_path / "lists" / "models.txt"
     listed.parent.mkdir()
@@ -92,6 +95,7 @@ def test_several_values_a_list_file_and_a_folder_of_models_name_the_same_models(
     assert names(by_folder) == sorted(expected)  # the folder's model subfolders, by name; notes/ is no model
 
 
+@pytest.mark.runtime
 def test_one_model_from_a_list_still_gets_its_own_folder(models, tmp_path):
     # a list (or a folder of models) is a fleet however long it is: the layout does not change as it grows
     listed = tmp_path / "one.txt"
@@ -102,6 +106,7 @@ def test_one_model_from_a_list_still_gets_its_own_folder(models, tmp_path):
     assert (out / "qwen-bpe" / "tokenizer.mtok").is_file() and not (out / "tokenizer.mtok").exists()
 
 
+@pytest.mark.runtime
 def test_one_model_is_unchanged(models, tmp_path):
     out = tmp_path / "out"
     r = export_cli("--path", models / "qwen-bpe", "--output", out, "--no-verify", "--allow-lossy", "--json")
@@ -110,6 +115,7 @@ def test_one_model_is_unchanged(models, tmp_path):
     assert (out / "tokenizer.mtok").is_file()
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("case", ["missing list", "empty list", "same name", "--input"])
 def test_bad_model_lists_are_exit_2_before_any_work(models, tmp_path, case):
     out = tmp_path / "out"
@@ -133,6 +139,7 @@ def test_bad_model_lists_are_exit_2_before_any_work(models, tmp_path, case):
 
 # ------------------------------------------------------------------ outcomes
 
+@pytest.mark.runtime
 def test_mixed_outcomes_report_junit_table_and_the_worst_exit(models, tmp_path):
     """qwen-bpe passes, bert-wordpiece has a refused loss (3), broken is bad input (2): exit 2, and every
     model's outcome is in the report and the JUnit file, the same as a single export reports it."""
@@ -190,6 +197,7 @@ def test_worst_exit(codes, worst):
         assert worst_exit(order) == worst
 
 
+@pytest.mark.runtime
 def test_junit_fleet_is_one_suite_per_model():
     ok = junit_cases("a", 0)
     bad = junit_cases("b", 2, error="b/tokenizer.json: not JSON")
@@ -216,6 +224,7 @@ def hung_runtime(tmp_path: Path) -> tuple[Path, str]:
 
 
 
+@pytest.mark.runtime
 @pytest.mark.skipif(sys.platform != "linux", reason="process groups and ps as on Linux")
 @pytest.mark.parametrize("how,code", [("ctrl-c", 130), ("sigterm", 143)])
 def test_interrupt_stops_every_job_and_leaves_nothing(models, tmp_path, how, code):
@@ -296,6 +305,7 @@ def test_a_job_that_dies_or_breaks_is_its_own_row_and_the_others_go_on():
     assert suites == [rows[1]["suite"], rows[2]["suite"]] and "killed" in suites[0] and "buggy" in suites[1]
 
 
+@pytest.mark.runtime
 @pytest.mark.skipif(sys.platform != "linux", reason="fork and signals as on Linux")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_job_unwinds_even_through_except_exception(tmp_path, signum):

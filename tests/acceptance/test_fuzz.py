@@ -13,6 +13,9 @@ from tests.support.fuzzing import TARGETS, fuzz
 SECONDS = 7  # per reader, six readers: the file stays under a minute on a loaded 2-core machine
 
 
+pytestmark = pytest.mark.runtime  # seconds of fuzzing per reader, limited targets in child processes
+
+
 @pytest.mark.parametrize("reader", sorted(TARGETS))
 def test_reader_survives_mutated_inputs(reader):
     stats = fuzz(reader, SECONDS, seed=13)

@@ -20,6 +20,9 @@ SAMPLES = REPO / "samples"
 CORPUS = REPO.parent / "shared" / "corpus"
 
 
+pytestmark = pytest.mark.runtime  # every test runs the CLI export in a child process
+
+
 def cli(*args, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mtok_export", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd or REPO, timeout=600)

@@ -394,6 +394,7 @@ def test_damaged_cache_entries_are_misses_and_replaced(tmp_path, monkeypatch):
         assert json.loads(p.read_text(encoding="utf-8")) == {"fresh": i}  # replaced
 
 
+@pytest.mark.runtime
 def test_damaged_cache_entry_during_an_export(tmp_path, monkeypatch):
     monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
     d = sample(tmp_path, "qwen-bpe")

@@ -28,12 +28,15 @@ FAMILIES = {"gpt2": "byte-level BPE", "qwen2.5-instruct": "byte-level BPE + NFC 
 ROWS: dict[str, dict[str, str]] = {}
 
 
+pytestmark = pytest.mark.runtime  # every mutant on the MNN runtime
+
+
 @pytest.fixture(scope="module", autouse=True)
 def table():
     yield
     if not ROWS:
         return
-    from conftest import SUMMARY
+    from tests.support.summary import SUMMARY
 
     kinds = list(MUTATIONS)
     SUMMARY.append("")

@@ -74,6 +74,7 @@ def test_py_typed_ships():
 
 # ------------------------------------------------------------------ hints
 
+@pytest.mark.runtime
 def test_loss_error_hint_is_in_api_terms_for_api_callers(tmp_path):
     for call in (lambda: api.export(SAMPLES / "bert-wordpiece", tmp_path, verify_on_runtime=False),
                  lambda: api.convert(SAMPLES / "bert-wordpiece", tmp_path / "a.mtok")):
@@ -89,6 +90,7 @@ def test_loss_error_hint_is_in_api_terms_for_api_callers(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tokenizer.mtok", "tokenizer.mtok.json"]
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("command", [("export", "--path"), ("convert",)])
 def test_the_cli_hint_names_options(tmp_path, command):
     args = [*command, SAMPLES / "bert-wordpiece", *(["--output", tmp_path, "--no-verify"] if command[0] == "export"
@@ -113,6 +115,7 @@ def test_every_command_that_prints_a_result_has_json():
     assert missing == []
 
 
+@pytest.mark.runtime
 def test_convert_json(tmp_path):
     r = mtok("convert", SAMPLES / "qwen-bpe", tmp_path / "q.mtok", "--json")
     assert r.returncode == 0, r.stderr
@@ -131,6 +134,7 @@ def test_convert_json(tmp_path):
     assert r.returncode == 2 and json.loads(r.stdout)["error"] == f"{tmp_path / 'q.mtok'}: exists; pass --force to replace it"
 
 
+@pytest.mark.runtime
 def test_chat_json(tmp_path):
     assert mtok("convert", SAMPLES / "qwen-bpe", tmp_path / "q.mtok", "-q").returncode == 0
     msgs = tmp_path / "m.json"

@@ -60,6 +60,7 @@ def _pick_two() -> list[str]:
     return [n for n in wanted if n in TOKENIZER_DIRS][:2]
 
 
+@pytest.mark.runtime
 @pytest.mark.skipif(len(_pick_two()) < 2, reason="needs two of the chosen tokenizers")
 def test_bytes_independent_of_hash_seed(lowered_corpus):
     names = _pick_two()
@@ -84,6 +85,7 @@ def _run_export(monkeypatch, capsys, *args) -> tuple[int, str, str]:
     return info.value.code or 0, out, err
 
 
+@pytest.mark.runtime
 def test_export_cli_all_or_nothing(tokenizer_name, lowered_corpus, tmp_path, monkeypatch, capsys):
     e = lowered_corpus[tokenizer_name]
     out_dir = tmp_path / "out"
@@ -180,6 +182,7 @@ irs = st.builds(Tokenizer, model=models(), normalizer=st.none() | normalizers,
                 added_tokens=added_tokens, special_ids=ids, stop_ids=ids, prefix_ids=ids, chat=chats)
 
 
+@pytest.mark.runtime
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(irs)
 def test_generated_ir_round_trips(ir):
@@ -190,6 +193,7 @@ def test_generated_ir_round_trips(ir):
     assert layout.size == len(data)
 
 
+@pytest.mark.runtime
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.one_of(st.none(), u32), min_size=1, max_size=12))
 def test_generated_programs_never_read_as_legacy(ops):

@@ -23,7 +23,8 @@ from mtok_export.verify.runtime import run_runtime
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "samples/qwen-bpe"
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="process groups and ps as on Linux")
+pytestmark = [pytest.mark.runtime,  # the runtime worker stopped from outside
+              pytest.mark.skipif(sys.platform != "linux", reason="process groups and ps as on Linux")]
 
 
 def hung_runtime(tmp_path: Path) -> tuple[Path, str]:

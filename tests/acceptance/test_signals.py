@@ -24,7 +24,8 @@ from tests.support.signal_runs import OLD, SAMPLE, export_argv, hung_python, pau
 
 REPO = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="signals, process groups and ps as on Linux")
+pytestmark = [pytest.mark.runtime,  # subprocess exports and verifies, paused and signalled
+              pytest.mark.skipif(sys.platform != "linux", reason="signals, process groups and ps as on Linux")]
 
 SIGNALS = [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM"), (signal.SIGHUP, "SIGHUP")]
 EXPORT_PHASES = ["read", "lower", "reference", "runtime", "runtime-hung", "rename"]

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "qwen-bpe"  # tokenizer.json with a chat template
 
@@ -51,6 +53,7 @@ def _loaded(modules: set[str], prefix: str) -> bool:
     return any(m == prefix or m.startswith(prefix + ".") for m in modules)
 
 
+@pytest.mark.runtime
 def test_a_no_verify_export_loads_only_what_it_uses(tmp_path):
     cache = tmp_path / "cache"
     cold = _modules(tmp_path, cache)
@@ -64,6 +67,7 @@ def test_a_no_verify_export_loads_only_what_it_uses(tmp_path):
     assert _loaded(warm, "mtok_export.readers.model_dir") and _loaded(warm, "mtok_export.mtok.codec")
 
 
+@pytest.mark.runtime
 def test_a_template_rendered_for_bos_placement_is_not_rendered_again(tmp_path):
     """llama-spm: BOS is a post-processor prefix, so the lowering renders the template over the
     built-in conversations (`chat.render.renders`, cached); its tokenizer.model is parsed to be
@@ -78,6 +82,7 @@ def test_a_template_rendered_for_bos_placement_is_not_rendered_again(tmp_path):
                         "sentencepiece") if _loaded(warm, m)] == []
 
 
+@pytest.mark.runtime
 def test_the_legacy_format_is_loaded_when_written(tmp_path):
     modules = _modules(tmp_path, tmp_path / "cache", "--format", "txt")
     assert (tmp_path / "out" / "tokenizer.txt").is_file()
@@ -85,6 +90,7 @@ def test_the_legacy_format_is_loaded_when_written(tmp_path):
     assert not _loaded(modules, "mtok_export.verification")
 
 
+@pytest.mark.runtime
 def test_a_run_that_prints_loads_rich_and_help_loads_neither_rich_nor_the_library(tmp_path):
     printing = _modules(tmp_path, tmp_path / "cache", argv=["export", "--path", str(SAMPLE), "-o",
                                                             str(tmp_path / "out"), "--allow-lossy", "--no-verify"])
@@ -95,6 +101,7 @@ def test_a_run_that_prints_loads_rich_and_help_loads_neither_rich_nor_the_librar
                         "jinja2") if _loaded(helped, m)] == []
 
 
+@pytest.mark.runtime
 def test_a_command_run_alone_parses_and_prints_as_in_the_whole_app(monkeypatch, capsys):
     """`cli._narrowed`: the app holding only the command run must print the same help, usage errors
     and results as the whole app, for every command."""

@@ -10,7 +10,6 @@ The runtime demonstrations embed each template in a `.mtok` built by hand from s
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import struct
 from dataclasses import dataclass
@@ -25,12 +24,11 @@ from mtok_export.chat.lint import RULES, Finding, GenerationTag, lint_template
 from mtok_export.errors import RuntimeEngineError
 
 from tests.support.corpus_dirs import CORPUS_TEMPLATES
+from tests.support.marks import needs_mnn
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpus"
 
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None,
-                               reason="MNN is not importable")
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 BOS, EOS = "<s>", "</s>"
@@ -339,6 +337,7 @@ def test_generation_tag_renders_like_its_body():
 # --- corpus -------------------------------------------------------------------------------------
 
 
+@pytest.mark.runtime
 @pytest.mark.skipif(not CORPUS_TEMPLATES, reason="shared corpus not present")
 def test_corpus_lints_without_crashing():
     counts = {}

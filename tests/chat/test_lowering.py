@@ -11,7 +11,6 @@ the CLI (`mtok lint-template [--fix]`) and the export integration.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from dataclasses import replace
@@ -27,8 +26,8 @@ from mtok_export.verify.chat_parity import (HANG, Conversation, builtin_conversa
 
 from tests.support.commands import export_cli
 from tests.support.corpus_dirs import CORPUS_TEMPLATES, SAMPLES
+from tests.support.marks import needs_mnn
 
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not importable")
 
 BOS, EOS = "<s>", "</s>"
 CHAT = Conversation("sys-user", ({"role": "system", "content": "S"}, {"role": "user", "content": "hi"}))
@@ -93,6 +92,7 @@ CASES = [
 IDS = [f"{rule}-{i}" for i, (rule, *_rest) in enumerate(CASES)]
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("rule,template,conv,expected", CASES, ids=IDS)
 def test_rule_is_applied_and_reference_is_right(rule, template, conv, expected):
     assert reference_render(template, conv, bos=BOS, eos=EOS) == expected
@@ -196,6 +196,7 @@ def test_printer_round_trip(expr):
     assert env.parse("{{ " + printed + " }}").body[0].nodes[0] == node
 
 
+@pytest.mark.runtime
 @pytest.mark.skipif(not CORPUS_TEMPLATES, reason="shared corpus not present")
 def test_corpus_lowers_to_parseable_templates_with_the_same_lines():
     for name, text in CORPUS_TEMPLATES:
@@ -333,6 +334,7 @@ def test_cli_unknown_target(cli, tmp_path):
     assert code == 2 and "unknown target 'mnn-9'" in err
 
 
+@pytest.mark.runtime
 def test_jinja2_still_parses_everything_lowering_emits():
     # every case's lowered template is valid jinja2 (transformers could render it too)
     for _rule, template, _conv, _expected in CASES:
@@ -342,6 +344,7 @@ def test_jinja2_still_parses_everything_lowering_emits():
             pytest.fail(f"{template}: {e}")
 
 
+@pytest.mark.runtime
 def test_export_verifies_the_repaired_glm4_guard(tmp_path):
     """GLM-4's `item['tools'] is defined` renders the tools block into every conversation in the
     runtime as written; exported (lowered), the runtime's chat text equals transformers' (exit 0)."""

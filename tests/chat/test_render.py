@@ -47,6 +47,7 @@ HOSTILE = {  # template -> what the error says (each took all memory, or hung, b
 }
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("template", list(HOSTILE), ids=range(len(HOSTILE)))
 def test_hostile_one_liner_is_exit_2_within_bounds(tmp_path, template):
     run = limited(export_cli("--path", str(with_template(tmp_path, template)), "--no-verify", "--allow-lossy",
@@ -58,6 +59,7 @@ def test_hostile_one_liner_is_exit_2_within_bounds(tmp_path, template):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.runtime
 def test_a_render_that_runs_too_long_names_its_line(tmp_path):
     template = "{% for i in range(99999) %}\n{% for j in range(99999) %}{% endfor %}{% endfor %}"
     run = limited(export_cli("--path", str(with_template(tmp_path, template)), "--no-verify", "--allow-lossy",
@@ -66,6 +68,7 @@ def test_a_render_that_runs_too_long_names_its_line(tmp_path):
     assert run.seconds < 20, run.seconds
 
 
+@pytest.mark.runtime
 def test_a_failed_render_is_never_cached(tmp_path):
     # the render cache (cache kind chat-renders) would otherwise answer the next export with
     # "the template rejects every conversation"
@@ -97,6 +100,7 @@ def test_the_limits_are_restored_after_a_render():
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
+@pytest.mark.runtime
 @pytest.mark.skipif(not TEMPLATES.is_dir(), reason="shared corpus not present")
 def test_real_templates_render_as_in_an_unbounded_sandbox():
     # differential: the bounded environment (no constant folding, counted filters) renders every
@@ -147,6 +151,7 @@ def test_template_size_and_tag_limits():
         nesting.check_template("x" * (nesting.MAX_CHARS + 1), "t")
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("n,words", [(100_000, "chat template has 2,500,015 characters (limit 262,144)"),
                                      (50_000, "chat template has 50,001 tags (limit 4,096")])
 def test_100k_expressions_refused_quickly(tmp_path, n, words):
@@ -171,6 +176,7 @@ def test_a_callers_timer_survives_a_render():
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+@pytest.mark.runtime
 def test_the_reference_render_by_transformers_is_bounded_too():
     # verify's reference renders with transformers' own sandbox: only the memory and time limits
     # apply there, and going over them is an error, not "the template rejects this conversation"

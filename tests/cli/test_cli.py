@@ -48,6 +48,7 @@ LOSSY = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": 
 
 # ---------------------------------------------------------------- help and usage
 
+@pytest.mark.runtime
 def test_console_scripts_help():
     r = subprocess.run([str(BIN / "mtok"), "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "export" in r.stdout and "inspect" in r.stdout
@@ -148,6 +149,7 @@ def test_export_lossy_allowed_writes_and_reports(cli, tmp_path):
     assert "accepted by --allow-lossy" in out and "$.normalizer normalizer NFKC" in out
 
 
+@pytest.mark.runtime
 def test_export_json_report(cli, tmp_path):
     src = write_dir(tmp_path / "src", LOSSY)
     code, out, _ = cli("mtok-export", "--path", src, "-o", tmp_path / "out", "--no-verify", "--allow-lossy", "--json")
@@ -160,6 +162,7 @@ def test_export_json_report(cli, tmp_path):
     assert "unicode-replaces" in data["export"]["passes"]
 
 
+@pytest.mark.runtime
 def test_export_json_refused(cli, tmp_path):
     src = write_dir(tmp_path / "src", LOSSY)
     code, out, _ = cli("mtok-export", "--path", src, "-o", tmp_path / "out", "--no-verify", "--json")
@@ -169,6 +172,7 @@ def test_export_json_refused(cli, tmp_path):
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
 
 
+@pytest.mark.runtime
 def test_export_json_refused_has_passes(cli, tmp_path):
     src = write_dir(tmp_path / "src", LOSSY)
     _, out, _ = cli("mtok-export", "--path", src, "-o", tmp_path / "out", "--no-verify", "--json")
@@ -322,6 +326,7 @@ def test_global_options_in_mtok_export_help():
     assert r.returncode == 0 and all(o in r.stdout for o in ("--debug", "--quiet", "--version", "--path"))
 
 
+@pytest.mark.runtime
 def test_quiet_prints_nothing_but_errors(qwen_mtok, tmp_path):
     r = mtok("inspect", qwen_mtok, "--quiet")
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
@@ -405,6 +410,7 @@ def test_tables_do_not_wrap_without_a_terminal():
     assert len(run(COLUMNS="100").stdout.splitlines()) > 2 * len(lines)
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("source, fmt", [("qwen-bpe/tokenizer.json", "tokenizer.json"),
                                          ("llama-spm/tokenizer.model", "sentencepiece")])
 def test_inspect_of_a_tokenizer_source_says_what_it_is_and_what_to_run(source, fmt):

@@ -23,6 +23,7 @@ def run(*args) -> tuple[int, str]:
     return r.returncode, r.stdout + r.stderr
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("sample", ["qwen-bpe", "llama-spm", "bert-wordpiece", "t5-unigram"])
 def test_mtok_txt_mtok_keeps_what_txt_carries(sample, tmp_path):
     code, out = run("convert", SAMPLES / sample, tmp_path / "a.mtok", "--allow-lossy")
@@ -43,6 +44,7 @@ def test_mtok_txt_mtok_keeps_what_txt_carries(sample, tmp_path):
     assert a.stop_ids == b.stop_ids and set(a.special_ids) <= set(b.special_ids)
 
 
+@pytest.mark.runtime
 def test_mtok_to_hf_loads_and_encodes_like_the_source(tmp_path):
     from tokenizers import Tokenizer
 
@@ -85,6 +87,7 @@ def test_export_format_txt_names_the_type_and_why(tmp_path):
     assert "type 3 (HUGGINGFACE)" in out and "byte-level BPE" in out
 
 
+@pytest.mark.runtime
 def test_mtok_to_hf_keeps_the_bos_of_a_gemma_style_template(tmp_path, monkeypatch):
     """A template that renders `{{ bos_token }}` first (Gemma's) over a tokenizer whose post-processor
     adds BOS: the .mtok keeps BOS in the header prefix and an empty bos_token (bos-field-cleared).

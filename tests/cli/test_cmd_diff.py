@@ -40,6 +40,7 @@ def test_tokenizer_against_itself_is_identical(cli):  # noqa: F811
     assert r["behaviour"]["compared"] > 400 and r["behaviour"]["differing"] == 0
 
 
+@pytest.mark.runtime
 def test_json_vs_its_mtok_names_the_lowering_changes(cli, lowered_corpus, tmp_path):  # noqa: F811
     from tokenizers import Tokenizer as HF
 
@@ -70,6 +71,7 @@ def test_json_vs_its_mtok_names_the_lowering_changes(cli, lowered_corpus, tmp_pa
     assert layers["post_processor"]["changes"][0]["b"] == "none"
 
 
+@pytest.mark.runtime
 def test_json_vs_its_mtok_behaviour_only_where_lowering_declared_a_loss(cli, lowered_corpus, tmp_path):  # noqa: F811
     ex = lowered_corpus["corpus/qwen2.5-instruct"]
     mtok = tmp_path / "tokenizer.mtok"
@@ -108,6 +110,7 @@ def test_llama2_vs_phi3_added_tokens(cli):  # noqa: F811
     assert not layers["chat_template"]["equal"]  # Phi-3 ships a template, Llama-2's config none
 
 
+@pytest.mark.runtime
 def test_two_sentencepiece_models(cli):  # noqa: F811
     import sentencepiece as spm
 
@@ -212,6 +215,7 @@ def test_cli_bad_corpus(cli, tmp_path):  # noqa: F811
     assert code == 2 and f"{bad}:2:" in err and '"text" must be a string' in err
 
 
+@pytest.mark.runtime
 def test_runtime_ids_differ_only_where_lowering_declared_a_loss(cli, lowered_corpus, tmp_path):  # noqa: F811
     ex = lowered_corpus["corpus/llama2-7b-hf"]
     mtok = tmp_path / "tokenizer.mtok"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from mtok_export.cli import app
@@ -20,6 +21,7 @@ def _inspect_json(path) -> dict:
     return json.loads(result.output)
 
 
+@pytest.mark.runtime
 def test_inspect_matches_hf(tokenizer_name, lowered_corpus, tmp_path):
     from tokenizers import Tokenizer as HF
 

@@ -10,11 +10,14 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "qwen-bpe"
+pytestmark = pytest.mark.runtime  # each test exports and verifies on the runtime
 
 
 def mtok(*args) -> subprocess.CompletedProcess:

@@ -4,7 +4,6 @@ user would see, and the target that runs the loss exactly."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -15,10 +14,11 @@ from mtok_export import losses as L
 from mtok_export.cli.gate import id_window, outcome_options
 from mtok_export.policy import Decision, refusal_hint
 
+from tests.support.marks import needs_mnn
+
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "tokenizers/gpt2").is_dir(), reason="shared corpus not present")
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 
 
 def test_a_late_difference_shows_on_both_sides():

@@ -105,6 +105,7 @@ def test_builtin_slices():
         assert all(t and t == t.strip("\n") and "~~~" not in t for t in texts), name
 
 
+@pytest.mark.runtime
 def test_token_counts_agree_with_tokenizers_directly(cli):  # noqa: F811
     from tokenizers import Tokenizer
 

@@ -54,6 +54,7 @@ ROUND_TRIPS = [  # (type, source, loss codes of the source)
 ]
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("kind,name,codes", ROUND_TRIPS, ids=[f"type{k}-{n}" for k, n, _ in ROUND_TRIPS])
 def test_legacy_round_trip(sources, kind, name, codes):
     """read(write(ir)) == project(ir): the runtime-faithful IR of the file.  Writing what was read
@@ -71,6 +72,7 @@ def test_legacy_round_trip(sources, kind, name, codes):
     assert special.endswith(b" ") or special == b""  # legacy header: a space after every id
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("kind,name", [(1, "gpt2"), (2, "bert"), (3, "roberta-base")])
 def test_representation_step_changes_no_behaviour(sources, kind, name):
     """The last projection step only re-spells the IR (added tokens in the vocab, prefix template):

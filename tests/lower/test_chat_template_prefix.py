@@ -5,7 +5,6 @@ gives it (`lower/processors.py` `_unrender_prefix`).  Checked on the real MNN ru
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -15,11 +14,11 @@ from mtok_export.lower import lower
 from mtok_export.readers.model_dir import read_model_dir
 
 from tests.support.glm4 import GLM4_TEMPLATE, glm4_like
+from tests.support.marks import needs_mnn
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "tokenizers/gpt2").is_dir(), reason="shared corpus not present")
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 
 @needs_corpus
 def test_the_lowered_template_leaves_the_prefix_to_the_header(tmp_path):

@@ -24,7 +24,6 @@ One runtime process per written file, all strings in one call.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import string
 import unicodedata
@@ -39,8 +38,9 @@ from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.verify.runtime import RuntimeResult, run_runtime
 from tests.support.naive_mapping import naive
+from tests.support.marks import MNN_MISSING, runtime
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
+pytestmark = [runtime, MNN_MISSING]
 
 TARGET = "mnn-3.6"
 ASCII = string.ascii_letters + string.digits + string.punctuation + " "

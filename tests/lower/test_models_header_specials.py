@@ -22,6 +22,7 @@ def llama3():
     return read_model_dir(LLAMA3)
 
 
+@pytest.mark.runtime
 def test_header_keeps_the_tokens_with_a_role(llama3):
     low, lw = lower(llama3)
     names = {t.id: t.content for t in low.added_tokens}
@@ -34,6 +35,7 @@ def test_header_keeps_the_tokens_with_a_role(llama3):
     assert every.added_tokens == low.added_tokens and every.model == low.model
 
 
+@pytest.mark.runtime
 def test_tokens_left_out_of_the_header_encode_and_decode_the_same(llama3, tmp_path):
     texts = ["a<|reserved_special_token_5|>b", "<|reserved_special_token_250|><|eot_id|>x",
              "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>", "<|reserved_special_token_1"]

@@ -29,6 +29,7 @@ def llama3():
     return read_source(LLAMA3)
 
 
+@pytest.mark.runtime
 def test_llama3_words_the_merges_miss(llama3):
     missed = _words_merges_miss(llama3.model)
     assert len(missed) == 588 and "\u0120Vi\u00e1\u00bb\u0129t" in missed  # ĠViá»ĩt, "Việt"
@@ -57,6 +58,7 @@ def test_no_appended_merge_rebuilds_them(llama3):
         assert len(pieces) > 1 and not buildable(0, len(pieces)), w
 
 
+@pytest.mark.runtime
 @pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 def test_runtime_merges_the_vocab_word(llama3):
     """On the runtime "Cửa Việt" gets the ids of HF without ignore_merges, not HF's own."""
@@ -75,6 +77,7 @@ def test_runtime_merges_the_vocab_word(llama3):
     assert got[-len(runtime_like):] == runtime_like
 
 
+@pytest.mark.runtime
 def test_flag_without_effect_is_no_loss():
     """Qwen-1's vocabulary is rebuilt by its merges word for word: ignore_merges changes nothing."""
     tok = read_source(CORPUS / "qwen-7b_tiktoken")

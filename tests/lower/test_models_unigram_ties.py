@@ -18,7 +18,6 @@ reordering of the same pieces.  `unigram-ties` therefore stays."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import struct
 from dataclasses import replace
@@ -33,8 +32,8 @@ from mtok_export.readers.sentencepiece import read_sentencepiece
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 
 from tests.support.corpus_dirs import CORPUS
+from tests.support.marks import needs_mnn
 
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 SOURCES = {"t5-small": CORPUS / "t5-small", "sp-test_model": CORPUS / "sp-test-models/test_model.model",
            "sp-test_ja_model": CORPUS / "sp-test-models/test_ja_model.model"}
 
@@ -102,6 +101,7 @@ def commuting_runs(pieces) -> list[str]:
     return runs
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", list(SOURCES))
 def test_every_tie_in_the_vocabulary_is_a_reordering(name):
     """Exhaustive over the vocabulary's own texts (each piece alone) and over every run of commuting

@@ -4,7 +4,6 @@ character outside the alphabet to the character the unk token is written as (`lo
 
 from __future__ import annotations
 
-import importlib.util
 import io
 from dataclasses import replace
 
@@ -21,8 +20,8 @@ from mtok_export.mtok import write_mtok
 from mtok_export.readers.sentencepiece import read_sentencepiece
 
 from tests.support.corpus_dirs import SAMPLES
+from tests.support.marks import needs_mnn
 
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 TEXTS = ["Hello World", "ABC def", "a\U0001fae0b", "x \u2603\u2603\u2603 y", "tab\there", "ctrl\x01x\x02\x03y",
          "zero\u200bwidth", "MIXED case Text!", "", "   ", "\u4e00\u4e8c Z"]
 

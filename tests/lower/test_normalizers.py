@@ -59,6 +59,7 @@ def test_unknown_form_is_refused(qwen):
         lower(qwen, normalizer_form="fast")
 
 
+@pytest.mark.runtime
 def test_forms_on_the_runtime_against_hf(qwen, tmp_path):
     """Composition and zero-width characters: the default form gives HF's ids; without composition,
     decomposed text differs; the table also turns ZWJ into a space.  On text that needs neither, every
@@ -107,6 +108,7 @@ def test_cli_table_form_is_written_and_recorded(tmp_path):
     assert "normalizer_form" in json.dumps(manifest) and "normalizer-table" in json.dumps(manifest)
 
 
+@pytest.mark.runtime
 def test_pairs_that_cannot_match_are_left_out():
     """Under NFKC, `ſ` is mapped to `s` before the pairs run, so `ſ` + U+0307 -> `ẛ` can never match:
     left out, with the 11 others of its kind; under NFC every pair can match.  Leaving them out

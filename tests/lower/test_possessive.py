@@ -32,10 +32,11 @@ from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.tiktoken import _CL100K_PATTERN, _O200K_PATTERN, _R50K_PATTERN
 from mtok_export.verify.runtime import run_runtime
 
+from tests.support.marks import needs_mnn
+
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "tokenizers/gpt2").is_dir(), reason="shared corpus not present")
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 
 
 def _openai_public_patterns() -> dict[str, str]:
@@ -188,6 +189,7 @@ def test_written_pattern_splits_as_the_original_on_the_corpus(pattern, dialect):
     assert _differences(pattern, dialect, texts) == []
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("pattern, dialect", DIFFERENTIAL)
 @settings(max_examples=400, deadline=None)
 @given(text=st.lists(TEXT_ALPHABET, max_size=24).map("".join))
@@ -277,6 +279,7 @@ def test_o200k_and_kimi_run_on_wregex_with_explicit_ranges():
         assert why == [] and runs_on_wregex(out), why
 
 
+@pytest.mark.runtime
 def test_han_is_the_regex_modules_han():
     """The names-derived Han set against `regex`'s \\p{Han}, on every code point assigned here."""
     import unicodedata
@@ -304,6 +307,7 @@ def _assigned(text: str) -> bool:
     return all(unicodedata.category(c) != "Cn" for c in text)
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("pattern", EXPLICIT, ids=["o200k", "kimi"])
 def test_explicit_pattern_splits_as_the_original_on_the_corpus(pattern):
     """Oniguruma on the original and on the written pattern, over the corpus (characters this Python's
@@ -318,6 +322,7 @@ EXPLICIT_ALPHABET = st.one_of(TEXT_ALPHABET, st.sampled_from(list("HWXMLhw\u00c9
                               st.characters(codec="utf-8").filter(_assigned))
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("pattern", EXPLICIT, ids=["o200k", "kimi"])
 @settings(max_examples=200, deadline=None)
 @given(text=st.lists(EXPLICIT_ALPHABET, max_size=20).map("".join))

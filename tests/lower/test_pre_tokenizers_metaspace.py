@@ -7,12 +7,10 @@ which makes both tests agree; shown on the runtime, with the rule taken out as t
 
 from __future__ import annotations
 
-import importlib.util
 import string
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
 
 from mtok_export.ir import normalizers as N
@@ -21,7 +19,8 @@ from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.verify.runtime import run_runtime
 
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
+from tests.support.marks import needs_mnn
+
 
 TEXTS = ["\u2581", "\u2581Hello", "\u2581\u2581x", "a\u2581b", " \u2581", "Hello world", " Hello", "\\s", "x \\s y",
          "\u2581 \u2581", "<unk>\u2581a"]

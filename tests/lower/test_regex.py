@@ -6,7 +6,6 @@ whitespace/punctuation variants."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -23,10 +22,11 @@ from mtok_export.corpus import builtin_corpus
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 from mtok_export.verify.runtime import run_runtime
 
+from tests.support.marks import needs_mnn
+
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "tokenizers/gpt2").is_dir(), reason="shared corpus not present")
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 
 DEEPSEEK_PUNCT = "\\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+"
 CJK = "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"
@@ -69,6 +69,7 @@ def runtime_differs(tmp_path: Path, patterns: list[str], texts: list[str]) -> tu
     return [t for t, g in zip(texts, got) if g != hf.encode(t, add_special_tokens=False).ids], lw
 
 
+@pytest.mark.runtime
 def test_white_space_is_onigurumas_s():
     """The spelled-out class is exactly the set HF's \\s matches, over every code point."""
     cps = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]

@@ -10,6 +10,7 @@ import struct
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import pytest
 
 from mtok_export.errors import FormatError
 from mtok_export.ir import models as M
@@ -55,6 +56,7 @@ def outcome(fn, data: bytes, strict: bool, *args):
         return ("error", e.message, e.offset, warnings)
 
 
+@pytest.mark.runtime
 @settings(max_examples=400, deadline=None)
 @given(vocab_tables(), st.booleans())
 def test_bulk_vocab_reader_agrees_with_entry_reader(table, strict):
@@ -84,6 +86,7 @@ def _entries(r: Reader, n: int, tokens: list[str]):
     return _read_merge_entries(r, start, u32_array(r.buf[start:start + 12 * n]), n, tokens)
 
 
+@pytest.mark.runtime
 @settings(max_examples=400, deadline=None)
 @given(merge_tables(), st.booleans())
 def test_bulk_merge_reader_agrees_with_entry_reader(table, strict):
@@ -120,6 +123,7 @@ def test_valid_files_never_take_the_entry_by_entry_path(tokenizer_name, lowered_
 
 # ---------------------------------------------------------------- lazy reads (inspect, check_written)
 
+@pytest.mark.runtime
 def test_lazy_read_equals_full_read(tokenizer_name, lowered_corpus):
     from mtok_export.dump.jsonify import describe, section
     from mtok_export.mtok import read_mtok

@@ -343,7 +343,7 @@ def test_fuzz_byte_mutations(name):
 
 def test_fuzz_real_file(lowered_corpus):
     """The smallest corpus/sample file: mutate its first 300 bytes, cut it at 400 spread offsets."""
-    from conftest import TOKENIZER_DIRS
+    from tests.support.corpus_dirs import TOKENIZER_DIRS
 
     if not TOKENIZER_DIRS:
         pytest.skip("no corpus")

@@ -47,6 +47,7 @@ def read():
     return get
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", FAMILIES)
 def test_ids_equal_llama_cpp_test_vectors(name, read):
     hf = hf_from_ir(read(name))
@@ -57,6 +58,7 @@ def test_ids_equal_llama_cpp_test_vectors(name, read):
     assert len(cases) == 46
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name, hf_dir", [("gpt-2", "gpt2"), ("falcon", "falcon-7b"), ("bert-bge", "bert-base-uncased")])
 def test_ids_equal_the_corpus_tokenizer_json_of_the_same_model(name, hf_dir, read):
     """Where the corpus holds the HF tokenizer the GGUF was converted from (bge-small shares
@@ -90,12 +92,14 @@ def test_keys_reach_the_ir(read):
     assert [t.content for t in bert.added_tokens] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
+@pytest.mark.runtime
 def test_llama_bpe_ignores_merges_and_adds_bos(read):
     tok = read_gguf(GGUF / "ggml-vocab-llama-bpe.gguf")
     assert tok.model.ignore_merges is True
     assert tok.meta.add_bos_token is True and tok.prefix_ids == () and tok.post_processor.single[0].id == "<|begin_of_text|>"
 
 
+@pytest.mark.runtime
 def test_directory_and_file_paths_pick_the_gguf(tmp_path):
     import shutil
 
@@ -104,6 +108,7 @@ def test_directory_and_file_paths_pick_the_gguf(tmp_path):
     assert Path(tok.provenance.inputs[0].path).name == "model.bin"
 
 
+@pytest.mark.runtime
 @pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 @pytest.mark.parametrize("name", ("gpt-2", "llama-spm", "deepseek-coder", "bert-bge"))
 def test_written_mtok_gives_the_vectors_on_the_runtime(name, read, tmp_path):
@@ -148,6 +153,7 @@ def _t5_gguf(path: Path) -> tuple[Path, Path]:
     return path, src
 
 
+@pytest.mark.runtime
 def test_t5_unigram_reads_as_its_sentencepiece_model(tmp_path):
     """A `t5` GGUF is the SentencePiece Unigram it was converted from: the same model, normalizer
     (the charsmap), pre-tokenizer and decoder as the sentencepiece reader makes of t5-small's
@@ -172,6 +178,7 @@ def test_t5_unigram_reads_as_its_sentencepiece_model(tmp_path):
     assert hf_from_ir(tok).encode("Hello").ids == [8774, 1]  # ▁Hello </s>, as HF's T5 adds it
 
 
+@pytest.mark.runtime
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed")
 def test_t5_unigram_against_llama_cpp(tmp_path):
     """llama.cpp's UGM on the same file: 458 of the 469 built-in strings as our reading gives them,

@@ -142,6 +142,7 @@ def test_big_endian_container_is_walked_as_such(tmp_path):
         check_layout(f)
 
 
+@pytest.mark.runtime
 def test_every_truncation_is_a_clean_error(tmp_path):
     f = tmp_path / "t.gguf"
     for n in range(len(GOOD)):
@@ -150,6 +151,7 @@ def test_every_truncation_is_a_clean_error(tmp_path):
             check_layout(f)
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("case", ["array-of-arrays", "length-2**63"])
 def test_cli_exit_2_under_a_memory_limit(tmp_path, case):
     # formerly: unbounded growth (segfault, or `internal error: SystemError` under a 4 GB limit)

@@ -25,6 +25,7 @@ def gpt2_dirs():
     return {name: read_gpt2_files(CORPUS / name) for name in ("gpt2", "roberta-base", "whisper-large-v3")}
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", ["gpt2", "roberta-base", "whisper-large-v3"])
 def test_gpt2_files_equal_tokenizer_json(gpt2_dirs, name):
     a, b = gpt2_dirs[name], read_model_dir(CORPUS / name)

@@ -57,6 +57,7 @@ def export(monkeypatch, capsys, mnn341_python):
     return run
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", list(CASES))
 def test_legacy_txt_exports_to_mtok(name, legacy_files, export, tmp_path):
     kind, code, refused = CASES[name]
@@ -79,6 +80,7 @@ def test_legacy_txt_exports_to_mtok(name, legacy_files, export, tmp_path):
         assert not (tmp_path / "out" / "tokenizer.mtok").exists()
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", ["llama2-7b-hf", "qwen2.5-instruct", "bert-base-uncased"])
 def test_mtok_exports_to_mtok(name, export, tmp_path):
     """A .mtok this tool wrote, exported again: the same behaviour as the source on MNN 3.6.1, its
@@ -95,6 +97,7 @@ def test_mtok_exports_to_mtok(name, export, tmp_path):
     assert (tmp_path / "out" / "tokenizer.mtok").read_bytes()[:20] == src.read_bytes()[:20]  # same header
 
 
+@pytest.mark.runtime
 def test_mtok_reader_keeps_the_prefix_and_stops_through_lowering(tmp_path):
     """Read from a .mtok, the header prefix survives a second lowering (it was read as no
     post-processor and dropped: Llama-2's re-export lost BOS), and each stop id names its source."""
@@ -128,6 +131,7 @@ def test_pre430_vocab_files_are_refused_as_input(name, export, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.runtime
 def test_type1_bytes_no_token_starts_are_skipped(legacy_files, mnn341_python, tmp_path):
     """Type 1 read as WordPiece whose unk is no token: a word holding a byte no token starts with
     would be id -1 on the .mtok runtime, where MNN 3.4.1 skips the byte.  The ASCII ones (Falcon:
@@ -155,6 +159,7 @@ def test_type1_bytes_no_token_starts_are_skipped(legacy_files, mnn341_python, tm
     assert hf.encode("a\x0bb") is None and hf.encode("ab") == ref[2]
 
 
+@pytest.mark.runtime
 def test_without_mnn341_the_export_is_a_refused_self_check(legacy_files, export, tmp_path, monkeypatch):
     """No MNN 3.4.1 here: verification falls back to the self-check, which the policy refuses by
     default (reference-unavailable), naming the command that creates the venv."""

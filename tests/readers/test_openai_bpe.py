@@ -27,6 +27,7 @@ CORPUS = REPO.parent / "shared/corpus/tokenizers"
 TEXTS = [s.text for s in builtin_corpus()]
 
 
+@pytest.mark.runtime
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 def test_gpt2_encoder_json_and_vocab_bpe(tmp_path):
     from tokenizers import Tokenizer
@@ -64,6 +65,7 @@ def clip():
     return gz, module
 
 
+@pytest.mark.runtime
 def test_clip_ids_equal_open_clip(clip):
     gz, oc = clip
     assert classify(gz).name == "clip-bpe-gz"
@@ -95,6 +97,7 @@ def test_clip_malformed(tmp_path, body, message):
         read_clip_merges(_gz(tmp_path, body))
 
 
+@pytest.mark.runtime
 def test_clip_bad_merge_lines(clip, tmp_path):
     lines = gzip.decompress(clip[0].read_bytes()).decode("utf-8").split("\n")
     bad = lines.copy()

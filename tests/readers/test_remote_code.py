@@ -34,6 +34,7 @@ def _unknown_copy(tmp_path: Path) -> Path:
     return p
 
 
+@pytest.mark.runtime
 def test_qwen_code_gives_the_known_entry(tmp_path):
     code = package_file("qwen-agent", "qwen_agent/utils/tokenization_qwen.py")
     shutil.copy(code, tmp_path / "tokenization_qwen.py")
@@ -48,6 +49,7 @@ def test_qwen_code_gives_the_known_entry(tmp_path):
     assert f"special tokens from {tmp_path.name}/tokenization_qwen.py:77 (special_tokens)" in tok.meta.notes
 
 
+@pytest.mark.runtime
 def test_without_code_the_unknown_copy_is_refused(tmp_path):
     with pytest.raises(InputError, match="unknown vocabulary .* give the split regex"):
         read_source(_unknown_copy(tmp_path))
@@ -141,6 +143,7 @@ def test_code_is_never_executed(tmp_path):
     assert [x[:44] for x in facts.skipped] == ["tokenization_x.py:3 PAT_STR: a call to open("]
 
 
+@pytest.mark.runtime
 def test_unreadable_value_is_named_in_the_error(tmp_path):
     ranks = _unknown_copy(tmp_path)
     _py(tmp_path, "import tiktoken\nimport os\nPAT_STR = os.environ['PAT']\nclass T:\n    pass\n")
@@ -155,6 +158,7 @@ def test_invalid_python(tmp_path):
         read_code(tmp_path / "tokenization_x.py")
 
 
+@pytest.mark.runtime
 def test_arguments_and_configs_win_over_code(tmp_path):
     ranks = _unknown_copy(tmp_path)
     _py(tmp_path, KIMI_LIKE)
@@ -165,6 +169,7 @@ def test_arguments_and_configs_win_over_code(tmp_path):
 # ------------------------------------------------------------------ known table: Whisper
 
 
+@pytest.mark.runtime
 def test_whisper_multilingual_known_entry_equals_get_encoding(tmp_path):
     ranks = package_file("openai-whisper", "whisper/assets/multilingual.tiktoken")
     source = package_file("openai-whisper", "whisper/tokenizer.py")

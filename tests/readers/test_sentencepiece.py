@@ -5,7 +5,6 @@ malformed inputs, and parity against the real runtimes (MNN 3.6.1 `.mtok`, MNN 3
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -35,6 +34,7 @@ def type0_losses(tok):
     return type0.plan(tok).losses
 from mtok_export.readers.sentencepiece import PieceType, bos_eos_policy, read_sentencepiece, sp_merges
 from tests.support.spm_parity import spm_parity, spm_parity_txt
+from tests.support.marks import needs_mnn
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared/corpus"
@@ -51,7 +51,6 @@ MODELS = {
 }
 MODELS = {k: v for k, v in MODELS.items() if v.is_file()}
 BPE_FAMILY = ("llama2-7b-hf", "mistral-7b-v0.1", "samples/llama-spm")  # SentencePiece BPE, identity normalizer
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 
 _IR: dict = {}
 
@@ -70,6 +69,7 @@ def proto(name):
 
 # ----------------------------------------------------------------------- the .model reader
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", list(MODELS))
 def test_reader_matches_sentencepiece(name):
     tok, sp, m = ir(name), spm.SentencePieceProcessor(model_file=str(MODELS[name])), proto(name)
@@ -148,6 +148,7 @@ def test_configs_are_picked_up():
     assert used == {"tokenizer.model", "tokenizer_config.json", "generation_config.json"}
 
 
+@pytest.mark.runtime
 def test_bos_eos_policy_and_overrides(tmp_path):
     assert bos_eos_policy({}, None)[:2] == (False, False)
     assert bos_eos_policy({}, "LlamaTokenizerFast")[:2] == (True, False)
@@ -184,6 +185,7 @@ def _hf(tok):
     return Tokenizer.from_str(json.dumps(to_tokenizer_json(tok)))
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", ["llama2-7b-hf", "t5-small", "sp-test_model"])
 def test_ir_whitespace_handling_equals_sentencepiece(name):
     """The IR, run by HF `tokenizers`, equals SentencePiece on the whitespace cases the normalizer
@@ -238,6 +240,7 @@ def test_unsupported_model_shapes(tmp_path):
 
 # ----------------------------------------------------------------------- legacy type 0
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", list(MODELS))
 def test_type0_round_trip(name):
     tok = ir(name)
@@ -250,6 +253,7 @@ def test_type0_round_trip(name):
         assert read_sentencepiece_txt(write_sentencepiece_txt(back)) == back
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", BPE_FAMILY)
 def test_type0_carries_sentencepiece_bpe_exactly(name):
     tok = ir(name)
@@ -360,6 +364,7 @@ def test_mnn_legacy_vocab_files(tmp_path):
 
 # ----------------------------------------------------------------------- reference and parity
 
+@pytest.mark.runtime
 def test_spm_reference():
     from mtok_export.verify.reference_spm import spm_reference
 
@@ -416,6 +421,7 @@ def test_mtok_parity_on_mnn_361(name, tmp_path_factory):
         or name not in BPE_FAMILY
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", ["samples/llama-spm", "llama2-7b-hf", "samples/t5-unigram", "sp-test_ja_model"])
 def test_type0_parity_on_mnn_341(name, tmp_path_factory, mnn341_python):
     """The legacy file loads in MNN 3.4.1; Llama-family models tokenize as well as the .mtok does,

@@ -4,7 +4,6 @@ Checked on the real runtime against the sentencepiece library and HF."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from dataclasses import replace
 
@@ -22,11 +21,11 @@ from mtok_export.readers.sentencepiece import read_sentencepiece
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 
 from tests.support.corpus_dirs import CORPUS
+from tests.support.marks import needs_mnn
 
 UNIGRAM = CORPUS / "sp-test-models/test_model.model"
 BPE = CORPUS / "mistral-7b-v0.1_mistral-common/tokenizer.model.v1"
 TEXTS = ["<s>", "Hello <s> world", "Hello</s>world", "</s><s>x", "   <s>   ", '["<s>", "</s>"]', "plain text"]
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 
 
 def _runtime_raw(tmp_path, tok, texts):
@@ -46,6 +45,7 @@ def bare(request):
     return request.param
 
 
+@pytest.mark.runtime
 def test_bare_model_control_pieces_are_text_in_the_file(bare):
     tok = read_sentencepiece(bare)
     assert [x.code for x in tok.meta.differences if x.code == "sp-control-text"] == ["sp-control-text"]

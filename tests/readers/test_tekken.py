@@ -24,6 +24,7 @@ def mistral_common():
     return import_installed("mistral_common")
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", ["tekken_240718.json", "tekken_240911.json"])
 def test_ids_equal_mistral_common(mistral_common, name):
     from mistral_common.tokens.tokenizers.tekken import Tekkenizer

@@ -35,6 +35,7 @@ SMALL_RANKS = [bytes([b]) for b in range(256)] + [b"he", b"ll", b"llo", b"hello"
                                                   b" world", b"xyz"]
 
 
+@pytest.mark.runtime
 def test_qwen_rank_file(qwen):
     m = qwen.model
     assert isinstance(m, M.BPE) and m.ignore_merges
@@ -51,6 +52,7 @@ def test_qwen_rank_file(qwen):
     assert any("known vocabulary qwen" in n for n in qwen.meta.notes)
 
 
+@pytest.mark.runtime
 def test_qwen_ir_encodes_like_tiktoken(qwen):
     pattern = qwen.pre_tokenizer.pretokenizers[0].pattern.value
     ref = tiktoken_reference(CORPUS / "qwen-7b_tiktoken/qwen.tiktoken", pattern,
@@ -58,6 +60,7 @@ def test_qwen_ir_encodes_like_tiktoken(qwen):
     assert same(hf_ir_reference(qwen, TEXTS), ref) == {f: len(TEXTS) for f in COMPARED}
 
 
+@pytest.mark.runtime
 def test_llama3_rank_file_equals_its_tokenizer_json():
     a = read_tiktoken(CORPUS / "meta-llama-3-8b-instruct/tiktoken.model")
     b = read_model_dir(CORPUS / "meta-llama-3-8b-instruct")
@@ -67,6 +70,7 @@ def test_llama3_rank_file_equals_its_tokenizer_json():
     assert "split regex from tokenizer.json (Split regex)" in a.meta.notes
 
 
+@pytest.mark.runtime
 def test_llama3_bare_rank_file_uses_known_table(tmp_path):
     (tmp_path / "tiktoken.model").symlink_to(CORPUS / "meta-llama-3-8b-instruct/tiktoken.model")
     a = read_tiktoken(tmp_path)

@@ -61,6 +61,7 @@ def _reference(form: str) -> dict[int, str]:
 MARKS_CHANGED_SINCE_8 = [0x1734, 0x1885, 0x1886, 0xA9BD, 0x111C9, 0x1171E]
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("form", ["NFC", "NFKC", "NFD", "NFKD", "NFD-Mn"])
 def test_every_code_point_matches_the_reference(form):
     entries = table(form)
@@ -77,6 +78,7 @@ def test_every_code_point_matches_the_reference(form):
     assert cps == sorted(set(cps))
 
 
+@pytest.mark.runtime
 def test_tables_do_not_follow_the_running_python():
     """Python 3.11's unicodedata (14.0) maps code points HF tokenizers (9.0) leaves alone."""
     nfkc, ref = dict(table("NFKC")), _reference("NFKC")
@@ -86,6 +88,7 @@ def test_tables_do_not_follow_the_running_python():
             assert unicodedata.normalize("NFKC", chr(cp)) != chr(cp)
 
 
+@pytest.mark.runtime
 def test_build_is_deterministic_and_reports_progress():
     calls = []
     a = build_table("NFC", progress=lambda done, total: calls.append((done, total)))
@@ -230,6 +233,7 @@ def test_cache_dir_resolution(monkeypatch, tmp_path):
     assert "NFD" in name and "9.0.0" in name and f"v{T.CACHE_FORMAT_VERSION}" in name
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("form", T.FORMS)  # NFD-Mn has empty replacements: its cache once never loaded
 def test_cold_build_writes_cache_then_warm_load(fresh_cache, monkeypatch, form):
     calls = []
@@ -282,6 +286,7 @@ def corrupt_extra(b: bytes) -> bytes:
     return b + b"\0"
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("corrupt", [
     corrupt_truncate, corrupt_flip_pool, corrupt_flip_codepoint, corrupt_magic, corrupt_version,
     corrupt_count, corrupt_extra, lambda b: b"", lambda b: b"garbage" * 100,
@@ -299,6 +304,7 @@ def test_corrupt_cache_is_rebuilt(fresh_cache, corrupt):
     assert path.read_bytes() == original  # and it is rewritten
 
 
+@pytest.mark.runtime
 def test_cache_for_other_form_is_rejected(fresh_cache):
     table("NFC")
     nfc_file = cache_path("NFC").read_bytes()
@@ -307,6 +313,7 @@ def test_cache_for_other_form_is_rejected(fresh_cache):
     assert table("NFKC") == build_table("NFKC")
 
 
+@pytest.mark.runtime
 def test_unwritable_cache_dir_still_works(tmp_path, monkeypatch):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
@@ -356,6 +363,7 @@ def _model_blob(rel: str) -> bytes:
     return m.normalizer_spec.precompiled_charsmap
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("source", ["t5-small/tokenizer.json", "sp-test-models/test_model.model"])
 def test_charsmap_table_matches_hf_precompiled_every_code_point(source):
     normalizers = pytest.importorskip("tokenizers.normalizers")
@@ -370,6 +378,7 @@ def test_charsmap_table_matches_hf_precompiled_every_code_point(source):
     assert len(entries) > 4000
 
 
+@pytest.mark.runtime
 def test_charsmap_rules_t5():
     blob = _t5_blob()
     rules = charsmap_rules(blob)
@@ -382,6 +391,7 @@ def test_charsmap_rules_t5():
     assert rules["\u3000"] == " "
 
 
+@pytest.mark.runtime
 def test_charsmap_rules_match_sentencepiece():
     spm = pytest.importorskip("sentencepiece")
     path = TOKENIZERS / "t5-small" / "spiece.model"

@@ -45,7 +45,7 @@ _REPORTED: list[str] = []
 
 
 def _report(line: str) -> None:
-    from conftest import SUMMARY
+    from tests.support.summary import SUMMARY
 
     if not _REPORTED:
         SUMMARY.extend(["", "GGUF reference (llama.cpp) on llama.cpp's test vectors, k/n equal"])
@@ -68,6 +68,7 @@ def test_raw_ids_equal_the_test_vectors(name):
     assert not wrong, f"{k}/{len(texts)}; first: {wrong[0]!r:.300}"
 
 
+@pytest.mark.runtime
 @needs_llama
 @pytest.mark.parametrize("name, prefix, suffix", [
     ("llama-spm", [1], []),  # <s>
@@ -83,6 +84,7 @@ def test_engine_ids_add_what_the_model_adds(name, prefix, suffix):
     assert ref.engine == [prefix + w + suffix for w in want]
 
 
+@pytest.mark.runtime
 @needs_llama
 @pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "qwen2", "deepseek-llm", "falcon"])
 def test_byte_level_stream_gives_the_text_back(name):

@@ -44,6 +44,7 @@ def _hf(name: str):
     return Tokenizer.from_file(str(CORPUS / name / "tokenizer.json"))
 
 
+@pytest.mark.runtime
 def test_legacy_type3_is_run_by_mnn341(written, mnn341_python):
     ref = runtime_reference(written["gpt2.txt"], Path(mnn341_python), TEXTS, [])
     hf = _hf("gpt2")
@@ -53,6 +54,7 @@ def test_legacy_type3_is_run_by_mnn341(written, mnn341_python):
     assert ref.chat_text == [] and ref.chat_ids == [] and ref.normalize is None
 
 
+@pytest.mark.runtime
 def test_legacy_prefix_ids_are_what_the_runtime_gives_for_nothing(written, mnn341_python):
     """Type 0 with BOS as its header prefix: engine = [BOS] + ids, raw without it."""
     import sentencepiece as spm
@@ -65,12 +67,14 @@ def test_legacy_prefix_ids_are_what_the_runtime_gives_for_nothing(written, mnn34
     assert ref.decoded == [" " + t for t in texts]  # 3.4.1 turns each piece's first U+2581 into a space
 
 
+@pytest.mark.runtime
 def test_legacy_file_renders_no_chats(written, mnn341_python):
     chats = list(builtin_chats())[:2]
     ref = runtime_reference(written["gpt2.txt"], Path(mnn341_python), ["a"], chats)
     assert ref.chat_text == [None, None] and ref.chat_ids == [None, None]
 
 
+@pytest.mark.runtime
 def test_mtok_is_run_by_this_environments_mnn(written):
     hf = _hf("qwen2.5-instruct")
     chats = [c for c in builtin_chats() if c.add_generation_prompt and not c.tools][:2]
@@ -86,6 +90,7 @@ def test_mtok_is_run_by_this_environments_mnn(written):
     assert ref.chat_ids == [hf.encode(t, add_special_tokens=False).ids for t in want]
 
 
+@pytest.mark.runtime
 def test_legacy_file_on_another_mnn_is_unavailable(written):
     """This environment's MNN is 3.6.1: not the runtime a legacy file is verified against."""
     with pytest.raises(ReferenceUnavailable) as e:
@@ -93,6 +98,7 @@ def test_legacy_file_on_another_mnn_is_unavailable(written):
     assert "not the 3.4.1" in e.value.why and "mtok_export.verify.mnn341" in e.value.install
 
 
+@pytest.mark.runtime
 def test_interpreter_without_mnn_is_unavailable(written, tmp_path):
     bare = tmp_path / "python"
     bare.write_text("#!/bin/sh\nexec /usr/bin/env python3 -I -S \"$@\"\n")  # no site-packages: no MNN
@@ -102,6 +108,7 @@ def test_interpreter_without_mnn_is_unavailable(written, tmp_path):
     assert "not importable" in e.value.why and "mtok_export.verify.mnn341" in e.value.install
 
 
+@pytest.mark.runtime
 def test_a_file_the_runtime_cannot_load_is_an_engine_error(tmp_path):
     """The source's own runtime rejecting it is no missing reference (bytes MNN reports cleanly:
     other garbage can make it allocate without bound)."""

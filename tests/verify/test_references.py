@@ -63,6 +63,7 @@ def _copy(tmp_path: Path, *files: Path, names: tuple[str, ...] = ()) -> Path:
 
 # ------------------------------------------------------------------ which reference each format gets
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("case, files, names, name, detail", [
     ("tokenizer.json", ["qwen2.5-instruct/tokenizer.json"], (), "tokenizers", ""),
     ("tokenizer.json renamed", ["falcon-7b/tokenizer.json"], ("20B_tokenizer.json",), "tokenizers", ""),
@@ -86,6 +87,7 @@ def test_reference_of_each_format(tmp_path, case, files, names, name, detail):
     assert chosen.library.split()[0] in ("tokenizers", "transformers", "sentencepiece", "tiktoken", "llama-cpp-python")
 
 
+@pytest.mark.runtime
 def test_reference_of_tekken_and_clip(clip_pair):
     assert choose(read_source(_tekken())).library.startswith("mistral_common ")
     gz = choose(read_source(_clip_gz()))
@@ -104,6 +106,7 @@ def test_bert_casing_from_the_vocabulary(tmp_path):
     assert ref.raw == [[5, 6]]
 
 
+@pytest.mark.runtime
 def test_a_reference_that_cannot_run_is_a_self_check(tmp_path, monkeypatch):
     """Without llama.cpp, GGUF's reference cannot run: the export is refused by default as
     reference-unavailable, accepting it ships the file, and the manifest says it was a self-check."""
@@ -122,6 +125,7 @@ def test_a_reference_that_cannot_run_is_a_self_check(tmp_path, monkeypatch):
     assert r.manifest["verification"]["checks"]["raw ids"]["reference"] == "none (self-check)"
 
 
+@pytest.mark.runtime
 def test_unavailable_reference_names_the_install(monkeypatch):
     import importlib.util
 
@@ -143,6 +147,7 @@ def test_clip_pair_reference_is_transformers_clip(clip_pair):
                                                                       add_special_tokens=False)["input_ids"]]
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("layout", ["pair", "openai names", "gz"])
 def test_clip_layouts_are_refused_with_named_losses(clip_pair, tmp_path, layout):
     """Every CLIP layout reads as CLIP's pipeline; the runtime cannot run `</w>`, so the export is
@@ -175,6 +180,7 @@ def test_identity_holds_for_an_untouched_export(exported):
     assert manifest["source"] == str(src.resolve())
 
 
+@pytest.mark.runtime
 def test_identity_names_a_changed_source(exported):
     src, out = exported
     data = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))
@@ -188,6 +194,7 @@ def test_identity_names_a_changed_source(exported):
     assert "'<|new|>' 50257 is in what the source gives, not in the file" in str(e.value)
 
 
+@pytest.mark.runtime
 def test_identity_names_a_renamed_rare_token(exported, tmp_path):
     """A file exported from a copy with one rare entry renamed, verified against the original."""
     src, _ = exported
@@ -206,6 +213,7 @@ def test_identity_names_a_renamed_rare_token(exported, tmp_path):
     assert repr(rare) + " 50000 is in what the source gives" in str(e.value)
 
 
+@pytest.mark.runtime
 def test_identity_names_an_edited_file(exported):
     src, out = exported
     data = bytearray(out.read_bytes())
@@ -289,12 +297,14 @@ def _input(kind: str, tmp_path: Path) -> Path:
     return _tekken()
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("kind", sorted({k for k, *_ in MUTANTS.values()}))
 def test_honest_readers_pass(kind, tmp_path):
     r = export(_input(kind, tmp_path), tmp_path / "out", policy=Policy(allow_lossy=True), verify=VerifyOptions(sweep=False))
     assert r.verify.ok and not r.verify.reference.get("self_check")
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 def test_broken_readers_are_killed(mutant, tmp_path, monkeypatch):
     kind, module, name, mutate = MUTANTS[mutant]
@@ -308,6 +318,7 @@ def test_broken_readers_are_killed(mutant, tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ the vocabulary sweep
 
+@pytest.mark.runtime
 def test_sweep_finds_what_the_corpus_misses(tmp_path):
     """Two rare tokens with their ids swapped in the file: the 470-string corpus never reaches them,
     the sweep (each token's own text) does, and no loss explains it."""

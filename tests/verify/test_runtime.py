@@ -3,7 +3,6 @@ from the spec (section 2.10 worked example), not by the project's writer."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import stat
 import struct
@@ -15,7 +14,8 @@ import pytest
 from mtok_export.errors import RuntimeEngineError
 from mtok_export.verify.runtime import RuntimeResult, run_runtime
 
-needs_mnn = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
+from tests.support.marks import needs_mnn
+
 
 # Spec 2.10: vocab {"a":0,"b":1,"ab":2,"<s>":3}, merge (a, b), no normalizer/pre-tokenizer, decoder
 # written as 0 (= ByteLevel), added special "<s>" (id 3), header special = stop = [3], prefix = [].
@@ -151,6 +151,7 @@ def _script(tmp_path, body: str):
     return path
 
 
+@pytest.mark.runtime
 def test_timeout_kills_the_process_group(tmp_path, write):
     pidfile = tmp_path / "child.pid"
     python = _script(tmp_path, f"sleep 30 & echo $! > {pidfile}\nwait")
@@ -169,6 +170,7 @@ def test_timeout_kills_the_process_group(tmp_path, write):
         pytest.fail("the worker's child process survived the timeout")
 
 
+@pytest.mark.runtime
 def test_missing_mnn_is_explained(tmp_path, write):
     python = _script(tmp_path, f'exec "{sys.executable}" -S "$@"')  # -S: no site-packages, so no MNN
     with pytest.raises(RuntimeEngineError, match="not importable") as e:
@@ -176,6 +178,7 @@ def test_missing_mnn_is_explained(tmp_path, write):
     assert str(python) in str(e.value) and "pip install MNN==3.6.1" in str(e.value)
 
 
+@pytest.mark.runtime
 def test_missing_file_and_interpreter(tmp_path, write):
     with pytest.raises(RuntimeEngineError, match="not found"):
         run_runtime(tmp_path / "nope.mtok", texts=["ab"])

@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 
 import pytest
 
 from mtok_export.ir.models import vocab_of
 from mtok_export.verify.runtime import run_runtime
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
+from tests.support.marks import MNN_MISSING, runtime
+
+pytestmark = [runtime, MNN_MISSING]
 
 TEXTS = ["Hello world", "123 你好"]
 

@@ -166,6 +166,7 @@ def _has_template(directory) -> bool:
 TEMPLATED = [name for name, d in TOKENIZER_DIRS.items() if _has_template(d)]
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", TEMPLATED)
 def test_transformers_renders_the_same_chats(name, tmp_path, monkeypatch):
     tok = source(name)
@@ -210,6 +211,7 @@ MTOK_KEEPS = {
 }
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", [n for n in MTOK_KEEPS if n in TOKENIZER_DIRS])
 def test_mtok_to_tokenizer_json(name, lowered_corpus):
     mtok_ir, _ = read_mtok(lowered_corpus[name].data)
@@ -325,6 +327,7 @@ def test_precompiled_would_not_be_per_code_point():
     assert _hf_normalize(table, text) == runtime_normalize(table, text) == "A\u0301"
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("form", ["NFC", "NFKC"])
 def test_unicode_tables_match_the_runtime_model(form):
     """The code-6 tables MNN's own writer emits, at full size (1.1k and 4.9k entries), written as
