@@ -341,6 +341,7 @@ def test_fuzz_byte_mutations(name):
             _parse(mutated + b"\x00")                    # and the same with one extra byte
 
 
+@pytest.mark.runtime
 def test_fuzz_real_file(lowered_corpus):
     """The smallest corpus/sample file: mutate its first 300 bytes, cut it at 400 spread offsets."""
     from tests.support.corpus_dirs import TOKENIZER_DIRS

@@ -74,6 +74,7 @@ def test_ids_equal_the_corpus_tokenizer_json_of_the_same_model(name, hf_dir, rea
         [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
 
 
+@pytest.mark.runtime
 def test_keys_reach_the_ir(read):
     spm = read("llama-spm")
     assert spm.meta.add_bos_token is True and spm.meta.add_eos_token is False

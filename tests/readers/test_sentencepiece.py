@@ -128,6 +128,7 @@ def test_llama_sample_equals_its_tokenizer_json():
     assert replace(a.model, merges=()) == replace(b.model, merges=())
 
 
+@pytest.mark.runtime
 def test_configs_are_picked_up():
     llama = ir("llama2-7b-hf")
     assert llama.meta.add_bos_token is True and llama.post_processor.single[0].id == "<s>"

@@ -57,6 +57,7 @@ def test_every_corpus_gguf_but_one_has_vectors():
     assert len(WITH_VECTORS) == 12 and "gpt-neox" not in WITH_VECTORS
 
 
+@pytest.mark.runtime
 @needs_llama
 @pytest.mark.parametrize("name", WITH_VECTORS)
 def test_raw_ids_equal_the_test_vectors(name):
