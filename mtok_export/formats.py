@@ -25,7 +25,7 @@ vocab.json/encoder.json (given either one, the pair is read), configs belong to 
 
 Each reader (and the legacy format's writer) is imported by the function that calls it, on first
 use: an export loads the reader of the one format it reads, not all of them with their libraries
-(the layer contract, `tests/import_graph.py`, allows these imports here by name)."""
+(the layer contract, `tests/support/import_graph.py`, allows these imports here by name)."""
 
 from __future__ import annotations
 

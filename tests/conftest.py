@@ -2,37 +2,82 @@
 session cache of read -> lower -> write for each, so the expensive work happens once per run.
 
 Any test that takes a `tokenizer_name` argument is parametrized over every directory that holds a
-`tokenizer.json` (ids like `corpus/gpt2`, `samples/qwen-bpe`)."""
+`tokenizer.json` (ids like `corpus/gpt2`, `samples/qwen-bpe`).
+
+A test that starts the MNN runtime (`verify.runtime`), a reference library's heavy load or a
+subprocess export is marked `runtime` (so are the corpus rows of a sweep and the tests that take
+seconds), so `pytest -m "not runtime"` is the quick loop.  The runtime
+marking cannot be forgotten: while a test without the marker runs (its set-up, call and tear-down,
+in this process and in the processes it starts), `MTOK_TESTS_NO_RUNTIME` names a log that the
+runtime launcher writes to before it refuses to start, and the test fails naming the command."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared/corpus/tokenizers"
-SAMPLES = REPO / "samples"
-TARGET = "mnn-3.6"
+from tests.support.corpus_dirs import CORPUS, TARGET, TOKENIZER_DIRS
+from tests.support.legacy_runtime import mnn341_python  # noqa: F401  (session fixture: the MNN 3.4.1 interpreter)
+from tests.support.marks import sweep_param
+from tests.support.summary import SUMMARY
+
+NO_RUNTIME = "MTOK_TESTS_NO_RUNTIME"
 
 
-def find_tokenizer_dirs() -> dict[str, Path]:
-    """name -> directory, for every corpus/sample directory with a tokenizer.json."""
-    out = {}
-    for prefix, root in (("corpus", CORPUS), ("samples", SAMPLES)):
-        if root.is_dir():
-            for d in sorted(p for p in root.iterdir() if (p / "tokenizer.json").is_file()):
-                out[f"{prefix}/{d.name}"] = d
-    return out
+def pytest_configure(config):
+    config.runtime_log = Path(tempfile.mkdtemp(prefix="mtok-tests-")) / "runtime-starts"
 
 
-TOKENIZER_DIRS = find_tokenizer_dirs()
+def pytest_unconfigure(config):
+    shutil.rmtree(config.runtime_log.parent, ignore_errors=True)
+
+
+def _refuse_runtime_unless_marked(item):
+    """Around one phase of `item`: an unmarked test that starts the runtime fails, even when the
+    refusal was caught (a CLI exit code, a child process)."""
+    if item.get_closest_marker("runtime") is not None:
+        os.environ.pop(NO_RUNTIME, None)
+        return (yield)
+    log = item.config.runtime_log
+    log.unlink(missing_ok=True)
+    os.environ[NO_RUNTIME] = str(log)
+    try:
+        result = yield
+    finally:
+        os.environ.pop(NO_RUNTIME, None)
+    if log.exists():
+        started = log.read_text(encoding="utf-8").splitlines()[0]
+        pytest.fail(f"{item.nodeid} started the MNN runtime ({started}) but is not marked: add @pytest.mark.runtime",
+                    pytrace=False)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _refuse_runtime_unless_marked(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _refuse_runtime_unless_marked(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    return (yield from _refuse_runtime_unless_marked(item))
 
 
 def pytest_generate_tests(metafunc):
     if "tokenizer_name" in metafunc.fixturenames:
-        metafunc.parametrize("tokenizer_name", list(TOKENIZER_DIRS), ids=list(TOKENIZER_DIRS))
+        # the shared corpus's rows read and lower some 80 tokenizers: out of the quick loop, which
+        # keeps the samples' rows
+        metafunc.parametrize("tokenizer_name", [sweep_param(name) for name in TOKENIZER_DIRS])
 
 
 @dataclass(frozen=True)
@@ -69,6 +114,21 @@ class LoweredCorpus:
         return len(self.dirs)
 
 
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """In-process `mtok` / `mtok-export`: cli("mtok" | "mtok-export", *args) -> (exit code, stdout, stderr)."""
+    from mtok_export.cli import export_main, main
+
+    def run(prog, *args):
+        monkeypatch.setattr(sys, "argv", [prog, *map(str, args)])
+        with pytest.raises(SystemExit) as info:
+            (main if prog == "mtok" else export_main)()
+        out, err = capsys.readouterr()
+        code = info.value.code
+        return (0 if code is None else code), out, err
+    return run
+
+
 @pytest.fixture(scope="session")
 def corpus_dir() -> Path:
     return CORPUS
@@ -82,10 +142,6 @@ def tokenizer_dirs() -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def lowered_corpus() -> LoweredCorpus:
     return LoweredCorpus(TOKENIZER_DIRS)
-
-
-# Lines tests want shown after the run (e.g. the conformance parity table); printed once capture ends.
-SUMMARY: list[str] = []
 
 
 def pytest_terminal_summary(terminalreporter):

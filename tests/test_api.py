@@ -96,6 +96,7 @@ def test_convert_cli_refuses_to_overwrite(tmp_path):
     assert out.read_bytes() == b"precious"
 
 
+@pytest.mark.runtime
 def test_export_verifies_then_verify_agrees(tmp_path, capsys):
     pytest.importorskip("MNN")
     result = export(SAMPLES / "bert-wordpiece", tmp_path, allow_lossy=True)

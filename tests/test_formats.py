@@ -109,6 +109,7 @@ def digests():
     return digest
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("name", sorted(MAIN))
 def test_no_reader_choice_or_output_byte_changed(name, digests):
     main_first, main_digest = MAIN[name]
@@ -155,6 +156,7 @@ def test_mtok_and_legacy_headers(tmp_path):
 
 # ------------------------------------------------------------------ choosing in a directory
 
+@pytest.mark.runtime
 def test_tokenizer_json_under_another_name_is_read(tmp_path):
     shutil.copy(CORPUS / "gpt2/tokenizer.json", tmp_path / "20B_tokenizer.json")
     shutil.copy(CORPUS / "gpt2/tokenizer_config.json", tmp_path / "tokenizer_config.json")
@@ -163,6 +165,7 @@ def test_tokenizer_json_under_another_name_is_read(tmp_path):
     assert write_mtok(lower(tok)[0]) == write_mtok(lower(read_source(CORPUS / "gpt2/tokenizer.json"))[0])
 
 
+@pytest.mark.runtime
 def test_sentencepiece_under_another_name(tmp_path):
     shutil.copy(CORPUS / "t5-small/spiece.model", tmp_path / "vocab.joint.spm")
     tok = read_source(tmp_path)
@@ -191,6 +194,7 @@ def test_config_file_reads_its_directory():
                            "also here: vocab.json (vocab.json)")
 
 
+@pytest.mark.runtime
 def test_merges_file_reads_its_pair(tmp_path):
     shutil.copy(CORPUS / "gpt2/vocab.json", tmp_path / "encoder.json")
     shutil.copy(CORPUS / "gpt2/merges.txt", tmp_path / "vocab.bpe")
@@ -222,6 +226,7 @@ def test_resolve_input(tmp_path):
         F.resolve_input(tmp_path, Path("nope"))
 
 
+@pytest.mark.runtime
 def test_cli_input_overrides_the_choice(tmp_path, monkeypatch, capsys):
     import sys
 

@@ -33,18 +33,17 @@ def test_paused_restores_the_collector_as_it_was():
 
 
 def test_export_and_convert_build_with_the_collector_paused(tmp_path, monkeypatch):
-    mod = sys.modules["mtok_export.export"]
+    job = sys.modules["mtok_export.job"]  # where an export and a convert read and lower
     seen = []
-    real = mod.build
-    monkeypatch.setattr(mod, "build", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
+    real = job.build
+    monkeypatch.setattr(job, "build", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
     export(SAMPLE, tmp_path / "a", allow_lossy=True, verify_on_runtime=False)
     assert seen == [False] and gc.isenabled()
     assert (tmp_path / "a" / "tokenizer.mtok").is_file()
-    api = sys.modules["mtok_export.api"]
-    real_read = api.read_source
-    monkeypatch.setattr(api, "read_source", lambda *a, **k: seen.append(gc.isenabled()) or real_read(*a, **k))
+    real_read = job.read_source
+    monkeypatch.setattr(job, "read_source", lambda *a, **k: seen.append(gc.isenabled()) or real_read(*a, **k))
     convert(SAMPLE, tmp_path / "b.mtok", allow_lossy=True)
-    assert seen == [False, False] and gc.isenabled()
+    assert seen == [False, False, False] and gc.isenabled()  # convert reads, then lowers
     with pytest.raises(InputError):  # a failed read gives the collector back too
         export(tmp_path / "missing", tmp_path / "c", allow_lossy=True, verify_on_runtime=False)
     assert gc.isenabled()

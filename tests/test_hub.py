@@ -120,6 +120,7 @@ def test_parse_repo_id(text, parsed):
 
 # ------------------------------------------------------------------ export and verify from the cache
 
+@pytest.mark.runtime
 def test_export_from_the_cache_records_the_commit_and_verify_rechecks_it(hub, tmp_path):
     cache, env = hub
     work = tmp_path / "work"
@@ -148,6 +149,7 @@ def test_export_from_the_cache_records_the_commit_and_verify_rechecks_it(hub, tm
                                   "HF_HUB_OFFLINE is set"), gone.stderr
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("spec,sample", [("acme/qwen", "bert-wordpiece"), ("acme/qwen@main", "bert-wordpiece"),
                                          ("acme/qwen@v1", "qwen-bpe"), (f"acme/qwen@{SHA1}", "qwen-bpe")])
 def test_a_revision_pins_the_files_read(hub, tmp_path, spec, sample):
@@ -161,6 +163,7 @@ def test_a_revision_pins_the_files_read(hub, tmp_path, spec, sample):
     assert read == [sha256(SAMPLES / sample / "tokenizer.json")]
 
 
+@pytest.mark.runtime
 def test_sentencepiece_and_tiktoken_repos_from_the_cache(tmp_path):
     cache = tmp_path / "hub"
     add_snapshot(cache, "acme/llama", SHA1, {"tokenizer.model": SAMPLES / "llama-spm" / "tokenizer.model",
@@ -179,6 +182,7 @@ def test_sentencepiece_and_tiktoken_repos_from_the_cache(tmp_path):
         assert manifest["hub"]["sha"] == sha
 
 
+@pytest.mark.runtime
 @pytest.mark.parametrize("spec,message", [
     ("nobody/nothing", "nobody/nothing: not in the Hub cache (its default branch) and HF_HUB_OFFLINE is set"),
     ("acme/qwen@v9", "acme/qwen@v9: not in the Hub cache (revision 'v9') and HF_HUB_OFFLINE is set"),
@@ -193,6 +197,7 @@ def test_a_missing_repo_or_revision_is_exit_2(hub, tmp_path, spec, message):
     assert json.loads((tmp_path / "r.json").read_text())["exit_code"] == 2
 
 
+@pytest.mark.runtime
 def test_a_missing_repo_among_several_is_that_models_row(hub, tmp_path):
     _, env = hub
     r = run("mtok-export", "--path", "nobody/nothing", "acme/qwen", "--output", tmp_path / "out", "--no-verify",
@@ -203,6 +208,7 @@ def test_a_missing_repo_among_several_is_that_models_row(hub, tmp_path):
     assert (tmp_path / "out" / "qwen" / "tokenizer.mtok").is_file()
 
 
+@pytest.mark.runtime
 def test_a_local_path_wins(hub, tmp_path):
     _, env = hub
     shutil.copytree(SAMPLES / "t5-unigram", tmp_path / "acme" / "qwen")
@@ -212,6 +218,7 @@ def test_a_local_path_wins(hub, tmp_path):
     assert manifest["hub"] is None and manifest["source"] == str(tmp_path / "acme" / "qwen")
 
 
+@pytest.mark.runtime
 def test_the_api_reads_a_hub_repository(hub, tmp_path):
     _, env = hub
     code = ("import json, sys; from mtok_export import export; from mtok_export.errors import InputError\n"

@@ -129,6 +129,7 @@ def test_stale_temps_of_killed_runs_are_removed(tmp_path):
         [live.name, fresh.name, other.name, "tokenizer.mtok"])
 
 
+@pytest.mark.runtime
 def test_export_output_under_a_file_is_exit_2_one_line(tmp_path):
     (tmp_path / "f").write_text("x")
     from pathlib import Path

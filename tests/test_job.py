@@ -19,6 +19,7 @@ from mtok_export.formats import Options
 from mtok_export.job import Job, VerifyOptions
 from mtok_export.policy import Policy
 from mtok_export.verification import prepare
+from tests.support.marks import needs_mnn
 
 REPO = Path(__file__).resolve().parents[1]
 QWEN = REPO / "samples" / "qwen-bpe"  # tokenizer.json with an NFC normalizer and a chat template
@@ -252,6 +253,7 @@ def test_a_fleet_model_reads_its_own_source():
     assert (hub.source, hub.bos) == (Path("acme/qwen@v1"), "none")  # api.export fetches it
 
 
+@needs_mnn
 def test_mtok_verify_runs_an_earlier_manifest_on_the_runtime(tmp_path, monkeypatch, capsys):
     """End to end, as a CI job verifying an artifact exported before the job was recorded: the
     source re-lowered with the old keys' choices, then the runtime against the reference, under the

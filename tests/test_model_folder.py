@@ -65,6 +65,7 @@ def test_tokenizer_file_warnings(tmp_path):
     assert "loads tokenizer_file 'tokenizer.txt'" in model_folder.check_tokenizer_file(folder, tmp_path / "tokenizer.mtok")[0]
 
 
+@pytest.mark.runtime
 def test_export_updates_the_jinja_block_and_verifies_through_it(tmp_path):
     old = exporter_folder(tmp_path)
     before = json.loads((tmp_path / "llm_config.json").read_text())
@@ -86,6 +87,7 @@ def test_export_updates_the_jinja_block_and_verifies_through_it(tmp_path):
     assert "chat_template equals the embedded one" in inspect.stdout
 
 
+@pytest.mark.runtime
 def test_keep_llm_config_verifies_what_the_engine_renders(tmp_path):
     exporter_folder(tmp_path)
     before = (tmp_path / "llm_config.json").read_bytes()
@@ -98,6 +100,7 @@ def test_keep_llm_config_verifies_what_the_engine_renders(tmp_path):
     assert not (tmp_path / "tokenizer.mtok").exists()
 
 
+@pytest.mark.runtime
 def test_verify_a_model_folder_renders_through_its_llm_config(tmp_path):
     exporter_folder(tmp_path)
     r = export("--output", tmp_path, "--keep-llm-config", "--allow-lossy")  # fails: kept as .rejected

@@ -10,7 +10,7 @@ The work is split by concern: :mod:`.source_map` lexes the template and maps AST
 lines and columns, :mod:`.walker` walks the AST and knows what holds where, and :mod:`.rules`
 holds each rule (:data:`RULES`) with its check and message.
 
-Every rule was reproduced against the released runtime (MNN 3.6.1): ``tests/test_template_lint.py``
+Every rule was reproduced against the released runtime (MNN 3.6.1): ``tests/chat/test_lint.py``
 renders a minimal template per rule with jinja2 (configured like transformers) and with the runtime,
 and asserts that the outputs differ.
 """

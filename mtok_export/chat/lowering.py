@@ -12,7 +12,7 @@ its number of lines, so the lowered template has the original's line structure a
 of the two can be matched line by line.
 
 Rewrites (each named by the lint rule it fixes; every one was checked on MNN 3.6.1, see
-``tests/test_template_lowering.py``):
+``tests/chat/test_lowering.py``):
 
 * ``python-literal``: ``True``/``False``/``None`` -> ``true``/``false``/``none``.
 * ``bool-value``: ``a or b`` used for its value -> ``a if a else b``; ``a and b`` -> ``b if a else a``.

@@ -20,7 +20,7 @@ def component(family: str, kind: str | None = None):
     def wrap(cls):
         # No slots: a second class per component costs start-up time.  eq/hash/repr: the shared ones
         # below, over the field names recorded here (generated per class, an `exec` each, they cost a
-        # quarter of the IR's import: 18.8 -> 14.6 ms); `tests/test_ir_component.py` checks them
+        # quarter of the IR's import: 18.8 -> 14.6 ms); `tests/ir/test_base.py` checks them
         # against generated ones.
         cls = dataclass(frozen=True, eq=False, repr=False)(cls)
         fs = fields(cls)

@@ -66,7 +66,8 @@ def lower_model(lw, tok):
         m = _hf_scores(lw, m, jp)
         lw.loss(L.UNIGRAM_TIES, name, f"{jp}.vocab", "segmentations with exactly equal total score are broken "
                 "differently (HF keeps the longest last piece, the runtime's Viterbi the shortest); for the same "
-                "pieces in another order no score in the file can change that (tests/test_unigram_ties.py)", "77777")
+                "pieces in another order no score in the file can change that "
+                "(tests/lower/test_models_unigram_ties.py)", "77777")
         if m.unk_id is None:
             lw.loss(L.UNIGRAM_UNK, name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
             m = replace(m, unk_id=0)

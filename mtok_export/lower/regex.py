@@ -28,7 +28,7 @@ An ASCII pattern with `\\s` could move to std::wregex (spelling `\\s` out adds n
 characters) and be exact on U+0085/2028/2029 there, but libstdc++'s std::regex matches
 recursively, one frame per character: on MNN 3.6.1 a match of about 40,000 characters (a run of
 spaces under `[...]+`) kills the process with SIGSEGV, where the fold engine's loop does not
-(tests/test_split_regex.py).  The fold engine's edge loss is the better trade.
+(tests/lower/test_regex.py).  The fold engine's edge loss is the better trade.
 
 The one exception: a pattern the fold engine cannot run exactly at all (o200k's sub-categories,
 Kimi-K2's `\\p{Han}` and `&&`) is written with explicit code-point ranges (`explicit.py`) when

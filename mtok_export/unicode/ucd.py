@@ -7,7 +7,7 @@ HF `tokenizers` 0.23 normalizes (NFC, NFD, NFKC, NFKD) with the crate `unicode-n
 Unicode 9.0 forms are its forms for the code points assigned by 9.0 (its `age`), every later one left
 as it is, which the reference does (its NFKC leaves U+1F16C, new in 12.0, where Python 3.11 writes
 "MR").  By the Normalization Stability Policy a string of 9.0 characters normalizes the same in every
-later version, so nothing else differs: `tests/test_unicode_tables.py` compares every code point
+later version, so nothing else differs: `tests/unicode/test_tables.py` compares every code point
 with `tokenizers`.
 
 BertNormalizer's `strip_accents` drops nonspacing marks by the crate `unicode_categories` 0.1.1, whose

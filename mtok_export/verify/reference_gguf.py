@@ -16,7 +16,7 @@ being copied into the reference (the IR rebuilt as HF `tokenizers` could not fai
 * normalize: identity (llama.cpp exposes no normalizer; attribution needs one only for
   SentencePiece charsmaps, which a GGUF reader never records).
 
-Measured on llama.cpp's own test vectors (`tests/test_reference_gguf.py`): every vector of the 12
+Measured on llama.cpp's own test vectors (`tests/verify/test_reference_gguf.py`): every vector of the 12
 corpus GGUFs that have them.  Beyond them llama.cpp departs from the models' HF tokenizers (which
 our reading follows) on edges: spaces around special-token text in SentencePiece vocabularies
 ("Hello <unk> world": `▁` pieces kept), Hangul under BERT (its jamo dropped).  And it sees what

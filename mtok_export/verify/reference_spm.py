@@ -4,7 +4,7 @@ SentencePiece knows nothing of added tokens, so wherever the IR (like transforme
 control or user-defined piece out of the text, SentencePiece encodes the same text as pieces.
 Those differences belong to the *reader*, not to MNN: the reader records them as `sp-*` losses,
 which `verify` uses like any other loss.  (The parity tables over SentencePiece models are
-`tests/spm_parity.py`.)"""
+`tests/support/spm_parity.py`.)"""
 
 from __future__ import annotations
 

@@ -217,6 +217,10 @@ def _run_group(cmd: list[str], timeout: float, *, cwd=None, env=None, stderr=sub
     SIGTERM or SIGHUP, by the signal handler itself (`signals.on_stop`) before it raises, so that
     neither a window before `Popen` returns nor a library swallowing the exception in
     `while_running` leaves the group running; such a signal is raised again once it is gone."""
+    if os.environ.get("MTOK_TESTS_NO_RUNTIME"):  # set by tests/conftest.py for a test not marked `runtime`
+        with open(os.environ["MTOK_TESTS_NO_RUNTIME"], "a", encoding="utf-8") as log:
+            log.write(f"{cmd}\n")
+        raise RuntimeError(f"a test not marked `runtime` started the MNN runtime: {cmd}")
     group = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
     proc = None
     with signals.handled(), signals.on_stop(lambda: proc is not None and _signal_group(proc)):

@@ -1,0 +1,108 @@
+"""What a dead end prints (`cli/gate.py`): where two id lists first differ, with context on both
+sides, and the options that act there; and the refusal hint (`policy.refusal_hint`): what the end
+user would see, and the target that runs the loss exactly."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from mtok_export import losses as L
+from mtok_export.cli.gate import id_window, outcome_options
+from mtok_export.policy import Decision, refusal_hint
+
+from tests.support.marks import needs_mnn
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO.parent / "shared/corpus"
+needs_corpus = pytest.mark.skipif(not (CORPUS / "tokenizers/gpt2").is_dir(), reason="shared corpus not present")
+
+
+def test_a_late_difference_shows_on_both_sides():
+    a = list(range(100))
+    b = a[:60] + [7] + a[61:]
+    k, x, y = id_window(a, b)
+    assert k == 60 and x != y
+    assert x == "[…, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, …]"
+    assert y == "[…, 56, 57, 58, 59, 7, 61, 62, 63, 64, 65, …]"
+
+
+def test_a_missing_tail_and_a_doubled_head():
+    assert id_window([1, 2, 3], [1, 2]) == (2, "[1, 2, 3]", "[1, 2]")
+    assert id_window([5, 6, 9], [5, 6, 5, 6, 9]) == (2, "[5, 6, 9]", "[5, 6, 5, 6, 9]")
+
+
+def test_options_follow_the_shape_of_the_difference():
+    head = outcome_options("chat ids", [5, 6, 9, 10], [5, 6, 5, 6, 9, 10])
+    assert head[0].startswith("--bos") and any("--chat-template" in x for x in head)
+    tail = outcome_options("engine ids", [15, 99, 2], [15, 99], "mnn-3.6")
+    assert tail[0].startswith("--target mnn-head") and not any(x.startswith("--bos") for x in tail)
+    on_head = outcome_options("engine ids", [15, 99, 2], [15, 99], "mnn-head")
+    assert on_head[0].startswith("--runtime-python")
+    middle = outcome_options("raw ids", [1, 2, 3, 4, 5], [1, 2, 3, 9, 5])
+    assert not any(x.startswith(("--bos", "--target")) for x in middle)
+
+
+def _suffix_decision() -> Decision:
+    loss = L.Loss(L.SUFFIX_NOT_APPENDED, "post_processor", "$.post_processor",
+                  "mnn-3.6 does not run the post program: encode() does not append [2]", "Hi")
+    return Decision("suffix-not-appended", L.BOS_EOS, True, None, [loss], 3, 1)
+
+
+def test_the_hint_names_the_target_that_runs_it_exactly():
+    hint = refusal_hint([_suffix_decision()], "mnn-3.6").splitlines()
+    assert hint[0].startswith("accept them with --accept suffix-not-appended")
+    assert hint[1] == ("suffix-not-appended: the end user would see: mnn-3.6 does not run the post program: "
+                       "encode() does not append [2] (e.g. 'Hi')")
+    assert hint[2].startswith("suffix-not-appended: --target mnn-head runs it exactly")
+    assert not any("--target" in x for x in refusal_hint([_suffix_decision()], "mnn-head").splitlines())
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    from mtok_export.cli import export_main
+
+    def run(*args):
+        monkeypatch.setattr(sys, "argv", ["mtok-export", *map(str, args)])
+        with pytest.raises(SystemExit) as info:
+            export_main()
+        out, err = capsys.readouterr()
+        return info.value.code or 0, out, err
+    return run
+
+
+@needs_corpus
+@needs_mnn
+def test_a_refused_suffix_hints_at_mnn_head(tmp_path, cli):
+    tj = json.loads((CORPUS / "tokenizers/gpt2/tokenizer.json").read_text(encoding="utf-8"))
+    end = {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}
+    tj["post_processor"] = {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}, end],
+                            "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                            "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [50256],
+                                                                 "tokens": ["<|endoftext|>"]}}}
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/tokenizer.json").write_text(json.dumps(tj), encoding="utf-8")
+    code, _, err = cli("--path", tmp_path / "src", "-o", tmp_path / "out")
+    assert code == 3
+    assert "suffix-not-appended: the end user would see: mnn-3.6 does not run the post program: encode() does not " \
+           "append [50256]" in err
+    assert "suffix-not-appended: --target mnn-head runs it exactly" in err
+
+
+@needs_corpus
+@needs_mnn
+def test_a_dead_end_shows_where_the_ids_part(tmp_path, cli, monkeypatch):
+    """The GLM-4 shape with its fix taken out (the template renders [gMASK]<sop>, the header adds them
+    again): exit 1, and the message shows the doubled head and the options acting there."""
+    from tests.support.glm4 import glm4_like
+
+    import mtok_export.lower.processors as processors
+    monkeypatch.setattr(processors, "_unrender_prefix", lambda lw, tok, chat, prefix: chat)
+    code, out, _ = cli("--path", glm4_like(tmp_path), "-o", tmp_path / "out")
+    assert code == 1
+    assert "first difference at id 2 (expected 12 ids, got 14)" in out
+    assert "got      [50257, 50258, 50257, 50258, 50260, 198," in out
+    assert "option   --bos prefix / --bos none" in out

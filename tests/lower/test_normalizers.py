@@ -1,0 +1,131 @@
+"""The three runtime forms of NFC/NFKC/charsmap normalizers (issue 17): Replace rules that compose
+canonical pairs (default), the code-point rules alone (`normalizer_form="no-compose"`, faster) and
+the code-point table MNN's exporter writes (`"table"`), each fast form with its loss recorded.
+Checked on the real runtime against HF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mtok_export import losses as L
+from mtok_export.ir import normalizers as N
+from mtok_export.lower import lower
+from mtok_export.mtok import write_mtok
+from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.unicode.tables import charsmap_table, table
+from mtok_export.verify.runtime import run_runtime
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared/corpus/tokenizers"
+
+
+def _read(name):
+    if not (CORPUS / name).is_dir():
+        pytest.skip("shared corpus not found next to the repository")
+    return read_model_dir(CORPUS / name)
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    return _read("qwen2.5-instruct")
+
+
+def test_table_form_is_the_nfc_table_with_its_loss(qwen):
+    fast, lw = lower(qwen, normalizer_form="table")
+    assert fast.normalizer == N.CodepointMap(table("NFC"))
+    assert [x.code for x in lw.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_TABLE.code]
+    exact, lw_exact = lower(qwen)
+    assert isinstance(exact.normalizer, N.Sequence) and len(exact.normalizer.normalizers) > 2000
+    assert all(isinstance(r, N.Replace) for r in exact.normalizer.normalizers)
+    assert [x.code for x in lw_exact.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_APPROX.code]
+    assert "1.3x" in " ".join(lw_exact.applied["unicode-replaces"])  # the measured cost is shown
+    assert fast.model == exact.model and fast.pre_tokenizer == exact.pre_tokenizer
+    singles, lw_singles = lower(qwen, normalizer_form="no-compose")
+    assert singles.normalizer.normalizers == exact.normalizer.normalizers[:len(table("NFC"))]
+    assert [x.code for x in lw_singles.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_APPROX.code]
+    assert "no-compose" in next(x.reason for x in lw_singles.losses if x.kind.layer == "normalizer")
+
+
+def test_table_form_of_a_charsmap():
+    t5 = _read("t5-small")
+    fast, lw = lower(t5, normalizer_form="table")
+    assert fast.normalizer == N.CodepointMap(charsmap_table(t5.normalizer.precompiled_charsmap))
+    assert L.NORMALIZER_TABLE.code in {x.code for x in lw.losses}
+
+
+def test_unknown_form_is_refused(qwen):
+    with pytest.raises(ValueError, match="normalizer form"):
+        lower(qwen, normalizer_form="fast")
+
+
+@pytest.mark.runtime
+def test_forms_on_the_runtime_against_hf(qwen, tmp_path):
+    """Composition and zero-width characters: the default form gives HF's ids; without composition,
+    decomposed text differs; the table also turns ZWJ into a space.  On text that needs neither, every
+    form gives HF's ids."""
+    from tokenizers import Tokenizer
+
+    hf = Tokenizer.from_file(str(CORPUS / "qwen2.5-instruct" / "tokenizer.json"))
+    plain = ["Hello, world! Привет, мир. 你好，世界。 مرحبا بالعالم", "def f(x):\n    return x ** 2  # ok"]
+    needs = ["cafe\u0301 nai\u0308ve", "a\u200db \U0001F468\u200d\U0001F469", "\u212b ohm \u2126"]
+    out = {}
+    for form in ("compose", "no-compose", "table"):
+        path = tmp_path / form / "tokenizer.mtok"
+        path.parent.mkdir()
+        path.write_bytes(write_mtok(lower(qwen, normalizer_form=form)[0]))
+        out[form] = run_runtime(path, texts=plain + needs).encodes
+    want = [hf.encode(t, add_special_tokens=False).ids for t in plain + needs]
+    assert out["compose"] == want
+    n = len(plain)
+    assert out["no-compose"][:n] == want[:n] and out["no-compose"][n + 1:] == want[n + 1:]
+    assert out["no-compose"][n] != want[n]  # cafe + U+0301 stays decomposed
+    assert out["table"][:len(plain)] == want[:len(plain)]
+    assert out["table"][n + 2] == want[n + 2]  # singletons (U+212B, U+2126) are in the table too
+    assert out["table"][n] != want[n] and out["table"][n + 1] != want[n + 1]
+
+
+def test_cli_table_form_is_written_and_recorded(tmp_path):
+    """`mtok export --normalizer-form table`: the file carries the table, the manifest the choice."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from mtok_export.cli import app
+    from mtok_export.mtok import read_mtok
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "tokenizer.json").write_text(json.dumps({
+        "version": "1.0", "added_tokens": [], "normalizer": {"type": "NFC"}, "pre_tokenizer": None,
+        "post_processor": None, "decoder": None,
+        "model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}}))
+    done = CliRunner().invoke(app, ["export", "--path", str(src), "-o", str(tmp_path / "out"), "--no-verify",
+                                    "--allow-lossy", "--normalizer-form", "table"])
+    assert done.exit_code == 0, done.output
+    assert read_mtok((tmp_path / "out" / "tokenizer.mtok").read_bytes())[0].normalizer == N.CodepointMap(table("NFC"))
+    manifest = json.loads((tmp_path / "out" / "tokenizer.mtok.json").read_text())
+    assert "normalizer_form" in json.dumps(manifest) and "normalizer-table" in json.dumps(manifest)
+
+
+@pytest.mark.runtime
+def test_pairs_that_cannot_match_are_left_out():
+    """Under NFKC, `ſ` is mapped to `s` before the pairs run, so `ſ` + U+0307 -> `ẛ` can never match:
+    left out, with the 11 others of its kind; under NFC every pair can match.  Leaving them out
+    changes nothing: the emulated runtime gives the same text as with every pair, on each left-out
+    pattern alone, followed by every mark, and next to the pairs that share its characters."""
+    from mtok_export.ir import Pattern
+    from mtok_export.lower.normalizers import as_replaces, composition_pairs
+    from mtok_export.verify import emulate
+
+    pairs = composition_pairs()
+    nfc, nfkc = as_replaces(table("NFC")), as_replaces(table("NFKC"))
+    assert len(nfc.normalizers) == len(table("NFC")) + len(pairs)
+    assert len(nfkc.normalizers) == len(table("NFKC")) + len(pairs) - 12
+    kept = {r.pattern.value for r in nfkc.normalizers}
+    assert "\u017f\u0307" not in kept and "s\u0307" in kept
+    every = N.Sequence(nfkc.normalizers[:len(table("NFKC"))] + tuple(N.Replace(Pattern(a), b) for a, b in pairs))
+    left_out = [a for a, _ in pairs if a not in kept]
+    marks = sorted({a[-1] for a, _ in pairs})
+    texts = left_out + [a + m for a in left_out for m in marks] + [" ".join(left_out + [a for a, _ in pairs])]
+    assert [emulate.normalize(nfkc, t) for t in texts] == [emulate.normalize(every, t) for t in texts]

@@ -1,0 +1,73 @@
+"""Metaspace + Unigram (no byte fallback), normalizer Replace(String `\\s` -> " "), pre-tokenizer and
+decoder Metaspace("▁", prepend_scheme="always", split=true): the input "▁" is one id in HF and was
+two on MNN 3.6.1.  The cause is the runtime: HF prepends the replacement unless the piece already
+starts with it, the runtime unless the piece starts with a space (TC MetaspacePreTokenizer).  The
+lowering writes a literal "▁" as a space last in the normalizer (`pre_tokenizers.replacement_as_space`),
+which makes both tests agree; shown on the runtime, with the rule taken out as the control."""
+
+from __future__ import annotations
+
+import string
+from dataclasses import replace
+from pathlib import Path
+
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
+
+from mtok_export.ir import normalizers as N
+from mtok_export.lower import lower
+from mtok_export.mtok import write_mtok
+from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.verify.runtime import run_runtime
+
+from tests.support.marks import needs_mnn
+
+
+TEXTS = ["\u2581", "\u2581Hello", "\u2581\u2581x", "a\u2581b", " \u2581", "Hello world", " Hello", "\\s", "x \\s y",
+         "\u2581 \u2581", "<unk>\u2581a"]
+
+
+def metaspace_unigram(directory: Path, prepend: str = "always") -> Tokenizer:
+    chars = string.ascii_letters + string.digits + string.punctuation
+    words = ["\u2581Hello", "\u2581world", "\u2581the", "ing", "\u2581is", "er", "\u2581to"]
+    vocab = [("<unk>", 0.0), ("\u2581", -2.0)] + [(w, -3.0 - i / 10) for i, w in enumerate(words)] \
+        + [(c, -8.0) for c in chars] + [("\u2581" + c, -9.0) for c in chars]
+    tok = Tokenizer(models.Unigram(vocab, unk_id=0, byte_fallback=False))
+    tok.add_special_tokens(["<unk>"])
+    tok.normalizer = normalizers.Replace("\\s", " ")  # a String pattern: the two characters backslash, s
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme=prepend, split=True)
+    tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme=prepend, split=True)
+    directory.mkdir()
+    tok.save(str(directory / "tokenizer.json"))
+    return tok
+
+
+def test_a_literal_replacement_is_written_as_a_space(tmp_path):
+    metaspace_unigram(tmp_path / "src")
+    low, lw = lower(read_model_dir(tmp_path / "src"))
+    assert "metaspace-replacement" in lw.applied
+    assert low.normalizer.normalizers[-1] == N.Replace(N.Pattern("\u2581"), " ")
+
+
+def test_no_rule_without_a_prepend(tmp_path):
+    metaspace_unigram(tmp_path / "src", prepend="never")
+    _, lw = lower(read_model_dir(tmp_path / "src"))
+    assert "metaspace-replacement" not in lw.applied
+
+
+@needs_mnn
+def test_the_replacement_encodes_as_hf_on_the_runtime(tmp_path):
+    hf = metaspace_unigram(tmp_path / "src")
+    assert hf.encode("\u2581").ids == [1]
+    low, _ = lower(read_model_dir(tmp_path / "src"))
+    want = [hf.encode(t).ids for t in TEXTS]
+    path = tmp_path / "tokenizer.mtok"
+    path.write_bytes(write_mtok(low))
+    assert run_runtime(path, texts=TEXTS).encodes == want
+    # the control: the same file without the rule is what the runtime did before
+    seq = low.normalizer.normalizers
+    path.write_bytes(write_mtok(replace(low, normalizer=N.Sequence(seq[:-1]))))
+    got = run_runtime(path, texts=TEXTS).encodes
+    assert got[0] == [1, 1]
+    # every piece that starts with the replacement, also the one after a special token
+    starts = [t for t in TEXTS if t.startswith("\u2581") or t.startswith("<unk>\u2581")]
+    assert [t for t, g, w in zip(TEXTS, got, want) if g != w] == starts

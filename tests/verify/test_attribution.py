@@ -1,0 +1,111 @@
+"""Attribution by reproduction, unit-tested without the runtime: a mismatch is explained only when the
+projection of a recorded loss gives exactly the "runtime" output; a near miss is unexplained."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tokenizers import Tokenizer
+
+from mtok_export.lower import lower
+from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.verify.attribution import Attribution
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    src = read_model_dir(SAMPLES / "qwen-bpe")
+    low, lw = lower(src)
+    return Attribution(src, low, lw), Tokenizer.from_file(str(SAMPLES / "qwen-bpe/tokenizer.json"))
+
+
+def test_normalizer_projection_reproduces_or_nothing(qwen):
+    why, hf = qwen
+    text = "\u1112\u1161\u11ab\u1100\u116e\u11a8"  # conjoining jamo: NFC composes them, the runtime cannot
+    want = hf.encode(text, add_special_tokens=False).ids
+    got = why.project_raw(text, why.of("normalizer"))
+    assert got != want
+    assert [x.code for x in why.raw(text, want, got)] == ["normalizer-approx"]
+    assert why.raw(text, want, got[:-1] + [got[-1] + 1]) == ()  # one id off: not reproduced
+    assert why.raw("plain text", hf.encode("plain text").ids, [1, 2, 3]) == ()
+
+
+def test_trigger_only_loss_explains_only_inside_its_span(qwen):
+    why, hf = qwen
+    text = "left\x03right and a long tail of ordinary words"
+    want = hf.encode(text, add_special_tokens=False).ids
+    near = want[:]
+    near[1] = near[1] + 1  # next to the \x03
+    assert [x.code for x in why.raw(text, want, near)] == ["regex-control"]
+    far = want[:]
+    far[-1] = far[-1] + 1  # at the end, far from it
+    assert why.raw(text, want, far) == ()
+    assert why.raw("no control here", want, near) == ()
+
+
+def test_engine_needs_the_honest_prefix_and_a_recorded_post_loss(qwen):
+    why, hf = qwen
+    raw = hf.encode("Hi", add_special_tokens=False).ids
+    assert why.engine("Hi", raw, raw, raw, None) == ()  # nothing differs: nothing to explain
+    assert why.engine("Hi", raw + [7], raw, raw, None) == ()  # the reference adds a token: no loss says why
+
+
+def test_stream_projection_is_the_single_id_decode(qwen):
+    why, hf = qwen
+    ids = hf.encode("Hello world", add_special_tokens=False).ids
+    exact = b"".join(why.surface(i) for i in ids).decode()
+    assert exact == "Hello world"
+    assert why.stream(ids, "Hello world", "Hello world!") == ()  # no decoder loss, and not reproduced
+
+
+def test_unigram_ties_need_the_same_text_and_score():
+    src = read_model_dir(SAMPLES / "t5-unigram")
+    low, lw = lower(src)
+    why = Attribution(src, low, lw)
+    pieces = low.model.vocab
+    vocab = {p: i for i, (p, _) in enumerate(pieces)}
+    # a piece that is also two pieces: the same text segmented two ways
+    z, x, y = next((vocab[p], vocab[p[:k]], vocab[p[k:]]) for p in vocab if len(p) > 2
+                   for k in range(1, len(p)) if p[:k] in vocab and p[k:] in vocab)
+    assert why._tie([z], [x, y]) == (pieces[z][1] == pieces[x][1] + pieces[y][1])
+    assert not why._tie([z], [x])  # not the same text
+    assert why._tie([x, y], [x, y])
+    assert why._tie([x, y, z], [z, x, y])  # the same pieces in another order: always a tie
+
+
+def test_a_unigram_tie_is_exact():
+    """The runtime breaks only exact ties (its f64 sums of float32 scores are exact): a segmentation
+    scoring 2**-20 lower is another result, not a tie."""
+    from mtok_export.ir import Tokenizer
+    from mtok_export.ir import models as M
+
+    def why(score_a):
+        tok = Tokenizer(model=M.Unigram((("<unk>", 0.0), ("ab", -3.0), ("a", score_a), ("b", -2.0)), 0))
+        low, lw = lower(tok)
+        return Attribution(tok, low, lw)
+
+    assert why(-1.0)._tie([1], [2, 3])
+    assert not why(-1.0 - 2.0 ** -20)._tie([1], [2, 3])
+    assert not why(-1.0)._tie([1], [2])
+
+
+def test_warm_passes_an_interrupt_on_and_keeps_other_failures_for_later(qwen, monkeypatch):
+    # warm() runs while the runtime does, where SIGTERM raises Interrupted: swallowing it made
+    # `mtok verify` wait for the runtime's time limit instead of stopping (a cold projection cache)
+    from mtok_export.errors import Interrupted
+
+    why, _ = qwen
+
+    def fails(error):
+        def _hf_for(*args, **kwargs):
+            raise error
+        return _hf_for
+
+    monkeypatch.setattr(why, "_hf_for", fails(ValueError("a projection that cannot be built")))
+    why.warm()  # left for the comparison to meet
+    monkeypatch.setattr(why, "_hf_for", fails(Interrupted(15)))
+    with pytest.raises(Interrupted):
+        why.warm()
