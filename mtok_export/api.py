@@ -38,7 +38,7 @@ from .hub import parse_repo_id
 from .inspection import InspectResult, inspect  # noqa: F401  the API's inspect
 from .io import atomic_write
 from .losses import Loss
-from .lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS, TARGETS
+from .lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS
 from .policy import Decision, Policy, decide, refusal_hint
 from .targets import build, target_for
 from .verification import engine_path, prepare, run
@@ -104,7 +104,7 @@ def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = 
     files); `progress(done, total)` is told while a Unicode table is built; `header_specials` and
     `normalizer_form` are the CLI's `--header-specials` and `--normalizer-form`."""
     _check_choice("--format", fmt, ("mtok", "txt"))
-    _check_choice("--target", target, TARGETS)
+    target_for(fmt, target)  # --target: one of the format's
     _check_choice("--bos", bos, BOS_POLICIES)
     _check_choice("--header-specials", header_specials, HEADER_SPECIALS)
     _check_choice("--normalizer-form", normalizer_form, NORMALIZER_FORMS)

@@ -16,7 +16,6 @@ from . import __version__
 from .dump.render import one_line
 from .errors import InputError
 from .io import atomic_write
-from .targets import TARGETS
 
 MANIFEST_VERSION = 1
 
@@ -43,8 +42,8 @@ def build_manifest(*, source_path: Path, source, lowered, lowering, output: Path
         "read_options": read_options or {},  # what `mtok verify` passes to the reader again
         "inputs": [{"path": f.path, "sha256": f.sha256} for f in source.provenance.inputs],
         "output": {"path": Path(output).name, "format": fmt, "sha256": sha256_bytes(data), "size": len(data)},
-        "target": lowering.target,
-        "runtime_required": TARGETS[lowering.target].requires,
+        "target": lowering.target.name,
+        "runtime_required": lowering.target.requires,
         "bos_policy": lowering.bos,
         "chat_template": {
             "name": chat_src.name or "default", "source": chat_src.source,

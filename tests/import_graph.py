@@ -23,7 +23,7 @@ LAYERS = (
     ("verify",),  # reference and runtime engines, the corpus, checks, attribution
     ("inspection",),  # what a written file holds: readers, dump, manifest (not the export stack)
     ("manifest", "reports", "model_folder", "policy"),
-    ("targets",),  # the runtimes: lower, then an output format writes
+    ("targets",),  # the registry of runtimes (`target.Target` entries): lower, then an output format writes
     ("formats",),  # every input/output format: sniff, read, write
     ("writers",),  # IR -> HF files
     ("lower",),  # IR -> what a runtime executes (mtok targets, legacy types)
@@ -33,7 +33,8 @@ LAYERS = (
     ("unicode",),  # Unicode tables built by walking the code points
     ("ir",),
     # corpus: the built-in samples and chats; hub: Hub repositories as local snapshot folders
-    ("errors", "io", "cache", "sniff", "corpus", "gc_pause", "signals", "hub", "__init__"),
+    # target: the Target type (what a runtime can run), held by every layer; its entries are `targets`
+    ("errors", "io", "cache", "sniff", "corpus", "gc_pause", "signals", "hub", "target", "__init__"),
 )
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 

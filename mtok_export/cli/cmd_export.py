@@ -118,13 +118,13 @@ def _settings(fmt, target, bos, header_specials, normalizer_form, accept, accept
               chat_template, pattern, family, keep_llm_config) -> dict:
     """The options checked, as `export.export`'s keyword arguments (the same for every model)."""
     from ..errors import InputError
-    from ..lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS, TARGETS
+    from ..lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS
     from ..policy import Policy
+    from ..targets import target_for
 
     if fmt not in ("mtok", "txt"):
         raise InputError(f"--format {fmt!r}: choose mtok or txt")
-    if target not in TARGETS:
-        raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
+    target_for(fmt, target)  # --target: one of the format's
     if bos not in BOS_POLICIES:
         raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
     if header_specials not in HEADER_SPECIALS:
@@ -331,7 +331,7 @@ def print_summary(r):
     for note in list(r.source.meta.notes) + r.lowering.notes:
         row("note", note)
     verb = "[bold green]wrote[/]" if r.written else "[bold red]rejected[/]" if r.rejected else "[bold red]not written[/]"
-    out.print(f"{verb} {escape(str(r.path))} ({size(r.size)}, {r.seconds:.2f} s, target {r.lowering.target})")
+    out.print(f"{verb} {escape(str(r.path))} ({size(r.size)}, {r.seconds:.2f} s, target {r.lowering.target.name})")
     out.print(t)
     if r.rejected:
         out.print(Text(f"the file failed and was kept as {r.rejected}; the output was not replaced", style="bold red"))

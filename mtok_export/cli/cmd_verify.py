@@ -66,7 +66,7 @@ def verify(
         if not report.ok:
             raise VerificationError(_Result(report))
         if any(not d.accepted for d in decisions):
-            raise LossError(decisions, hint=refusal_hint(decisions, lw.target))
+            raise LossError(decisions, hint=refusal_hint(decisions, lw.target.name))
     except MtokError as e:
         error, code = e, e.exit_code
         if report is None and not as_json:
