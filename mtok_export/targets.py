@@ -41,7 +41,7 @@ def _to_legacy(target: Target, tok, *, bos: str = "auto", progress=None, header_
     return Lowered(plan.content, plan.projection, lw)
 
 
-_CODES_36 = frozenset(NormalizerCode) - {NormalizerCode.NFKC_OLD}  # NFKC_OLD: never written
+_CODES_36 = frozenset(NormalizerCode)  # every code of spec 2.3 (Strip, 8, since MNN 3.6)
 _JINJA = "MNN jinja.hpp"  # one engine in every .mtok runtime (spec section 8): the templates lower alike
 
 TARGETS = {t.name: t for t in (
