@@ -19,34 +19,34 @@ Each function returns a typed result and prints nothing.  Failures are exception
     checked = verify(result.path, "models/qwen", allow_lossy=True)
     assert checked.ok, checked.report.classes()
 
-The CLI (`mtok`, `mtok-export`) is a thin layer over these functions plus printing."""
+`export` and `convert` take a `job.Job` (every choice of the export, checked when made: what the CLI
+builds from its options) or a path and `Job.build`'s keywords.  The CLI (`mtok`, `mtok-export`) is a
+thin layer over these functions plus printing."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import gc_pause
 from .errors import InputError, LossError, OutputError
-from .export import ExportResult, VerifyOptions
-from .export import export as export_dir
-from .formats import read_source
+from .export import ExportResult
+from .export import export as export_job
 from .hub import fetch as fetch_hub
 from .hub import parse_repo_id
-from .inspection import InspectResult, inspect  # noqa: F401  the API's inspect
 from .io import atomic_write
+from .job import Job, VerifyOptions
 from .losses import Loss
-from .lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS
 from .policy import Decision, Policy, decide, refusal_hint
-from .targets import build, target_for
-from .verification import engine_path, prepare, run
-from .verify.check import Report
-from .writers.hf_json import write_hf_dir
+
+if TYPE_CHECKING:  # verification and the HF writer are loaded by the call that uses them
+    from .verify.check import Report
 
 PathLike = str | os.PathLike
-Special = dict[str, int] | list[str]  # a rank file's special tokens: {token: id}, or tokens whose ids follow the ranks
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,8 @@ class VerifyResult:
 
     report: Report  # checks with k/n and mismatches, classes(), unexplained
     decisions: list[Decision]  # one per loss code, severities measured on the corpus
+    job: Job  # the job the file was re-made with: the recorded one, its source the one read
+    file: Path  # the file checked (an MNN model folder's tokenizer file)
 
     @property
     def exit_code(self) -> int:
@@ -78,51 +80,35 @@ class VerifyResult:
         return self.exit_code == 0
 
 
-def _check_choice(flag: str, value: str, choices) -> None:
-    """Named as the CLI option, so the CLI (a thin layer over this module) reports it as typed."""
-    if value not in choices:
-        raise InputError(f"{flag} {value!r}: choose one of {', '.join(choices)}")
-
-
-def export(path: PathLike, output_dir: PathLike | None = None, *, target: str = "mnn-3.6", fmt: str = "mtok",
-           allow_lossy: bool = False, accept: Iterable[str] = (), accept_file: PathLike | None = None,
-           strict: bool = False, bos: str = "auto", chat_template: str | None = None, pattern: str | None = None,
-           special: Special | None = None, family: str | None = None, verify_on_runtime: bool = True,
-           corpus: PathLike | None = None, runtime_python: PathLike | None = None,
-           progress: Callable[[int, int], None] | None = None, header_specials: str = "needed",
-           normalizer_form: str = "compose", sweep: bool = True) -> ExportResult:
-    """Read any supported input, lower it for `target`, and write `tokenizer.mtok` (or `.txt` with
+def export(source: Job | PathLike, output_dir: PathLike | None = None, *,
+           progress: Callable[[int, int], None] | None = None, steps: Callable[[str], None] | None = None,
+           keep_llm_config: bool = False, **options) -> ExportResult:
+    """Read any supported input, lower it for its target, and write `tokenizer.mtok` (or `.txt` with
     `fmt="txt"`) into `output_dir` (default: beside the input) with its manifest, as `mtok-export`
     does: unless `verify_on_runtime=False` the file is verified on the MNN runtime first and only
-    replaces the output when it passed.  `allow_lossy`, `accept` (codes), `accept_file` and `strict`
-    are the acceptance policy.  -> `ExportResult` (path, size, the source and lowered IRs, the
-    lowering with its losses and passes, the verify report, the decisions, the manifest).
+    replaces the output when it passed.  `source` is a `Job`, or a path and `options`, the keywords
+    of `Job.build` (`target`, `fmt`, `bos`, `header_specials`, `normalizer_form`; `chat_template`,
+    `pattern`, `special`, `family`, `input`; the acceptance policy `allow_lossy`, `accept` (codes),
+    `accept_file`, `strict`; `verify_on_runtime`, `corpus`, `runtime_python`, `sweep`).
+    -> `ExportResult` (the job, path, size, the source and lowered IRs, the lowering with its
+    losses and passes, the verify report, the decisions, the manifest).
 
-    `path` may also be a HuggingFace Hub repository `"org/name[@revision]"` when no such local path
+    The path may also be a HuggingFace Hub repository `"org/name[@revision]"` when no such local path
     exists: its tokenizer files are fetched (`hub.fetch`), the commit is recorded in the manifest,
     and `output_dir` is then required.  `special` is a dict {token: id} or a list of tokens (rank
-    files); `progress(done, total)` is told while a Unicode table is built; `header_specials` and
-    `normalizer_form` are the CLI's `--header-specials` and `--normalizer-form`."""
-    _check_choice("--format", fmt, ("mtok", "txt"))
-    target_for(fmt, target)  # --target: one of the format's
-    _check_choice("--bos", bos, BOS_POLICIES)
-    _check_choice("--header-specials", header_specials, HEADER_SPECIALS)
-    _check_choice("--normalizer-form", normalizer_form, NORMALIZER_FORMS)
-    policy = Policy.from_options(accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict)
-    options = VerifyOptions(Path(corpus) if corpus else None, Path(runtime_python) if runtime_python else None,
-                            sweep=sweep) \
-        if verify_on_runtime else None
-    source, hub = Path(path), None
-    repo = None if source.exists() else parse_repo_id(str(path))
+    files); `progress(done, total)` is told while a Unicode table is built, `steps(step)` each phase of
+    verification; `keep_llm_config`: the CLI's `--keep-llm-config` (an MNN model folder's jinja block)."""
+    job = _job(source, options)
+    hub = None
+    repo = None if job.source.exists() else parse_repo_id(str(job.source))
     if repo is not None:
         if output_dir is None:
-            raise InputError(f"{path}: a Hub repository needs output_dir (its cache folder is no place for the output)")
+            raise InputError(f"{job.source}: a Hub repository needs output_dir (its cache folder is no place for the "
+                             "output)")
         snapshot = fetch_hub(*repo)
-        source, hub = snapshot.path, snapshot.to_json()
-    return export_dir(source, Path(output_dir) if output_dir is not None else None, target=target,
-                      policy=policy, bos=bos, chat_template=chat_template, progress=progress, pattern=pattern,
-                      special=special, family=family, fmt=fmt, verify=options, header_specials=header_specials,
-                      normalizer_form=normalizer_form, hub=hub)
+        job, hub = dataclasses.replace(job, source=snapshot.path), snapshot.to_json()
+    return export_job(job, Path(output_dir) if output_dir is not None else None, progress=progress, steps=steps,
+                      keep_llm_config=keep_llm_config, hub=hub)
 
 
 def verify(file: PathLike, against: PathLike | None = None, *, target: str | None = None, bos: str | None = None,
@@ -132,44 +118,72 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
     """Check `file` (or the tokenizer an MNN model folder names) with our strict reader, then run the
     MNN runtime on it and the reference on the source (`against`, else the one its manifest names)
     over the built-in corpus (plus `corpus`, JSONL), and apply the acceptance policy (the manifest's
-    unless one is given here).  `progress(step)` is told each phase.
+    unless one is given here).  The source is read and lowered with the job the manifest records
+    (`target` and `bos` replace its own when given).  `progress(step)` is told each phase.
 
-    The steps are `verification.engine_path`, `prepare` and `run`, shared with `mtok verify`."""
+    The steps are `verification.engine_path`, `prepare` and `run`, shared with the export."""
+    from .verification import engine_path, prepare, run
+
     file, llm_config = engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
-    manifest, source, low, lw, read_opts = prepare(file, Path(against) if against is not None else None, target,
-                                                    bos)
-    policy = Policy.for_verify(manifest, accept, Path(accept_file) if accept_file is not None else None, allow_lossy,
-                               strict)
-    report = run(file, source, low, lw, corpus=corpus, python=runtime_python,
-                 progress=progress, llm_config=llm_config, sweep=sweep)
-    return VerifyResult(report, decide(lw.losses, policy, report.reach()))
+    _, source, low, lw, job = prepare(file, Path(against) if against is not None else None, target, bos)
+    if accept or accept_file or allow_lossy or strict:  # the options given replace the recorded policy
+        job = dataclasses.replace(job, policy=Policy.from_options(
+            accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict))
+    job = dataclasses.replace(job, verify=VerifyOptions(Path(corpus) if corpus else None,
+                                                        Path(runtime_python) if runtime_python else None, sweep))
+    report = run(file, source, low, lw, job.verify, progress=progress, llm_config=llm_config)
+    return VerifyResult(report, decide(lw.losses, job.policy, report.reach()), job, file)
 
 
-def convert(src: PathLike, out: PathLike, *, to: str = "mtok", target: str = "mnn-3.6", allow_lossy: bool = False,
-            chat_template: str | None = None, pattern: str | None = None, special: Special | None = None,
-            force: bool = False) -> ConvertResult:
+def convert(source: Job | PathLike, out: PathLike, *, to: str = "mtok", force: bool = False,
+            **options) -> ConvertResult:
     """Any input to `to` = "mtok", "txt" (legacy) or "hf" (tokenizer.json + configs in the folder
     `out`).  `out` may be a folder for mtok/txt (gets tokenizer.mtok / tokenizer.txt).  An existing
     output is replaced only with `force`; the bytes are read back by our strict reader before the
-    rename.  No verification."""
-    _check_choice("--to", to, ("mtok", "txt", "hf"))
-    output = target_for("mtok" if to == "hf" else to, target).output
+    rename.  No verification: loss severities are the declared ones.  `source` is a `Job` (written in
+    `to`'s format; for hf its reader options only), or a path and `options`, `Job.build`'s keywords
+    (`target`, `allow_lossy`, `chat_template`, `pattern`, `special`, ...)."""
+    if to not in ("mtok", "txt", "hf"):
+        raise InputError(f"--to {to!r}: choose one of mtok, txt, hf")
+    job = _job(source, options, fmt="txt" if to == "txt" else "mtok")
     out = Path(out)
     with gc_pause.paused():
-        tok = read_source(Path(src), chat_template, pattern=pattern, special=special)
+        tok = job.read_source()
         if to == "hf":
+            from .writers.hf_json import write_hf_dir
+
             if (out / "tokenizer.json").exists() and not force:
                 raise OutputError(out / "tokenizer.json", "exists; pass --force to replace it")
             paths = tuple(write_hf_dir(tok, out))
             return ConvertResult(paths, sum(p.stat().st_size for p in paths))
-        data, _, lw = build(tok, to, target=target)
-    decisions = decide(lw.losses, Policy(allow_lossy=allow_lossy))  # declared severities: convert does not verify
+        data, _, lw = job.lower(tok)
+    decisions = decide(lw.losses, job.policy)  # declared severities: convert does not verify
     if any(not d.accepted for d in decisions):
-        raise LossError(decisions, hint=refusal_hint(decisions, target, api=True))
-    path = out / output.names[0] if out.is_dir() else out
+        raise LossError(decisions, hint=refusal_hint(decisions, job.target, api=True))
+    path = out / job.output.names[0] if out.is_dir() else out
     if path.exists() and not force:
         raise OutputError(path, "exists; pass --force to replace it")
     with gc_pause.paused():
-        output.check(data, path)
+        job.output.check(data, path)
     atomic_write(path, data)
     return ConvertResult((path,), len(data), tuple(lw.losses), dict(lw.applied))
+
+
+def __getattr__(name: str):
+    """`inspect` and `InspectResult` (`inspection`), loaded on first use: they read the legacy
+    formats, which the CLI's export (it calls this module) does not load for a `.mtok`."""
+    if name in ("inspect", "InspectResult"):
+        from . import inspection
+
+        return getattr(inspection, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _job(source: Job | PathLike, options: dict, **fixed) -> Job:
+    """`source` as a job: a `Job` as it is (no options beside it), else `Job.build(source, **options)`;
+    `fixed`: what the call itself decides (convert's format)."""
+    if not isinstance(source, Job):
+        return Job.build(source, **options, **fixed)
+    if options:
+        raise TypeError(f"a Job carries its options; got {', '.join(sorted(options))} beside it")
+    return dataclasses.replace(source, **fixed) if fixed else source

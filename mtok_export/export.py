@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -13,13 +14,12 @@ from typing import TYPE_CHECKING, Callable
 
 from . import gc_pause, model_folder, signals
 from .errors import LossError, RuntimeEngineError, VerificationError
-from .formats import read_source
 from .io import atomic_write, remove_stale_temps
 from .ir import Tokenizer
+from .job import Job
 from .lower import Lowering
 from .manifest import build_manifest, write_manifest
-from .policy import Decision, Policy, decide, refusal_hint
-from .targets import build, target_for
+from .policy import Decision, decide, refusal_hint
 
 if TYPE_CHECKING:  # verification is imported only when it runs
     from .verify.check import Report
@@ -27,8 +27,9 @@ if TYPE_CHECKING:  # verification is imported only when it runs
 
 @dataclass
 class ExportResult:
-    """What `export` did: the IRs, the lowering, where the file went, and how it was checked."""
+    """What `export` did: the job, the IRs, the lowering, where the file went, and how it was checked."""
 
+    job: Job  # what was asked, its source the path read
     source: Tokenizer  # the IR as read
     lowered: Tokenizer  # the IR as written
     lowering: Lowering  # losses, passes, notes
@@ -42,25 +43,15 @@ class ExportResult:
     written: bool = False  # the output was replaced
 
 
-@dataclass
-class VerifyOptions:
-    corpus: Path | None = None  # extra strings (JSONL)
-    python: Path | None = None  # interpreter with the MNN runtime
-    progress: Callable[[str], None] | None = None  # told each step
-    sweep: bool = True  # the vocabulary sweep (every token's own text) besides the corpus
-
-
 def rejected_path(out: Path) -> Path:
     return out.with_name(out.name + ".rejected")
 
 
-def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6", policy=None,
-           bos: str = "auto", chat_template: str | None = None, progress=None, pattern: str | None = None,
-           special=None, family: str | None = None, fmt: str = "mtok",
-           verify: VerifyOptions | None = None, keep_llm_config: bool = False,
-           header_specials: str = "needed", normalizer_form: str = "compose", hub: dict | None = None) -> ExportResult:
-    """Read, lower, write to a temporary file, verify it on the runtime (unless `verify` is None),
-    apply the acceptance policy, and only then replace the output and write its manifest.
+def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int, int], None] | None = None,
+           steps: Callable[[str], None] | None = None, keep_llm_config: bool = False,
+           hub: dict | None = None) -> ExportResult:
+    """Read, lower, write to a temporary file, verify it on the runtime (unless `job.verify` is None),
+    apply the job's acceptance policy, and only then replace the output and write its manifest.
 
     Raises `LossError` (exit 3) when the policy refuses a loss and `VerificationError` (exit 1) when a
     mismatch is not reproduced by a recorded loss; both carry the `ExportResult`.  A file that fails
@@ -71,11 +62,14 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     embeds, unless `keep_llm_config`; verification runs with the folder's llm_config as the engine
     will see it, so a kept block that differs from the source's template fails verification.
 
-    `hub`: the repository id, revision and commit `path` was fetched from (`hub.Snapshot.to_json`),
-    recorded in the manifest."""
-    policy = policy or Policy()
+    `job.source` is a local path here (`api.export` fetches a Hub repository first); `hub`: the
+    repository id, revision and commit it was fetched from (`hub.Snapshot.to_json`), recorded in the
+    manifest.  `progress(done, total)` is told while a Unicode table is built, `steps(step)` each
+    phase of verification."""
     start = time.perf_counter()
-    path = Path(path)
+    path = job.path()
+    job = dataclasses.replace(job, source=path, input=None)  # the path read is the job's source from here on
+    verify = job.verify
     if verify is not None:
         # verification (the runtime, references, corpus and checks) is loaded only when it runs
         from .verification import run as run_verify
@@ -84,29 +78,23 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
         if verify.python is not None:
             check_python(verify.python)
     with gc_pause.paused():
-        tok = read_source(path, chat_template, pattern=pattern, special=special, family=family)
-        output = target_for(fmt, target).output
-        data, low, lw = build(tok, fmt, target=target, bos=bos, progress=progress,
-                              header_specials=header_specials, normalizer_form=normalizer_form)
-        out = Path(output_dir or (path if path.is_dir() else path.parent)) / output.names[0]
-        written_chat = output.check(data, out).chat  # nothing the strict reader rejects; verify reads its chat fields
-    result = ExportResult(tok, low, lw, out, len(data), 0.0)
+        tok = job.read_source()
+        data, low, lw = job.lower(tok, progress)
+        out = Path(output_dir or (path if path.is_dir() else path.parent)) / job.output.names[0]
+        # nothing the strict reader rejects; verify reads its chat fields
+        written_chat = job.output.check(data, out).chat
+    result = ExportResult(job, tok, low, lw, out, len(data), 0.0)
     folder = model_folder.find(out.parent)
     new_llm_config, engine_llm_config = _llm_config_plan(folder, low, keep_llm_config, lw.notes)
     if folder is not None:
         lw.notes.extend(model_folder.check_tokenizer_file(folder, out))
-    result.decisions = decide(lw.losses, policy)
-    commit = functools.partial(_commit, result, data=data, fmt=fmt, policy=policy, path=path, folder=folder,
-                               new_llm_config=new_llm_config, keep_llm_config=keep_llm_config,
-                               runtime_python=str(verify.python) if verify and verify.python else None,
-                               read_options={"chat_template": chat_template, "pattern": pattern,
-                                             "special": special, "family": family,
-                                             "header_specials": header_specials,
-                                             "normalizer_form": normalizer_form}, hub=hub)
+    result.decisions = decide(lw.losses, job.policy)
+    commit = functools.partial(_commit, result, data=data, folder=folder, new_llm_config=new_llm_config,
+                               keep_llm_config=keep_llm_config, hub=hub)
     if verify is None:
         result.seconds = time.perf_counter() - start
         if any(not d.accepted for d in result.decisions):
-            raise LossError(result.decisions, result, refusal_hint(result.decisions, target, api=True))
+            raise LossError(result.decisions, result, refusal_hint(result.decisions, job.target, api=True))
         commit(lambda: atomic_write(out, data))
     else:
         remove_stale_temps(out)  # the .verifying files of runs killed without unwinding (kill -9)
@@ -114,15 +102,14 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
         atomic_write(tmp, data)
         try:
             try:
-                result.verify = run_verify(tmp, tok, low, lw, corpus=verify.corpus,
-                                           python=verify.python, progress=verify.progress, sweep=verify.sweep,
-                                           llm_config=engine_llm_config, checked=(data, written_chat))
+                result.verify = run_verify(tmp, tok, low, lw, verify, progress=steps, llm_config=engine_llm_config,
+                                           checked=(data, written_chat))
             except RuntimeEngineError:  # the runtime crashed or hung on the file: keep it for a bug report
                 result.rejected = rejected_path(out)
                 os.replace(tmp, result.rejected)
                 raise
             result.verify.file = str(out)
-            result.decisions = decide(lw.losses, policy, result.verify.reach())
+            result.decisions = decide(lw.losses, job.policy, result.verify.reach())
             result.seconds = time.perf_counter() - start
             refused = any(not d.accepted for d in result.decisions)
             if not result.verify.ok or refused:
@@ -130,7 +117,7 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
                 os.replace(tmp, result.rejected)
                 if not result.verify.ok:
                     raise VerificationError(result)
-                raise LossError(result.decisions, result, refusal_hint(result.decisions, target, api=True))
+                raise LossError(result.decisions, result, refusal_hint(result.decisions, job.target, api=True))
             commit(lambda: os.replace(tmp, out))
         finally:
             if tmp.exists():
@@ -138,12 +125,12 @@ def export(path: Path, output_dir: Path | None = None, *, target: str = "mnn-3.6
     return result
 
 
-def _commit(result: ExportResult, replace, *, data: bytes, fmt: str, policy, path: Path, folder, new_llm_config,
-            keep_llm_config: bool, runtime_python, read_options: dict, hub: dict | None) -> None:
+def _commit(result: ExportResult, replace: Callable[[], None], *, data: bytes, folder: model_folder.ModelFolder | None,
+            new_llm_config: tuple[str, dict | None] | None, keep_llm_config: bool, hub: dict | None) -> None:
     """Replace the output (`replace()`), then write what goes beside it: a stop signal arriving in
     between is held until all of it is written, so the output never stands beside an older
     manifest or llm_config (one arriving before is raised before anything is replaced)."""
-    out, tok, low, lw = result.path, result.source, result.lowered, result.lowering
+    out = result.path
     with signals.deferred():
         replace()
         result.written = True
@@ -152,10 +139,9 @@ def _commit(result: ExportResult, replace, *, data: bytes, fmt: str, policy, pat
             stale.unlink()
         if new_llm_config is not None:
             atomic_write(folder.dir / "llm_config.json", new_llm_config[0].encode("utf-8"))
-        result.manifest = build_manifest(source_path=path, source=tok, lowered=low, lowering=lw, output=out,
-                                         data=data, fmt=fmt, policy=policy, decisions=result.decisions,
-                                         report=result.verify, runtime_python=runtime_python,
-                                         read_options=read_options, hub=hub)
+        result.manifest = build_manifest(result.job, source=result.source, lowered=result.lowered,
+                                         lowering=result.lowering, output=out, data=data, decisions=result.decisions,
+                                         report=result.verify, hub=hub)
         if folder is not None and folder.llm_config is not None:
             result.manifest["llm_config"] = {
                 "path": str(folder.dir / "llm_config.json"),

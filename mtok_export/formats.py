@@ -43,10 +43,12 @@ HEAD = 1 << 16  # bytes of each file looked at to classify it
 
 @dataclass(frozen=True)
 class Options:
-    chat_template: str | None = None
-    pattern: str | None = None  # tiktoken rank files
-    special: object = None  # tiktoken rank files
-    family: str | None = None  # vocab.json + merges.txt
+    """What a reader is told besides the file (`--chat-template`, `--pattern`, `--special`, `--family`)."""
+
+    chat_template: str | None = None  # a named template or a template file, instead of the source's
+    pattern: str | None = None  # tiktoken rank files: the split regex
+    special: dict[str, int] | list[str] | None = None  # tiktoken rank files: {token: id}, or tokens after the ranks
+    family: str | None = None  # vocab.json + merges.txt: gpt2, roberta, whisper
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,9 @@ def kind(code: str) -> LossKind:
 
 @dataclass(frozen=True)
 class Loss:
-    """Something the target cannot do as the source does."""
+    """Something the target cannot do as the source does.  A reader's (the IR against the source's
+    own library) travels in `Metadata.differences`, typed there as `ir.tokenizer.Difference`, which
+    this class satisfies (the IR cannot import this module)."""
 
     kind: LossKind
     component: str  # e.g. "pre_tokenizer Punctuation"

@@ -2,8 +2,9 @@
 `tokenizer.txt.json` beside a legacy file) says what made the file and what it was checked against:
 tool version, inputs and output with sha256, target, BOS policy, original and embedded chat template,
 every loss with its severity and how it was accepted, verification per check (k/n, runtime and
-version, corpus sha256), Unicode version and normalizer forms.  `mtok verify FILE` reads it instead
-of asking again for target, BOS policy and accepted losses; `mtok inspect` checks the file's hash."""
+version, corpus sha256), Unicode version and normalizer forms, and the job that made it (`job.Job`: reader
+options, target, lowering choices, policy).  `mtok verify FILE` reads the job back instead of asking
+again for them; `mtok inspect` checks the file's hash."""
 
 from __future__ import annotations
 
@@ -11,11 +12,18 @@ import hashlib
 import os
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .dump.render import one_line
 from .errors import InputError
 from .io import atomic_write
+from .job import Job
+
+if TYPE_CHECKING:
+    from .ir import Tokenizer
+    from .lower import Lowering
+    from .policy import Decision
 
 MANIFEST_VERSION = 1
 
@@ -28,20 +36,22 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def build_manifest(*, source_path: Path, source, lowered, lowering, output: Path, data: bytes, fmt: str,
-                   policy, decisions, report=None, runtime_python: str | None = None,
-                   read_options: dict | None = None, hub: dict | None = None) -> dict:
+def build_manifest(job: Job, *, source: Tokenizer, lowered: Tokenizer, lowering: Lowering, output: Path, data: bytes,
+                   decisions: list[Decision], report=None, hub: dict | None = None) -> dict:
+    """`job.source`: the path read (a file picked with --input, or the model folder); `report`: the
+    `verify.check.Report` when verification ran (a layer above: not imported here)."""
     chat_src, chat_out = source.chat, lowered.chat
+    source_path = Path(job.source).resolve()
     return {
         "manifest_version": MANIFEST_VERSION,
         "tool": {"name": "mtok-export", "version": __version__},
-        "source": str(Path(source_path).resolve()),
+        "source": str(source_path),
         # the same from the manifest's folder: a model folder moved with its source still verifies
-        "source_relative": os.path.relpath(Path(source_path).resolve(), Path(output).resolve().parent),
+        "source_relative": os.path.relpath(source_path, Path(output).resolve().parent),
         "hub": hub,  # {repo_id, revision, sha} of a Hub input: `mtok verify` fetches that commit again
-        "read_options": read_options or {},  # what `mtok verify` passes to the reader again
+        "job": job.to_json(),  # what `mtok verify` reads and lowers the source with again (`Job.from_manifest`)
         "inputs": [{"path": f.path, "sha256": f.sha256} for f in source.provenance.inputs],
-        "output": {"path": Path(output).name, "format": fmt, "sha256": sha256_bytes(data), "size": len(data)},
+        "output": {"path": Path(output).name, "format": job.fmt, "sha256": sha256_bytes(data), "size": len(data)},
         "target": lowering.target.name,
         "runtime_required": lowering.target.requires,
         "bos_policy": lowering.bos,
@@ -55,9 +65,9 @@ def build_manifest(*, source_path: Path, source, lowered, lowering, output: Path
         "unicode_version": source.provenance.unicode_version,
         "normalizer": {"source": one_line(source.normalizer, 200), "written": one_line(lowered.normalizer, 200)},
         "passes": lowering.applied,
-        "policy": policy.to_json(),
         "losses": [d.to_json() for d in decisions],
-        "verification": verification_json(report, runtime_python),
+        "verification": verification_json(report, str(job.verify.python) if job.verify and job.verify.python
+                                          else None),
     }
 
 
@@ -92,7 +102,3 @@ def read_manifest(output: Path) -> dict | None:
         raise InputError(f"{p}: not an mtok-export manifest (version {data.get('manifest_version')!r}, "
                          f"expected {MANIFEST_VERSION})" if isinstance(data, dict) else f"{p}: not a JSON object")
     return data
-
-
-def file_matches(output: Path, manifest: dict) -> bool:
-    return sha256_bytes(Path(output).read_bytes()) == manifest.get("output", {}).get("sha256")

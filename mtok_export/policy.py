@@ -35,14 +35,6 @@ class Policy:
             in_file = read_accept_file(accept_file)
         return cls(codes, in_file, str(accept_file or ""), allow_lossy, strict)
 
-    @classmethod
-    def for_verify(cls, manifest: dict | None, accept=(), accept_file: Path | None = None, allow_lossy: bool = False,
-                   strict: bool = False) -> Policy:
-        """The options when any is given, else the policy the export recorded in its manifest."""
-        if accept or accept_file or allow_lossy or strict or manifest is None:
-            return cls.from_options(accept, accept_file, allow_lossy, strict)
-        return cls.from_json(manifest.get("policy", {}))
-
     def to_json(self) -> dict:
         return {"accept": sorted(self.accept), "accept_file": self.accept_file_path or None,
                 "accept_file_codes": sorted(self.accept_file), "allow_lossy": self.allow_lossy,

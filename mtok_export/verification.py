@@ -5,6 +5,7 @@ and run `verify.check.verify` on the built-in corpus plus the user's."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -12,14 +13,12 @@ from .compare.layers import diff_layers
 from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .dump.sanitize import show
 from .errors import IdentityError, InputError
-from .formats import read_source
 from .hub import fetch as fetch_hub
-from .lower import BOS_POLICIES
-from .manifest import read_manifest
+from .job import Job, VerifyOptions
+from .manifest import manifest_path, read_manifest
 from .model_folder import find
 from .readers.finish import sha256
 from .readers.mnn_file import read_mnn_bytes, read_mnn_file
-from .targets import TARGETS, build
 from .verify.check import verify
 from .losses import REFERENCE_UNAVAILABLE, Loss
 from .verify.reference import ReferenceUnavailable
@@ -38,36 +37,32 @@ def engine_path(path: Path):
     return folder.tokenizer_path, folder.engine_llm_config()
 
 
-def prepare(file: Path, against=None, target=None, bos=None):
-    """-> (the manifest or None, the source IR, its honest lowering, the Lowering, the reader options
-    with the source path), after the file's own strict checks (exit 2 with an offset) and, for a
-    file this tool made (its manifest is beside it), the identity check (`identity`, exit 1)."""
+def prepare(file: Path, against: Path | None = None, target: str | None = None, bos: str | None = None):
+    """-> (the manifest or None, the source IR, its honest lowering, the Lowering, the job that
+    re-made it: the recorded one (`Job.from_manifest`, today's and older manifests), reading
+    `against` or the manifest's source, with `target` and `bos` when given), after the file's own
+    strict checks (exit 2 with an offset) and, for a file this tool made (its manifest is beside it),
+    the identity check (`identity`, exit 1)."""
     file = Path(file)
     if not file.is_file():
         raise InputError(f"{file}: no such file")
     read_mnn_file(file, strict=True)
     manifest = read_manifest(file)
     m = manifest or {}
-    opts = dict(m.get("read_options") or {})
     source = against or _manifest_source(m, file)
     if source is None:
         raise InputError(f"{file}: no manifest beside it ({file.name}.json); pass --against SOURCE")
-    target = target or m.get("target") or "mnn-3.6"
-    bos = bos or m.get("bos_policy") or "auto"
-    if target not in TARGETS:
-        raise InputError(f"--target {target!r}: choose one of {', '.join(TARGETS)}")
-    if bos not in BOS_POLICIES:
-        raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
-    tok = read_source(source, opts.get("chat_template"), pattern=opts.get("pattern"), special=opts.get("special"),
-                      family=opts.get("family"))
+    job = Job.from_manifest(m, Path(source), where=str(manifest_path(file)), fmt="txt" if file.suffix == ".txt"
+                            else "mtok")
+    changed = {k: v for k, v in (("target", target), ("bos", bos)) if v is not None}
+    job = dataclasses.replace(job, **changed) if changed else job  # checked as the export's options are
+    tok = job.read_source()
     # the honest lowering only: the file under test is the one on disk, no bytes are written here
-    fmt = "txt" if file.suffix == ".txt" else "mtok"
-    data, low, lw = build(tok, fmt, target=target, bos=bos, header_specials=opts.get("header_specials") or "needed",
-                          normalizer_form=opts.get("normalizer_form") or "compose")
+    data, low, lw = job.lower(tok)
     if manifest is not None:
         # the recorded inputs are the export's: compared only when the source is the manifest's
         identity(file, _relocated(manifest, source) if against is None else {}, tok, data, source)
-    return manifest, tok, low, lw, {**opts, "path": Path(source)}
+    return manifest, tok, low, lw, job
 
 
 def identity(file: Path, manifest: dict, tok, expected: bytes, source) -> None:
@@ -152,21 +147,22 @@ def _relocated(m: dict, source: Path) -> dict:
     return {**m, "inputs": [{**f, "path": moved(f.get("path", ""))} for f in m.get("inputs") or ()]}
 
 
-def run(file, source, lowered, lowering, *, corpus=None, python=None, progress=None, llm_config=None, checked=None,
-        sweep: bool = True):
-    """`verify.check.verify` of `file` on the built-in corpus plus `corpus`, against the independent
+def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(), *, progress=None,
+        llm_config=None, checked=None):
+    """`verify.check.verify` of `file` on the built-in corpus plus `options.corpus`, against the independent
     reference of the source's format (`verify.references`); where none runs here, against HF built
     from our reading, with the loss `reference-unavailable` recorded (refused by default); `checked`:
     (bytes, the chat fields read from them) when the strict reader has just read what was written;
-    `sweep`: the vocabulary sweep too (on by default)."""
-    samples = list(builtin_corpus()) + (list(load_corpus_file(corpus)) if corpus else [])
+    `options.sweep`: the vocabulary sweep too (on by default)."""
+    samples = list(builtin_corpus()) + (list(load_corpus_file(options.corpus)) if options.corpus else [])
     def against(reference):
         if reference.self_check and not any(x.kind is REFERENCE_UNAVAILABLE for x in lowering.losses):
             why = reference.unavailable
             lowering.losses.append(Loss(REFERENCE_UNAVAILABLE, f"reference of {source.provenance.format or 'the source'}",
                                         "$", f"{why.why}" + (f"; to run it: {why.install}" if why.install else "")))
-        return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()), python=python,
-                      progress=progress, reference=reference, llm_config=llm_config, checked=checked, sweep=sweep)
+        return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
+                      python=options.python, progress=progress, reference=reference, llm_config=llm_config,
+                      checked=checked, sweep=options.sweep)
 
     try:
         return against(choose_or_self_check(source))

@@ -12,7 +12,14 @@ on a shared machine they vary far less than wall time.  Floors, measured in the 
   write:   sort the vocab by UTF-8 bytes, then `b"".join` the token bytes;
   inspect: read the file, parse its header, slice the body into its sections (offsets known).
 The process floor is the same work in a fresh interpreter.  Output bytes are checked identical
-across trees.  Nothing here is imported by the package or the tests."""
+across trees.  Nothing here is imported by the package or the tests.
+
+    python scripts/bench_codec.py --write-read NAME --cache DIR [--repeat N]
+
+is one whole process for an outside timer (`/usr/bin/time`, or hyperfine running it twice, with
+PYTHONPATH=<tree> and a working directory outside both trees, so each tree's package is the one
+imported): it loads NAME's lowered IR from DIR (lowering and saving it there on the first run),
+then writes the `.mtok` and reads it back with the strict full reader, N times."""
 
 from __future__ import annotations
 
@@ -32,10 +39,10 @@ DEFAULT = ["qwen2.5-instruct", "meta-llama-3-8b-instruct", "t5-small", "bert-bas
 
 # Runs inside a tree (PYTHONPATH=tree): one warm-up and one timed call of each job per input.
 CHILD = r"""
-import io, json, pickle, sys, time
+import contextlib, io, json, pickle, sys, time
 from pathlib import Path
 from mtok_export.api import inspect
-from mtok_export.cli import cmd_inspect, console
+from mtok_export.cli import cmd_inspect
 from mtok_export.lower import lower
 from mtok_export.mtok import read_mtok, write_mtok
 from mtok_export.mtok.header import read_header
@@ -43,7 +50,6 @@ from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.targets import TARGETS
 
 work, corpus, names = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
-console.out.file = io.StringIO()  # the text view renders, into nothing
 
 def once(fn):
     fn()
@@ -76,7 +82,8 @@ for name in names:
 
     def inspect_text():
         r = inspect(path)
-        cmd_inspect._print(r.info, r.path)
+        with contextlib.redirect_stdout(io.StringIO()):  # the text view renders, into nothing
+            cmd_inspect._print(r.info, r.path)
 
     out[name] = {"bytes": len(data), "sha": __import__("hashlib").sha256(data).hexdigest(),
                  "write floor": once(write_floor), "write": once(lambda: write_mtok(low)),
@@ -116,12 +123,42 @@ def cell(m: dict, job: str, floor: str) -> str:
     return f"{1000 * m[job]:7.1f} {m[job] / m[floor]:4.1f}x"
 
 
+def write_read(name: str, cache: Path, repeat: int) -> None:
+    """One write and one full strict read of NAME's `.mtok`, `repeat` times, in this process."""
+    import pickle
+
+    from mtok_export.mtok import read_mtok, write_mtok
+
+    ir = cache / (name + ".ir.pickle")
+    if ir.exists():
+        low = pickle.loads(ir.read_bytes())
+    else:
+        from mtok_export.lower import lower
+        from mtok_export.readers.model_dir import read_model_dir
+
+        low = lower(read_model_dir(CORPUS / name), TARGETS["mnn-3.6"])[0]
+        cache.mkdir(parents=True, exist_ok=True)
+        ir.write_bytes(pickle.dumps(low))
+    for _ in range(repeat):
+        if read_mtok(write_mtok(low))[0] != low:
+            sys.exit(f"{name}: the .mtok read back differs from the IR written")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("names", nargs="*", default=DEFAULT, help="corpus tokenizer folders")
-    ap.add_argument("--tree", action="append", type=Path, required=True, help="a checkout to time (repeat)")
+    ap.add_argument("--tree", action="append", type=Path, help="a checkout to time (repeat)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--write-read", metavar="NAME", help="one process: write + read NAME's .mtok (see above)")
+    ap.add_argument("--cache", type=Path, help="with --write-read: where the lowered IR is kept")
+    ap.add_argument("--repeat", type=int, default=1, help="with --write-read: how many write + read rounds")
     args = ap.parse_args()
+    if args.write_read:
+        if args.cache is None:
+            ap.error("--write-read needs --cache DIR")
+        return write_read(args.write_read, args.cache, args.repeat)
+    if not args.tree:
+        ap.error("give --tree (twice, to compare), or --write-read")
     trees = [t.resolve() for t in args.tree]
     times: dict = {}  # (tree, name, job) -> [seconds]
     shas: dict = {}

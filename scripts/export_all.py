@@ -10,7 +10,8 @@ import tempfile
 from pathlib import Path
 
 from mtok_export.errors import LossError, MtokError, VerificationError
-from mtok_export.export import VerifyOptions, export
+from mtok_export.export import export
+from mtok_export.job import Job, VerifyOptions
 from mtok_export.policy import Policy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,8 +29,8 @@ def sources():
 
 def row(src: Path, out: Path, fmt: str, python) -> str:
     try:
-        r = export(src, out, policy=Policy(allow_lossy=True), fmt=fmt,
-                   verify=VerifyOptions(python=Path(python) if python else None))
+        r = export(Job(src, fmt=fmt, policy=Policy(allow_lossy=True),
+                       verify=VerifyOptions(python=Path(python) if python else None)), out)
     except (LossError, VerificationError) as e:
         r = e.result
     except MtokError as e:

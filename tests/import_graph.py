@@ -22,7 +22,7 @@ LAYERS = (
     ("compare",),  # diff / stats
     ("verify",),  # reference and runtime engines, the corpus, checks, attribution
     ("inspection",),  # what a written file holds: readers, dump, manifest (not the export stack)
-    ("manifest", "reports", "model_folder", "policy"),
+    ("manifest", "reports", "model_folder", "policy", "job"),  # job: every choice of an export, one value
     ("targets",),  # the registry of runtimes (`target.Target` entries): lower, then an output format writes
     ("formats",),  # every input/output format: sniff, read, write
     ("writers",),  # IR -> HF files
@@ -44,6 +44,10 @@ LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 # them like any import.
 LAZY_ALLOWED = (
     ("mtok_export.cli", "mtok_export"),  # the commands load the library when they run: `mtok --help` loads none
+    # the API loads what a call uses: the CLI's export goes through it and loads none of these
+    ("mtok_export.api", "mtok_export.verification"),
+    ("mtok_export.api", "mtok_export.writers"),  # convert --to hf
+    ("mtok_export.api", "mtok_export.inspection"),  # it reads the legacy formats
     ("mtok_export.export", "mtok_export.verification"),  # verify-before-replace: not with --no-verify
     ("mtok_export.export", "mtok_export.verify.runtime"),
     ("mtok_export.formats", "mtok_export.readers"),  # the reader of the one format read

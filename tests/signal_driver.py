@@ -53,14 +53,12 @@ def main() -> None:
     from mtok_export.verify import attribution
 
     export = sys.modules["mtok_export.export"]
+    job = sys.modules["mtok_export.job"]  # the export and `mtok verify` read and lower through the Job
 
     if phase == "read":
-        export.read_source = paused_before(export.read_source, phase, swallow)
-        import mtok_export.verification  # noqa: F401
-        verification = sys.modules["mtok_export.verification"]
-        verification.prepare = paused_before(verification.prepare, phase, swallow)
+        job.read_source = paused_before(job.read_source, phase, swallow)
     elif phase == "lower":
-        export.build = paused_before(export.build, phase, swallow)
+        job.build = paused_before(job.build, phase, swallow)
     elif phase == "reference":
         progress = gate.verify_progress
 

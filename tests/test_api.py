@@ -72,8 +72,8 @@ def test_export_takes_the_lowering_choices(tmp_path):
     """The API passes `header_specials` and `normalizer_form` through, as the CLI flags do."""
     r = export(SAMPLES / "qwen-bpe", tmp_path, allow_lossy=True, verify_on_runtime=False, normalizer_form="table",
                header_specials="all")
-    assert r.manifest["read_options"]["normalizer_form"] == "table"
-    assert r.manifest["read_options"]["header_specials"] == "all"
+    assert r.manifest["job"]["normalizer_form"] == "table"
+    assert r.manifest["job"]["header_specials"] == "all"
     assert "normalizer-table" in {x.code for x in r.lowering.losses}
 
 

@@ -48,7 +48,8 @@ def test_api_functions_have_resolvable_annotations(name):
 
 
 def test_result_fields_are_typed():
-    from mtok_export.export import ExportResult, VerifyOptions
+    from mtok_export.export import ExportResult
+    from mtok_export.job import Job, VerifyOptions
     from mtok_export.inspection import InspectResult
     from mtok_export.ir import Tokenizer
     from mtok_export.lower import Lowering
@@ -56,13 +57,14 @@ def test_result_fields_are_typed():
     from mtok_export.policy import Decision
     from mtok_export.verify.check import Report
 
-    for cls in (api.ConvertResult, api.VerifyResult, ExportResult, VerifyOptions, InspectResult):
+    for cls in (api.ConvertResult, api.VerifyResult, ExportResult, Job, VerifyOptions, InspectResult):
         hints = _hints(cls)
         assert hints and object not in hints.values(), (cls.__name__, hints)
         assert cls.__doc__
-    assert _hints(api.VerifyResult) == {"report": Report, "decisions": list[Decision]}
+    assert _hints(api.VerifyResult) == {"report": Report, "decisions": list[Decision], "job": Job, "file": Path}
     exported = _hints(ExportResult)
-    assert (exported["source"], exported["lowering"], exported["verify"]) == (Tokenizer, Lowering, Report | None)
+    assert (exported["job"], exported["source"], exported["lowering"], exported["verify"]) == (
+        Job, Tokenizer, Lowering, Report | None)
     assert _hints(InspectResult)["layout"] is Layout
 
 

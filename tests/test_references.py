@@ -16,9 +16,10 @@ import pytest
 
 from mtok_export import formats
 from mtok_export.errors import IdentityError, InputError, LossError, UnsupportedError, VerificationError
-from mtok_export.export import VerifyOptions, export
+from mtok_export.export import export
 from mtok_export.formats import read_source
 from mtok_export.ir import normalizers as N
+from mtok_export.job import Job, VerifyOptions
 from mtok_export.policy import Policy
 from mtok_export.readers import bert_vocab, gguf, gpt2_files, openai_bpe, tekken
 from mtok_export.verification import prepare
@@ -113,10 +114,10 @@ def test_a_reference_that_cannot_run_is_a_self_check(tmp_path, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "llama_cpp" else real(n, *a))
     gguf = SHARED / "gguf/ggml-vocab-gpt-2.gguf"
     with pytest.raises(LossError) as e:
-        export(gguf, tmp_path / "a", verify=VerifyOptions(sweep=False))
+        export(Job(gguf, verify=VerifyOptions(sweep=False)), tmp_path / "a")
     assert [d.code for d in e.value.decisions if not d.accepted] == ["reference-unavailable"]
     assert e.value.result.verify.reference["self_check"] is True
-    r = export(gguf, tmp_path / "b", verify=VerifyOptions(), policy=Policy.from_options(["reference-unavailable"]))
+    r = export(Job(gguf, policy=Policy.from_options(["reference-unavailable"])), tmp_path / "b")
     ref = r.manifest["verification"]["reference"]
     assert (ref["name"], ref["library"], ref["self_check"]) == ("self-check", "none", True)
     assert r.manifest["verification"]["checks"]["raw ids"]["reference"] == "none (self-check)"
@@ -153,7 +154,7 @@ def test_clip_layouts_are_refused_with_named_losses(clip_pair, tmp_path, layout)
         names = ("clip_encoder.json", "clip_vocab.bpe") if layout == "openai names" else ()
         src = _copy(tmp_path, clip_pair / "vocab.json", clip_pair / "merges.txt", names=names)
     with pytest.raises(LossError) as e:
-        export(src, tmp_path / "out", verify=VerifyOptions(sweep=False))
+        export(Job(src, verify=VerifyOptions(sweep=False)), tmp_path / "out")
     assert e.value.result.verify.ok  # every mismatch reproduced by a named loss
     refused = {d.code for d in e.value.decisions if not d.accepted}
     assert {"bpe-field", "clip-decode"} <= refused
@@ -165,7 +166,7 @@ def test_clip_layouts_are_refused_with_named_losses(clip_pair, tmp_path, layout)
 @pytest.fixture
 def exported(tmp_path) -> tuple[Path, Path]:
     src = _copy(tmp_path, CORPUS / "gpt2/tokenizer.json")
-    export(src, tmp_path / "out", policy=Policy(allow_lossy=True))
+    export(Job(src, policy=Policy(allow_lossy=True), verify=None), tmp_path / "out")
     return src, tmp_path / "out/tokenizer.mtok"
 
 
@@ -200,7 +201,7 @@ def test_identity_names_a_renamed_rare_token(exported, tmp_path):
     data["model"]["merges"] = [m for m in data["model"]["merges"] if "".join(m.split(" ") if isinstance(m, str)
                                                                               else m) != rare]
     (copy / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
-    export(copy, tmp_path / "renamed", policy=Policy(allow_lossy=True))
+    export(Job(copy, policy=Policy(allow_lossy=True), verify=None), tmp_path / "renamed")
     with pytest.raises(IdentityError, match=r"section vocab differs first \(1 added, 1 removed\)") as e:
         prepare(tmp_path / "renamed/tokenizer.mtok", against=src)
     assert repr(rare) + " 50000 is in what the source gives" in str(e.value)
@@ -291,7 +292,8 @@ def _input(kind: str, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("kind", sorted({k for k, *_ in MUTANTS.values()}))
 def test_honest_readers_pass(kind, tmp_path):
-    r = export(_input(kind, tmp_path), tmp_path / "out", policy=Policy(allow_lossy=True), verify=VerifyOptions(sweep=False))
+    r = export(Job(_input(kind, tmp_path), policy=Policy(allow_lossy=True), verify=VerifyOptions(sweep=False)),
+               tmp_path / "out")
     assert r.verify.ok and not r.verify.reference.get("self_check")
 
 
@@ -302,7 +304,8 @@ def test_broken_readers_are_killed(mutant, tmp_path, monkeypatch):
     if module is openai_bpe:  # the reader calls it by its module global; gpt2_files imported it by name
         _wrap(monkeypatch, gpt2_files, name, mutate)
     with pytest.raises(VerificationError) as e:
-        export(_input(kind, tmp_path), tmp_path / "out", policy=Policy(allow_lossy=True), verify=VerifyOptions(sweep=False))
+        export(Job(_input(kind, tmp_path), policy=Policy(allow_lossy=True), verify=VerifyOptions(sweep=False)),
+               tmp_path / "out")
     assert e.value.result.verify.unexplained > 0
 
 

@@ -37,12 +37,16 @@ GLOBAL_OPTIONS = ((("--debug",), "Show a traceback for errors."),
 
 def _with_global_options(command):
     """The click command of `command` with GLOBAL_OPTIONS added to it and every subcommand (for
-    --help only: _run has removed them from argv before parsing)."""
+    --help only: _run has removed them from argv before parsing), and the options' help naming the
+    registry's choices (`options.fill`)."""
     from typer.core import TyperOption
+
+    from .options import fill
 
     stack = [command]
     while stack:
         cmd = stack.pop()
+        fill(cmd)  # the help naming the targets, filled in from the registry when shown
         names = {n for p in cmd.params for n in getattr(p, "opts", ())}
         for flags, text in GLOBAL_OPTIONS:
             if not names & set(flags):

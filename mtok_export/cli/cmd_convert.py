@@ -17,7 +17,8 @@ def convert(
                                         "mtok/txt, which gets tokenizer.mtok / tokenizer.txt).")],
     to: Annotated[str, typer.Option(help="mtok, txt (legacy, type from the model family) or hf "
                                     "(tokenizer.json + configs).")] = "mtok",
-    target: Annotated[str, typer.Option(help="For --to mtok: mnn-3.6, mnn-3.5 or mnn-head.")] = "mnn-3.6",
+    target: Annotated[Optional[str], typer.Option(help="For --to mtok: {targets} [default: {default_target}].",
+                                                  show_default=False)] = None,
     allow_lossy: Annotated[bool, typer.Option("--allow-lossy", help="Write even if something is lost; "
                                               "each loss is listed.")] = False,
     chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or file.")] = None,
@@ -35,16 +36,15 @@ def convert(
     from ..policy import loss_json, refusal_hint
     from ..reports import command_json
     from .console import out as console
+    from .options import job as build_job
 
     try:
-        if special is not None:
-            from ..readers.tiktoken import parse_special_arg
-            special = parse_special_arg(special)
-        result = run(src, out, to=to, target=target, allow_lossy=allow_lossy, chat_template=chat_template,
-                     pattern=pattern, special=special, force=force)
+        job = build_job(src, fmt="txt" if to == "txt" else "mtok", target=target, allow_lossy=allow_lossy,
+                        chat_template=chat_template, pattern=pattern, special=special, verify_on_runtime=False)
+        result = run(job, out, to=to, force=force)
     except MtokError as e:
         if isinstance(e, LossError):  # the API's hint names its arguments; ours, the options
-            e.hint = refusal_hint(e.decisions, target)
+            e.hint = refusal_hint(e.decisions, job.target)
         if not as_json:
             raise
         decisions = e.decisions if isinstance(e, LossError) else []

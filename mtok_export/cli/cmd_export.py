@@ -28,7 +28,8 @@ def export(
                                                    "model (NAME: its folder or repository name).")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Models exported at once, each in its own "
                                       "process with its own runtime and time limit.")] = 1,
-    target: Annotated[str, typer.Option(help="Runtime the .mtok is for: mnn-3.6, mnn-3.5 or mnn-head.")] = "mnn-3.6",
+    target: Annotated[Optional[str], typer.Option(help="Runtime the .mtok is for: {targets} "
+                                                  "[default: {default_target}].", show_default=False)] = None,
     fmt: Annotated[str, typer.Option("--format", help="mtok (MNN >= 3.5) or txt (legacy tokenizer.txt, types 0-3, "
                                      "for MNN <= 3.4; the type follows the model family).")] = "mtok",
     accept: Accept = None,
@@ -93,11 +94,15 @@ def export(
     from ..reports import outcome_json
     from .console import out
     from .fleet import expand
+    from .options import job as build_job
 
     started = time.perf_counter()
     try:
-        settings = _settings(fmt, target, bos, header_specials, normalizer_form, accept, accept_file, allow_lossy,
-                             strict, special, chat_template, pattern, family, keep_llm_config)
+        job = build_job(path[0], input=input_file, chat_template=chat_template, pattern=pattern, special=special,
+                        family=family, fmt=fmt, target=target, bos=bos, header_specials=header_specials,
+                        normalizer_form=normalizer_form, allow_lossy=allow_lossy, accept=accept,
+                        accept_file=accept_file, strict=strict, verify_on_runtime=not no_verify, corpus=corpus,
+                        runtime_python=runtime_python, sweep=not no_sweep)
         models, several = expand([*path, *(more or [])])
         if several and input_file is not None:
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")
@@ -108,63 +113,32 @@ def export(
             out.print_json(json.dumps(outcome_json("mtok-export", e.exit_code, error=e, hint=e.hint), default=str))
             raise typer.Exit(e.exit_code)
         raise
-    verify = None if no_verify else {"corpus": corpus, "python": runtime_python, "sweep": not no_sweep}
     if several:
-        raise typer.Exit(_export_fleet(models, output, jobs, settings, verify, as_json, report_file, junit_file))
-    _export_one(models[0], output, settings, verify, input_file, as_json, report_file, junit_file)
-
-
-def _settings(fmt, target, bos, header_specials, normalizer_form, accept, accept_file, allow_lossy, strict, special,
-              chat_template, pattern, family, keep_llm_config) -> dict:
-    """The options checked, as `export.export`'s keyword arguments (the same for every model)."""
-    from ..errors import InputError
-    from ..lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS
-    from ..policy import Policy
-    from ..targets import target_for
-
-    if fmt not in ("mtok", "txt"):
-        raise InputError(f"--format {fmt!r}: choose mtok or txt")
-    target_for(fmt, target)  # --target: one of the format's
-    if bos not in BOS_POLICIES:
-        raise InputError(f"--bos {bos!r}: choose one of {', '.join(BOS_POLICIES)}")
-    if header_specials not in HEADER_SPECIALS:
-        raise InputError(f"--header-specials {header_specials!r}: choose one of {', '.join(HEADER_SPECIALS)}")
-    if normalizer_form not in NORMALIZER_FORMS:
-        raise InputError(f"--normalizer-form {normalizer_form!r}: choose one of {', '.join(NORMALIZER_FORMS)}")
-    policy = Policy.from_options(accept, accept_file, allow_lossy, strict)
-    if special is not None:
-        from ..readers.tiktoken import parse_special_arg
-        special = parse_special_arg(special)
-    return dict(target=target, policy=policy, bos=bos, chat_template=chat_template, pattern=pattern, special=special,
-                family=family, fmt=fmt, keep_llm_config=keep_llm_config, header_specials=header_specials,
-                normalizer_form=normalizer_form)
+        raise typer.Exit(_export_fleet(models, output, jobs, job, keep_llm_config, as_json, report_file, junit_file))
+    _export_one(models[0], output, job, keep_llm_config, as_json, report_file, junit_file)
 
 
 class _Attempt:
     """One model's export, whatever its outcome: the result (when it got that far) and the error."""
 
-    def __init__(self, model, output, settings, verify, input_file=None, progress=None, step=None):
+    def __init__(self, model, output, base, keep_llm_config: bool, progress=None, steps=None):
+        from ..api import export as run
         from ..errors import LossError, MtokError, VerificationError
-        from ..export import VerifyOptions
-        from ..export import export as run
-        from ..formats import resolve_input
         from ..policy import refusal_hint
 
         self.result = self.error = None
+        job = model.job(base)
         try:
-            path, snapshot = model.local()
             if output is None:  # beside the input; a Hub model's cache folder is no place for it
-                output = Path(model.name).absolute() if snapshot else path if path.is_dir() else None
-            options = None if verify is None else VerifyOptions(**verify, progress=step)
+                output = Path(model.name).absolute() if model.repo else job.source if job.source.is_dir() else None
             try:
-                self.result = run(resolve_input(path, input_file), output, verify=options, progress=progress,
-                                  hub=snapshot.to_json() if snapshot else None, **settings)
+                self.result = run(job, output, progress=progress, steps=steps, keep_llm_config=keep_llm_config)
             except (LossError, VerificationError) as e:
                 self.result = e.result
                 raise
         except MtokError as e:
             if isinstance(e, LossError):  # the library's hint names API arguments; ours, the options
-                e.hint = refusal_hint(e.decisions, settings["target"])
+                e.hint = refusal_hint(e.decisions, job.target)
             self.error = e
 
     @property
@@ -184,15 +158,15 @@ class _Attempt:
         return self.result.verify if self.result else None
 
 
-def _export_one(model, output, settings, verify, input_file, as_json, report_file, junit_file):
+def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit_file):
     from ..errors import LossError, VerificationError
     from ..reports import outcome_json
     from .console import err, out
     from .progress import table_progress
 
     started = time.perf_counter()
-    with table_progress() as progress, verify_progress(as_json or verify is None) as step:
-        a = _Attempt(model, output, settings, verify, input_file, progress, step)
+    with table_progress() as progress, verify_progress(as_json or job.verify is None) as steps:
+        a = _Attempt(model, output, job, keep_llm_config, progress, steps)
     result, error, code, hint, decisions = a.result, a.error, a.code, a.hint, a.decisions
     subject = _subject(model.label, output, result)
     if error is not None and (result is None or not isinstance(error, (LossError, VerificationError))):
@@ -227,7 +201,7 @@ def _subject(path: Path, output: Path | None, result) -> str:
     return f"{path} -> {result.path if result is not None else output or path}"
 
 
-def _export_fleet(models, output, jobs, settings, verify, as_json, report_file, junit_file) -> int:
+def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_file, junit_file) -> int:
     """Every model through the pool; -> the worst exit code."""
     from ..errors import Interrupted
     from ..reports import fleet_json, junit_fleet, worst_exit
@@ -239,7 +213,7 @@ def _export_fleet(models, output, jobs, settings, verify, as_json, report_file, 
 
     def job(model):
         t = time.perf_counter()
-        a = _Attempt(model, output / model.name if output is not None else None, settings, verify)
+        a = _Attempt(model, output / model.name if output is not None else None, base, keep_llm_config)
         if isinstance(a.error, Interrupted):
             raise a.error
         return _row(model, a, time.perf_counter() - t, *want)
@@ -251,7 +225,7 @@ def _export_fleet(models, output, jobs, settings, verify, as_json, report_file, 
         if not as_json:
             print_row(row, len(finished), len(models))
 
-    _preload(verify is not None)
+    _preload(base.verify is not None)
     rows = run_pool(models, jobs, job, done)
     code = worst_exit(r["exit_code"] for r in rows)
     outcome = fleet_json("mtok-export", code, [r["report"] for r in rows]) if want[0] else None
@@ -289,7 +263,7 @@ def _row(model, a: _Attempt, seconds: float, with_report: bool, with_junit: bool
 
 def _preload(verifying: bool) -> None:
     """Import the export stack once, before the jobs fork, so each job starts with it loaded."""
-    from ..export import export  # noqa: F401
+    from ..api import export  # noqa: F401
 
     if verifying:
         from ..verification import run  # noqa: F401

@@ -22,8 +22,8 @@ def verify(
                                          "llm_config.json as the engine does.")],
     against: Annotated[Optional[Path], typer.Option("--against", help="Source model directory or file "
                                                     "[default: the manifest's source].")] = None,
-    target: Annotated[Optional[str], typer.Option(help="Target the file was exported for [default: the "
-                                                  "manifest's, else mnn-3.6].")] = None,
+    target: Annotated[Optional[str], typer.Option(help="Target the file was exported for: {targets} [default: "
+                                                  "the manifest's, else {default_target}].")] = None,
     bos: Annotated[Optional[str], typer.Option(help="BOS policy the file was exported with [default: the "
                                                "manifest's, else auto].")] = None,
     corpus: Annotated[Optional[Path], typer.Option(help="Extra strings, JSONL (a string or {text} per line).")] = None,
@@ -44,10 +44,10 @@ def verify(
     The file's own structure is checked first (exit 2 with the byte offset when it is malformed).
     Exit 0 when every mismatch is reproduced by a loss the policy accepts (the manifest's policy
     unless options are given), 1 when a mismatch is not reproduced, 3 when a loss is refused."""
-    from ..errors import InputError, LossError, MtokError, VerificationError
-    from ..policy import Policy, decide, refusal_hint
+    from ..api import verify as run
+    from ..errors import LossError, MtokError, VerificationError
+    from ..policy import refusal_hint
     from ..reports import outcome_json
-    from ..verification import engine_path, prepare, run
     from .console import out
 
     started = time.perf_counter()
@@ -55,26 +55,22 @@ def verify(
     code = 0
     subject = f"{file}" + (f" against {against}" if against else "")
     try:
-        file, llm_config = engine_path(file)
-        manifest, source, low, lw, read_opts = prepare(file, against, target, bos)
-        subject = f"{file} against {read_opts['path']}"  # the source the manifest names, without --against
-        policy = Policy.for_verify(manifest, accept, accept_file, allow_lossy, strict)
         with verify_progress(as_json) as step:
-            report = run(file, source, low, lw, corpus=corpus, python=runtime_python, sweep=not no_sweep,
-                         progress=step, llm_config=llm_config)
-        decisions = decide(lw.losses, policy, report.reach())
+            result = run(file, against, target=target, bos=bos, allow_lossy=allow_lossy, accept=accept or (),
+                         accept_file=accept_file, strict=strict, corpus=corpus, runtime_python=runtime_python,
+                         progress=step, sweep=not no_sweep)
+        report, decisions = result.report, result.decisions
+        subject = f"{result.file} against {result.job.source}"  # the source the manifest names, without --against
         if not report.ok:
             raise VerificationError(_Result(report))
         if any(not d.accepted for d in decisions):
-            raise LossError(decisions, hint=refusal_hint(decisions, lw.target.name))
+            raise LossError(decisions, hint=refusal_hint(decisions, result.job.target))
     except MtokError as e:
         error, code = e, e.exit_code
         if report is None and not as_json:
             write_outcomes("mtok verify", code, report_file, junit_file, subject=subject, started=started, error=e,
                            hint=getattr(e, "hint", None))
             raise
-        if isinstance(e, InputError) and report is None:
-            pass
     write_outcomes("mtok verify", code, report_file, junit_file, subject=subject, started=started, error=error,
                    report=report, decisions=decisions, hint=getattr(error, "hint", None))
     if as_json:

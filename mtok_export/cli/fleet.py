@@ -10,15 +10,20 @@ runtime with its own time limit, and a crash or a memory peak stays in that proc
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError, Interrupted
 from ..signals import STOP_SIGNALS, handled
+
+if TYPE_CHECKING:  # the commands load the library when they run
+    from ..job import Job
 
 STOP_SECONDS = 10  # how long a stopped job may take to kill its runtime and remove its files
 
@@ -36,14 +41,10 @@ class Model:
     def label(self) -> str:
         return f"{self.repo}@{self.revision}" if self.revision else self.repo or str(self.path)
 
-    def local(self):
-        """(the local path to read, the `hub.Snapshot` it came from or None)."""
-        if self.repo is None:
-            return self.path, None
-        from ..hub import fetch
-
-        snap = fetch(self.repo, self.revision)
-        return snap.path, snap
+    def job(self, base: Job) -> Job:
+        """`base` (the options, checked once) reading this model: its path, or its Hub id, which
+        `api.export` fetches in the model's own process."""
+        return dataclasses.replace(base, source=self.path if self.repo is None else Path(self.label))
 
 
 def expand(values: list[Path]) -> tuple[list[Model], bool]:

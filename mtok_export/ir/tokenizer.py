@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,25 @@ class Provenance:
     format: str = ""  # the `formats.Format` name the source was read as (it declares the reference)
 
 
+@runtime_checkable
+class Difference(Protocol):
+    """Where the IR knowingly differs from the source's own library, as a reader records it: a
+    `losses.Loss` of the reader layer.  The IR sits below `losses` and only carries these to the
+    lowering, which reports them with its own; this is what the IR promises about them."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def json_path(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where in `text` the difference can act (empty: nowhere)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Metadata:
     """Facts about the source that no tokenizer file format carries (excluded from equality)."""
@@ -54,8 +74,7 @@ class Metadata:
     notes: tuple[str, ...] = ()  # reader warnings worth showing
     tokenizer_class: str | None = None  # tokenizer_config.json, e.g. "LlamaTokenizer"
     legacy: bool | None = None  # tokenizer_config.json "legacy" (Llama-family spacing after specials)
-    # Where the IR knowingly differs from the source's own library: (code, reason, trigger texts).
-    differences: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    differences: tuple[Difference, ...] = ()  # where the IR knowingly differs from the source's library
     # The engine the split regexes were written for: "oniguruma" (HF) or "tiktoken" (a rank file's:
     # there `{m,n}+` is possessive, in Oniguruma a repeated repetition).
     regex_dialect: str = "oniguruma"

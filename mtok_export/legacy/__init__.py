@@ -44,7 +44,7 @@ def read_legacy(data: bytes, path=None):
 
 
 def check_written(data: bytes, path=None):
-    """The legacy twin of `mtok.codec.check_written`: read the bytes back with the strict reader
+    """The legacy twin of `mtok.file.check_written`: read the bytes back with the strict reader
     before the rename.  -> the IR read."""
     try:
         return read_legacy(data, path)

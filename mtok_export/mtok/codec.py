@@ -1,15 +1,18 @@
-"""Read and write `.mtok` (MNN type 4, "pipeline") files, driven by `schema.py` (spec section 2).
+"""The wire kinds of the `.mtok` body (spec section 2): one object per kind, its read and its write
+side by side (construct's parse/build), so the two directions cannot drift and adding a kind is one
+class.  `schema.py` declares the body with these objects; `file.py` walks the declaration over a
+whole file.
 
-`write_mtok(tok)` needs a tokenizer already lowered for MNN (every component has a code); it
-refuses anything else rather than write what the runtime would misread.  `read_mtok(data)` checks
-every invariant the runtime silently relies on (sorted tables, dense ids, known codes, no trailing
-bytes) and returns the IR with a `Layout` of section offsets for `inspect`.
+`kind.read(r, ctx)` parses the kind's bytes at the reader's position and returns the IR value (a
+`Count` returns the wire value, which the IR never holds); it checks every invariant the runtime
+silently relies on (sorted tables, dense ids, known codes) and fails with a `FormatError` naming
+the section and offset.  `kind.write(w, value, ctx)` lays the IR value out and refuses, with an
+`UnsupportedError`, anything the runtime would misread (lowering must have removed it first).
 
-Both walk `schema.SECTIONS` and the schema's component families; this module holds only the wire
-kinds.  A full read checks the vocab and merge tables (most of a file) entry by entry as it builds
-the IR.  A lazy read (`inspect`, `check_written`) checks them on whole arrays and returns views;
-a failed check re-reads the table entry by entry, which finds the first bad entry and its offset,
-so both reads fail alike."""
+A full read checks the vocab and merge tables (most of a file) entry by entry as it builds the IR.
+A lazy read (`inspect`, `check_written`) checks them on whole arrays and returns views; a failed
+check re-reads the table entry by entry, which finds the first bad entry and its offset, so both
+reads fail alike."""
 
 from __future__ import annotations
 
@@ -18,210 +21,94 @@ import sys
 from array import array
 from dataclasses import dataclass, field
 from itertools import islice, repeat
-from operator import attrgetter, le, lt
+from operator import le, lt
 
-from ..errors import FormatError, MtokError, UnsupportedError
-from ..ir import AddedToken, ChatTemplate, Metadata, Pattern, Tokenizer
+from ..errors import FormatError, UnsupportedError
+from ..ir import AddedToken, Pattern
 from ..ir import models as M
 from ..ir.processors import PostProgram
 from ..unicode.tables import u32_array
-from .constants import FLAG_CLEAN_UP_SPACES, MAX_U16, MAX_U32, FileType, PostOp
-from .header import read_header, write_header
+from .constants import FLAG_CLEAN_UP_SPACES, MAX_U16, MAX_U32, PostOp
+from .layout import Layout
 from .normtable import decode_table, encode_table
 from .primitives import F64, U32, Reader, Writer
-from .schema import BEHAVIORS, COUNT_OF, FAMILIES, FIRST_OPTIONAL, SECTIONS, Family, Variant
 from .views import IdVocab, RankedMerges, Utf8Tokens, scatter
 
-_BY_CODE = {name: {v.code: v for v in fam.variants} for name, fam in FAMILIES.items()}
 _MAX_DEPTH = 64
 _LITTLE = sys.byteorder == "little"
 _U32_TYPE = u32_array(b"").typecode  # the array type whose items are 4 bytes
 _MERGE_CHUNK = 1 << 15
 
 
-@dataclass
-class Section:
-    name: str
-    offset: int
-    size: int
-    present: bool = True
-    doc: str = ""  # the section's layout, from the schema
+@dataclass(slots=True)
+class Context:
+    """What a kind sees besides its own bytes (construct's context).  Reading and writing fill it
+    differently: each names the field as its own messages do."""
+
+    name: str = ""  # the field or section, as the spec spells it
+    what: str = ""  # the field or section, as messages name it
+    layout: Layout | None = None  # reading: where warnings (and the post program's form) go
+    family: Family | None = None  # the component family whose field this is
+    depth: int = 0  # reading: how deep the component is nested
+    obj: object = None  # writing: the component whose field this is
+    values: dict = field(default_factory=dict)  # reading: the component's IR attributes read so far
+    wire: dict = field(default_factory=dict)  # reading: what the file holds and the IR does not
+    checks: list = field(default_factory=list)  # reading: run once the whole component is read
 
 
-@dataclass
-class Layout:
-    """Where everything is in a file: for `inspect` and for error messages."""
+class Kind:
+    """One wire kind.  `in_ir`: the value read is an IR attribute (False: only the wire has it)."""
 
-    size: int = 0
-    header_size: int = 0
-    sections: list[Section] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    legacy_program: bool = False  # post program read as the "temporary" tail-id form
-    program_pad: bool = False  # one 0x00 after the program, written to avoid spec 2.9 ambiguity
+    in_ir = True
 
+    def read(self, r: Reader, ctx: Context):
+        raise NotImplementedError
 
-# ---------------------------------------------------------------- components and the model
-
-def _read_component(r: Reader, family: Family, layout: Layout, depth: int = 0):
-    if depth > _MAX_DEPTH:
-        r.fail(f"{family.name} nesting deeper than {_MAX_DEPTH}")
-    start = r.pos
-    code = r.u8(family.code_what)
-    if code == family.null_code:
-        return None
-    if code in family.noop_codes:
-        layout.warnings.append(family.noop_codes[code])
-        return None
-    variant = _BY_CODE[family.name].get(code)
-    if variant is None:
-        r.fail(f"unknown {family.code_what} {code} ({family.on_unknown})", start)
-    kwargs = dict(variant.fixed)
-    wire: dict = {}  # what the format carries but the IR does not: counts, field offsets, tokens
-    for name, kind in variant.fields:
-        wire[name, "at"] = r.pos
-        value = _read_field(r, kind, family, name, kwargs, wire, layout, depth)
-        if kind == "count":
-            wire[name] = value
-        else:
-            kwargs[name] = value
-    for name, kind in variant.fields:
-        if kind == "vocab_id" and kwargs[name] >= len(wire["tokens"]):
-            r.fail(f"{name} {kwargs[name]} is outside the vocab of {len(wire['tokens'])}", wire[name, "at"])
-    return variant.cls(**kwargs)
+    def write(self, w: Writer, value, ctx: Context) -> None:
+        raise NotImplementedError
 
 
-def _read_field(r: Reader, kind: str, family: Family, name: str, done: dict, wire: dict, layout: Layout,
-                depth: int):
-    what = f"{family.name}.{name}"
-    if kind in ("bool", "u8", "u32", "f64", "str"):
-        return getattr(r, kind)(what)
-    if kind == "vocab_id":  # checked against the vocab once it is read
-        return r.u32(what)
-    if kind == "count":  # named as the spec names it: vocab_size, merge_size
-        return r.u32(name)
-    if kind == "pattern":
-        return Pattern(r.str(what))
-    if kind == "regex":
-        return Pattern(r.str(what), regex=True)
-    if kind == "scheme":
-        return "always" if r.bool(what) else "never"
-    if kind == "behavior":
-        v = r.u8(what)
-        if v >= len(BEHAVIORS):
-            r.fail(f"{what}: unknown Split behavior {v} (MNN writes 0, 1 or 2)", r.pos - 1)
-        return BEHAVIORS[v]
-    if kind == "children":
-        n = r.u32(f"{what} count")
-        if n > r.remaining:
-            r.fail(f"{what}: {n} children cannot fit in {r.remaining} bytes", r.pos - 4)
-        children = []
-        for _ in range(n):
-            child = _read_component(r, family, layout, depth + 1)
-            if child is None:
-                layout.warnings.append(f"null {family.name} inside a Sequence: the runtime skips it")
-            else:
-                children.append(child)
-        return tuple(children)
-    if kind == "table" or (kind == "bert_table" and done["strip_accents"]):
+# ---------------------------------------------------------------- scalars and strings (spec 2.1)
+
+class Bool(Kind):
+    def read(self, r, ctx):
+        return r.bool(ctx.what)
+
+    def write(self, w, value, ctx):
+        w.bool(value)
+
+
+class U32Kind(Kind):
+    def read(self, r, ctx):
+        return r.u32(ctx.what)
+
+    def write(self, w, value, ctx):
+        if not 0 <= value <= MAX_U32:
+            raise UnsupportedError(f"{ctx.what}={value} is not a u32")
+        w.u32(value)
+
+
+class Str(Kind):
+    """u16 length + UTF-8."""
+
+    def read(self, r, ctx):
+        return r.str(ctx.what)
+
+    def write(self, w, value, ctx):
+        _str(w, value, ctx.what)
+
+
+class LStr(Kind):
+    """u32 length + UTF-8 (the chat template)."""
+
+    def read(self, r, ctx):
+        return r.lstr(ctx.what)
+
+    def write(self, w, value, ctx):
         try:
-            entries, r.pos = decode_table(r.buf, r.pos)
-        except FormatError as e:
-            raise FormatError(e.message, offset=e.offset, section=r.section, path=r.path) from None
-        return entries
-    if kind == "bert_table":
-        return ()
-    if kind in ("vocab", "scored_vocab"):
-        n = wire["vocab_size"]
-        per_entry = 14 if kind == "scored_vocab" else 6  # smallest entry: empty string
-        if n * per_entry > r.remaining:
-            r.fail(f"vocab_size {n} cannot fit in the {r.remaining} bytes left", wire["vocab_size", "at"])
-        tokens, scores = _read_vocab(r, n, with_score=kind == "scored_vocab")
-        wire["tokens"] = tokens
-        if scores is not None:
-            return tuple(zip(tokens, scores))
-        return IdVocab(tokens) if r.lazy else dict(zip(tokens, range(n)))
-    if kind == "merges":
-        return _read_merges(r, wire["merge_size"], wire["tokens"])
-    raise AssertionError(kind)
-
-
-def _variant_for(family: Family, obj) -> Variant:
-    for v in family.variants:
-        if type(obj) is v.cls and (v.when is None or v.when(obj)):
-            return v
-    raise UnsupportedError(f"the .mtok format has no code for {family.name} "
-                           f"{getattr(obj, 'kind', type(obj).__name__)} (lower the tokenizer for MNN first)")
-
-
-def _check_fixed(family: Family, obj, v: Variant):
-    for k, want in v.fixed.items():
-        got = getattr(obj, k)
-        if got != want:
-            raise UnsupportedError(f"the .mtok format cannot carry {family.name} {obj.kind} with {k}={got!r} "
-                                   f"(only {want!r}); lower the tokenizer for MNN first")
-
-
-def _write_component(w: Writer, family: Family, obj):
-    if obj is None:
-        if family.null_code is None:
-            raise UnsupportedError(f"the .mtok format has no 'none' {family.name} "
-                                   f"(code 0 is {family.variants[0].cls.__name__})")
-        w.u8(family.null_code)
-        return
-    v = _variant_for(family, obj)
-    _check_fixed(family, obj, v)
-    w.u8(v.code)
-    for name, kind in v.fields:
-        _write_field(w, kind, family, obj, name)
-
-
-def _write_field(w: Writer, kind: str, family: Family, obj, name: str):
-    if kind == "count":
-        w.u32(len(getattr(obj, COUNT_OF[name])))
-        return
-    value, what = getattr(obj, name), f"{family.name} {obj.kind}.{name}"
-    if kind == "vocab_id" and value is None:
-        raise UnsupportedError(f"{obj.kind} model without {name}: the format needs one")
-    if kind in ("bool", "u8", "u32", "f64", "vocab_id"):
-        if kind in ("u32", "vocab_id") and not 0 <= value <= MAX_U32:
-            raise UnsupportedError(f"{what}={value} is not a u32")
-        getattr(w, "u32" if kind == "vocab_id" else kind)(value)
-    elif kind == "str":
-        _str(w, value, what)
-    elif kind in ("pattern", "regex"):
-        if value.regex != (kind == "regex"):
-            need = "a regex" if kind == "regex" else "a literal string"
-            raise UnsupportedError(f"{what} must be {need} here; lower the tokenizer for MNN first")
-        _str(w, value.value, what)
-    elif kind == "scheme":
-        if value not in ("always", "never"):
-            raise UnsupportedError(f"{what}={value!r}: the format has only always/never")
-        w.bool(value == "always")
-    elif kind == "behavior":
-        if value not in BEHAVIORS:
-            raise UnsupportedError(f"{what}={value!r}: the runtime has only {', '.join(BEHAVIORS)}")
-        w.u8(BEHAVIORS.index(value))
-    elif kind == "children":
-        w.u32(len(value))
-        for child in value:
-            _write_component(w, family, child)
-    elif kind == "table" or (kind == "bert_table" and obj.strip_accents):
-        try:
-            w.raw(encode_table(value))
-        except ValueError as e:
-            raise UnsupportedError(f"{what}: {e}") from None
-    elif kind == "bert_table":
-        if value:
-            raise UnsupportedError(f"{what}: an NFD table is only written when strip_accents is set")
-    elif kind == "vocab":
-        w.raw(_encode_vocab(*_dense_sorted(value), None))
-    elif kind == "scored_vocab":  # a list of (piece, score): the id is the position
-        order = sorted(range(len(value)), key=lambda i: value[i][0])
-        w.raw(_encode_vocab([value[i][0] for i in order], order, [value[i][1] for i in order]))
-    elif kind == "merges":
-        w.raw(_encode_merges(obj))
-    else:
-        raise AssertionError(kind)
+            w.lstr(value, ctx.what)
+        except ValueError as e:  # the message names the field already
+            raise UnsupportedError(str(e)) from None
 
 
 def _str(w: Writer, s: str, what: str):
@@ -233,7 +120,287 @@ def _str(w: Writer, s: str, what: str):
         raise UnsupportedError(str(e)) from None
 
 
-# ---------------------------------------------------------------- vocab and merges (spec 2.5)
+class PatternKind(Kind):
+    """A str holding an HF `Pattern`: a literal `String` or, with `regex`, an Oniguruma `Regex`
+    (the component's code says which; the file does not)."""
+
+    def __init__(self, regex: bool):
+        self.regex = regex
+
+    def read(self, r, ctx):
+        return Pattern(r.str(ctx.what), regex=self.regex)
+
+    def write(self, w, value, ctx):
+        if value.regex != self.regex:
+            need = "a regex" if self.regex else "a literal string"
+            raise UnsupportedError(f"{ctx.what} must be {need} here; lower the tokenizer for MNN first")
+        _str(w, value.value, ctx.what)
+
+
+class Scheme(Kind):
+    """A bool `add_prefix_space` holding a Metaspace `prepend_scheme` (the runtime has two of HF's three)."""
+
+    def read(self, r, ctx):
+        return "always" if r.bool(ctx.what) else "never"
+
+    def write(self, w, value, ctx):
+        if value not in ("always", "never"):
+            raise UnsupportedError(f"{ctx.what}={value!r}: the format has only always/never")
+        w.bool(value == "always")
+
+
+class Choice(Kind):
+    """A u8 indexing `names` (the Split behaviors, spec 2.4)."""
+
+    def __init__(self, names: tuple[str, ...]):
+        self.names = names
+
+    def read(self, r, ctx):
+        v = r.u8(ctx.what)
+        if v >= len(self.names):
+            r.fail(f"{ctx.what}: unknown Split behavior {v} (MNN writes 0, 1 or 2)", r.pos - 1)
+        return self.names[v]
+
+    def write(self, w, value, ctx):
+        if value not in self.names:
+            raise UnsupportedError(f"{ctx.what}={value!r}: the runtime has only {', '.join(self.names)}")
+        w.u8(self.names.index(value))
+
+
+# ---------------------------------------------------------------- components (spec 2.3, 2.4, 2.6)
+
+@dataclass(frozen=True)
+class Variant:
+    """One component code and its IR class: `fields` are the (IR attribute, kind) pairs in file
+    order; `fixed` the values of the IR attributes the format does not carry (the reader fills
+    them in, the writer refuses anything else)."""
+
+    code: int
+    cls: type
+    fields: tuple[tuple[str, Kind], ...] = ()
+    fixed: dict = field(default_factory=dict)
+    when: object = None  # predicate on the IR value when several codes share a class
+
+
+@dataclass(frozen=True, eq=False)
+class Family(Kind):
+    """A component of one family: a u8 code, then the fields of its variant."""
+
+    name: str
+    variants: tuple[Variant, ...]
+    code_what: str  # the code byte, as error messages name it
+    on_unknown: str  # why an unknown code is fatal
+    null_code: int | None = None  # the code meaning "no component" (the decoder's 0 is ByteLevel)
+    noop_codes: dict = field(default_factory=dict)  # code -> warning; read as "no component"
+    by_code: dict = field(init=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "by_code", {v.code: v for v in self.variants})
+
+    def read(self, r, ctx):
+        return self.read_component(r, ctx.layout, ctx.depth)
+
+    def write(self, w, value, ctx):
+        self.write_component(w, value)
+
+    def read_component(self, r: Reader, layout: Layout, depth: int):
+        if depth > _MAX_DEPTH:
+            r.fail(f"{self.name} nesting deeper than {_MAX_DEPTH}")
+        start = r.pos
+        code = r.u8(self.code_what)
+        if code == self.null_code:
+            return None
+        if code in self.noop_codes:
+            layout.warnings.append(self.noop_codes[code])
+            return None
+        variant = self.by_code.get(code)
+        if variant is None:
+            r.fail(f"unknown {self.code_what} {code} ({self.on_unknown})", start)
+        ctx = Context(layout=layout, family=self, depth=depth, values=dict(variant.fixed))
+        for name, kind in variant.fields:
+            ctx.name, ctx.what = name, f"{self.name}.{name}"
+            ctx.wire[name, "at"] = r.pos
+            value = kind.read(r, ctx)
+            (ctx.values if kind.in_ir else ctx.wire)[name] = value
+        for check in ctx.checks:
+            check()
+        return variant.cls(**ctx.values)
+
+    def write_component(self, w: Writer, obj) -> None:
+        if obj is None:
+            if self.null_code is None:
+                raise UnsupportedError(f"the .mtok format has no 'none' {self.name} "
+                                       f"(code 0 is {self.variants[0].cls.__name__})")
+            w.u8(self.null_code)
+            return
+        v = self._variant_for(obj)
+        for k, want in v.fixed.items():
+            got = getattr(obj, k)
+            if got != want:
+                raise UnsupportedError(f"the .mtok format cannot carry {self.name} {obj.kind} with {k}={got!r} "
+                                       f"(only {want!r}); lower the tokenizer for MNN first")
+        w.u8(v.code)
+        ctx = Context(family=self, obj=obj)
+        for name, kind in v.fields:
+            ctx.name = name
+            if kind.in_ir:
+                ctx.what = f"{self.name} {obj.kind}.{name}"
+                kind.write(w, getattr(obj, name), ctx)
+            else:
+                kind.write(w, None, ctx)
+
+    def _variant_for(self, obj) -> Variant:
+        for v in self.variants:
+            if type(obj) is v.cls and (v.when is None or v.when(obj)):
+                return v
+        raise UnsupportedError(f"the .mtok format has no code for {self.name} "
+                               f"{getattr(obj, 'kind', type(obj).__name__)} (lower the tokenizer for MNN first)")
+
+
+class Children(Kind):
+    """u32 count + components of the enclosing component's family (a Sequence's)."""
+
+    def read(self, r, ctx):
+        family, what = ctx.family, ctx.what
+        n = r.u32(f"{what} count")
+        if n > r.remaining:
+            r.fail(f"{what}: {n} children cannot fit in {r.remaining} bytes", r.pos - 4)
+        children = []
+        for _ in range(n):
+            child = family.read_component(r, ctx.layout, ctx.depth + 1)
+            if child is None:
+                ctx.layout.warnings.append(f"null {family.name} inside a Sequence: the runtime skips it")
+            else:
+                children.append(child)
+        return tuple(children)
+
+    def write(self, w, value, ctx):
+        w.u32(len(value))
+        for child in value:
+            ctx.family.write_component(w, child)
+
+
+class Table(Kind):
+    """A NormTable (spec 2.3.1; `normtable.py` is its codec)."""
+
+    def read(self, r, ctx):
+        try:
+            entries, r.pos = decode_table(r.buf, r.pos)
+        except FormatError as e:  # the table's codec knows offsets, not the section or the file
+            raise FormatError(e.message, offset=e.offset, section=r.section, path=r.path) from None
+        return entries
+
+    def write(self, w, value, ctx):
+        try:
+            w.raw(encode_table(value))
+        except ValueError as e:
+            raise UnsupportedError(f"{ctx.what}: {e}") from None
+
+
+class BertTable(Table):
+    """The BERT normalizer's NFD table: present exactly when `strip_accents` is set."""
+
+    def read(self, r, ctx):
+        return super().read(r, ctx) if ctx.values["strip_accents"] else ()
+
+    def write(self, w, value, ctx):
+        if ctx.obj.strip_accents:
+            super().write(w, value, ctx)
+        elif value:
+            raise UnsupportedError(f"{ctx.what}: an NFD table is only written when strip_accents is set")
+
+
+# ---------------------------------------------------------------- the model body (spec 2.5)
+# The counts come first, the tables they count last: a `Count` records where it was for the
+# table's messages, and is computed on write (construct's `Rebuild`), never stored in the IR.
+
+class Count(Kind):
+    """u32 length of the field `of` names."""
+
+    in_ir = False
+
+    def __init__(self, of: str):
+        self.of = of
+
+    def read(self, r, ctx):
+        at = r.pos
+        n = r.u32(ctx.name)  # named as the spec names it: vocab_size, merge_size
+        ctx.wire["count of", self.of] = ctx.name, n, at
+        return n
+
+    def write(self, w, value, ctx):
+        w.u32(len(getattr(ctx.obj, self.of)))
+
+
+class VocabId(Kind):
+    """u32 that must name a vocab entry (checked once the vocab, later in the model, is read)."""
+
+    def read(self, r, ctx):
+        at, name, wire = r.pos, ctx.name, ctx.wire
+        value = r.u32(ctx.what)
+
+        def check():
+            if value >= len(wire["tokens"]):
+                r.fail(f"{name} {value} is outside the vocab of {len(wire['tokens'])}", at)
+
+        ctx.checks.append(check)
+        return value
+
+    def write(self, w, value, ctx):
+        if value is None:
+            raise UnsupportedError(f"{ctx.obj.kind} model without {ctx.name}: the format needs one")
+        if not 0 <= value <= MAX_U32:
+            raise UnsupportedError(f"{ctx.what}={value} is not a u32")
+        w.u32(value)
+
+
+class Vocab(Kind):
+    """{str token, u32 id} x its count, sorted by token bytes; a dict token -> id in the IR."""
+
+    scored = False
+    smallest = 6  # bytes of an entry with an empty token
+
+    def read(self, r, ctx):
+        count, n, at = ctx.wire["count of", ctx.name]
+        if n * self.smallest > r.remaining:
+            r.fail(f"{count} {n} cannot fit in the {r.remaining} bytes left", at)
+        tokens, scores = _read_vocab(r, n, with_score=self.scored)
+        ctx.wire["tokens"] = tokens
+        return self.value(r, tokens, scores)
+
+    def value(self, r, tokens, scores):
+        return IdVocab(tokens) if r.lazy else dict(zip(tokens, range(len(tokens))))
+
+    def write(self, w, value, ctx):
+        w.raw(_encode_vocab(*_dense_sorted(value), None))
+
+
+class ScoredVocab(Vocab):
+    """{str token, u32 id, f64 score} x its count; in the IR a list of (piece, score), the id its
+    position."""
+
+    scored = True
+    smallest = 14
+
+    def value(self, r, tokens, scores):
+        return tuple(zip(tokens, scores))
+
+    def write(self, w, value, ctx):
+        order = sorted(range(len(value)), key=lambda i: value[i][0])
+        w.raw(_encode_vocab([value[i][0] for i in order], order, [value[i][1] for i in order]))
+
+
+class Merges(Kind):
+    """{u32 id1, u32 id2, u32 rank} x its count; the pairs in rank order in the IR."""
+
+    def read(self, r, ctx):
+        return _read_merges(r, ctx.wire["count of", ctx.name][1], ctx.wire["tokens"])
+
+    def write(self, w, value, ctx):
+        w.raw(_encode_merges(ctx.obj))
+
+
+# ---------------------------------------------------------------- vocab and merge tables (spec 2.5)
 # Each reader validates whole arrays at once; when a check fails, the entry-by-entry reader runs
 # instead, so the message, its offset and the lenient reader's warnings come from one place.
 
@@ -454,189 +621,95 @@ def _encode_merges(model: M.BPE) -> bytes:
     return out.tobytes()
 
 
-# ---------------------------------------------------------------- added tokens, chat, program
+# ---------------------------------------------------------------- added tokens, flags, post program
 
-def _read_added(r: Reader) -> tuple[AddedToken, ...]:
-    n = r.u32("added token count")
-    if n * 9 > r.remaining:
-        r.fail(f"{n} added tokens cannot fit in {r.remaining} bytes", r.pos - 4)
-    out = []
-    for _ in range(n):
-        i = r.u32("added token id")
-        special, lstrip, rstrip = r.bool("special"), r.bool("lstrip"), r.bool("rstrip")
-        out.append(AddedToken(i, r.str("added token content"), lstrip=lstrip, rstrip=rstrip,
-                              normalized=False, special=special))
-    return tuple(out)
+class AddedTokens(Kind):
+    """u32 n x {u32 id, bool special, bool lstrip, bool rstrip, str content} (spec 2.7)."""
+
+    def read(self, r, ctx):
+        n = r.u32("added token count")
+        if n * 9 > r.remaining:
+            r.fail(f"{n} added tokens cannot fit in {r.remaining} bytes", r.pos - 4)
+        out = []
+        for _ in range(n):
+            i = r.u32("added token id")
+            special, lstrip, rstrip = r.bool("special"), r.bool("lstrip"), r.bool("rstrip")
+            out.append(AddedToken(i, r.str("added token content"), lstrip=lstrip, rstrip=rstrip,
+                                  normalized=False, special=special))
+        return tuple(out)
+
+    def write(self, w, value, ctx):
+        w.u32(len(value))
+        for t in value:
+            if t.single_word or t.normalized:
+                flag = "single_word" if t.single_word else "normalized"
+                raise UnsupportedError(f"added token {t.content!r}: the format cannot carry {flag}=True; "
+                                       "lower the tokenizer for MNN first")
+            if not 0 <= t.id <= MAX_U32:
+                raise UnsupportedError(f"added token {t.content!r}: id {t.id} is not a u32")
+            w.u32(t.id)
+            w.bool(t.special)
+            w.bool(t.lstrip)
+            w.bool(t.rstrip)
+            _str(w, t.content, f"added token {t.id}")
 
 
-def _write_added(w: Writer, added):
-    w.u32(len(added))
-    for t in added:
-        if t.single_word or t.normalized:
-            flag = "single_word" if t.single_word else "normalized"
-            raise UnsupportedError(f"added token {t.content!r}: the format cannot carry {flag}=True; "
-                                   "lower the tokenizer for MNN first")
-        if not 0 <= t.id <= MAX_U32:
-            raise UnsupportedError(f"added token {t.content!r}: id {t.id} is not a u32")
-        w.u32(t.id)
-        w.bool(t.special)
-        w.bool(t.lstrip)
-        w.bool(t.rstrip)
-        _str(w, t.content, f"added token {t.id}")
+class Flags(Kind):
+    """u8 holding the bool `clean_up_tokenization_spaces` in bit 0.  The reader returns the byte:
+    `file.py` checks its other bits once every section is read."""
+
+    def read(self, r, ctx):
+        return r.u8(ctx.what)
+
+    def write(self, w, value, ctx):
+        w.u8(FLAG_CLEAN_UP_SPACES if value else 0)
+
+
+class Program(Kind):
+    """u16 n x {u8 op [u32 id]}: the post-processor as MNN runs it (spec 2.9)."""
+
+    def read(self, r, ctx):
+        layout = ctx.layout
+        n = r.u16("op count")
+        if n and r.remaining == 4 * n:  # the runtime's legacy "temporary" tail-id form
+            layout.legacy_program = True
+            ids = [r.u32("tail id") for _ in range(n)]
+            layout.warnings.append(f"post program read as the legacy tail-id form (HEAD appends {ids})")
+            return PostProgram((None, *ids))
+        ops = []
+        for _ in range(n):
+            op = r.u8("post op")
+            if op == PostOp.SEQUENCE_A:
+                ops.append(None)
+            elif op == PostOp.SPECIAL_TOKEN:
+                ops.append(r.u32("post op token id"))
+            else:
+                r.fail(f"unknown post-processor op {op} (the runtime stops parsing the program here)", r.pos - 1)
+        if _program_is_ambiguous(ops) and r.remaining == 1 and r.buf[r.pos] == 0:
+            r.pos += 1
+            layout.program_pad = True
+        return PostProgram(tuple(ops)) if ops else None
+
+    def write(self, w, value, ctx):
+        if not isinstance(value, (PostProgram, type(None))):
+            raise UnsupportedError(f"post-processor {value.kind} has no .mtok form; lower the tokenizer first")
+        ops = () if value is None else value.ops
+        if len(ops) > 0xFFFF:
+            raise UnsupportedError(f"post program has {len(ops)} ops; the format allows 65535")
+        w.u16(len(ops))
+        for op in ops:
+            if op is None:
+                w.u8(PostOp.SEQUENCE_A)
+            else:
+                if type(op) is not int or not 0 <= op <= MAX_U32:
+                    raise UnsupportedError(f"post program id {op!r} is not a u32")
+                w.u8(PostOp.SPECIAL_TOKEN)
+                w.u32(op)
+        if _program_is_ambiguous(ops):
+            w.u8(0)  # breaks the byte-count equality that makes HEAD read it as legacy tail ids
 
 
 def _program_is_ambiguous(ops) -> bool:
     """Spec 2.9: n0 + 5*n1 == 4*(n0+n1) exactly when n1 == 3*n0."""
     n0 = sum(1 for op in ops if op is None)
     return bool(ops) and len(ops) - n0 == 3 * n0
-
-
-def _read_program(r: Reader, layout: Layout):
-    n = r.u16("op count")
-    if n and r.remaining == 4 * n:  # the runtime's legacy "temporary" tail-id form
-        layout.legacy_program = True
-        ids = [r.u32("tail id") for _ in range(n)]
-        layout.warnings.append(f"post program read as the legacy tail-id form (HEAD appends {ids})")
-        return PostProgram((None, *ids))
-    ops = []
-    for _ in range(n):
-        op = r.u8("post op")
-        if op == PostOp.SEQUENCE_A:
-            ops.append(None)
-        elif op == PostOp.SPECIAL_TOKEN:
-            ops.append(r.u32("post op token id"))
-        else:
-            r.fail(f"unknown post-processor op {op} (the runtime stops parsing the program here)", r.pos - 1)
-    if _program_is_ambiguous(ops) and r.remaining == 1 and r.buf[r.pos] == 0:
-        r.pos += 1
-        layout.program_pad = True
-    return PostProgram(tuple(ops)) if ops else None
-
-
-def _write_program(w: Writer, program):
-    if not isinstance(program, (PostProgram, type(None))):
-        raise UnsupportedError(f"post-processor {program.kind} has no .mtok form; lower the tokenizer first")
-    ops = () if program is None else program.ops
-    if len(ops) > 0xFFFF:
-        raise UnsupportedError(f"post program has {len(ops)} ops; the format allows 65535")
-    w.u16(len(ops))
-    for op in ops:
-        if op is None:
-            w.u8(PostOp.SEQUENCE_A)
-        else:
-            if type(op) is not int or not 0 <= op <= MAX_U32:
-                raise UnsupportedError(f"post program id {op!r} is not a u32")
-            w.u8(PostOp.SPECIAL_TOKEN)
-            w.u32(op)
-    if _program_is_ambiguous(ops):
-        w.u8(0)  # breaks the byte-count equality that makes HEAD read it as legacy tail ids
-
-
-# ---------------------------------------------------------------- whole file
-
-def _read_section(r: Reader, kind: str, name: str, layout: Layout):
-    if kind in FAMILIES:
-        return _read_component(r, FAMILIES[kind], layout)
-    if kind == "added_tokens":
-        return _read_added(r)
-    if kind == "program":
-        return _read_program(r, layout)
-    if kind == "flags":  # the bits are checked once every section is read
-        return r.u8(name)
-    return getattr(r, kind)(name)  # str, lstr
-
-
-def _write_section(w: Writer, kind: str, what: str, value):
-    if kind in FAMILIES:
-        _write_component(w, FAMILIES[kind], value)
-    elif kind == "added_tokens":
-        _write_added(w, value)
-    elif kind == "program":
-        _write_program(w, value)
-    elif kind == "flags":
-        w.u8(FLAG_CLEAN_UP_SPACES if value else 0)
-    elif kind == "lstr":
-        try:
-            w.lstr(value, what)
-        except ValueError as e:
-            raise UnsupportedError(str(e)) from None
-    else:
-        _str(w, value, what)
-
-
-_GET = {spec.attr: attrgetter(spec.attr) for spec in SECTIONS}
-_FLAGS = next(spec.attr for spec in SECTIONS if spec.kind == "flags")
-
-
-def read_mtok(data: bytes, path: str | None = None, strict: bool = True,
-              lazy: bool = False) -> tuple[Tokenizer, Layout]:
-    """`strict=False` (for `inspect`) reports unsorted vocab and merges as warnings instead of errors.
-    `lazy=True` (for `inspect`) checks everything as well, but returns the BPE and WordPiece vocab
-    and the merges as views (`mtok/views.py`) that build entries when asked."""
-    data = bytes(data)  # slices of the whole-array checks must compare as bytes
-    _, (special, stop, prefix), pos = read_header(data, path, expect=FileType.PIPELINE)
-    r = Reader(data, pos, path)
-    r.strict, r.lazy = strict, lazy
-    r.warn = lambda msg: None if msg in layout.warnings else layout.warnings.append(msg)
-    layout = Layout(size=len(data), header_size=pos)
-    values: dict = {}  # IR attribute (`chat.<field>` for the chat template's) -> value
-    optional = False
-    for spec in SECTIONS:
-        optional = optional or spec.name == FIRST_OPTIONAL
-        start = r.pos
-        r.section = spec.name
-        if optional and r.remaining == 0:
-            layout.sections.append(Section(spec.name, start, 0, present=False, doc=spec.doc))
-            continue
-        values[spec.attr] = _read_section(r, spec.kind, spec.name, layout)
-        layout.sections.append(Section(spec.name, start, r.pos - start, doc=spec.doc))
-    if r.remaining:
-        r.section = None
-        r.fail(f"{r.remaining} trailing byte(s) after the last section")
-    flags = values.get(_FLAGS, 0)
-    if flags & ~FLAG_CLEAN_UP_SPACES:
-        raise FormatError(f"unknown flag bits 0x{flags:02x}", offset=_offset(layout, "flags"),
-                          section="flags", path=path)
-    values[_FLAGS] = bool(flags & FLAG_CLEAN_UP_SPACES)
-    chat = ChatTemplate(**{k[5:]: v for k, v in values.items() if k.startswith("chat.")}, source=str(path or ""))
-    tok = Tokenizer(**{k: v for k, v in values.items() if not k.startswith("chat.")},
-                    special_ids=special, stop_ids=stop, prefix_ids=prefix, chat=chat,
-                    meta=Metadata(stop_sources=tuple((i, "mtok header") for i in stop)))
-    layout.warnings.extend(_id_warnings(tok))
-    return tok, layout
-
-
-def _offset(layout: Layout, name: str) -> int:
-    return next(s.offset for s in layout.sections if s.name == name)
-
-
-def _id_warnings(tok: Tokenizer) -> list[str]:
-    n = len(tok.model.vocab)  # every model's vocab has one entry per id (a Unigram's is its piece list)
-    out = []
-    for what, ids in (("special", tok.special_ids), ("stop", tok.stop_ids), ("prefix", tok.prefix_ids),
-                      ("added token", [t.id for t in tok.added_tokens]),
-                      ("post program", [i for i in getattr(tok.post_processor, "ops", ()) if i is not None])):
-        beyond = sorted({i for i in ids if i >= n})
-        if beyond:
-            out.append(f"{what} id(s) {beyond[:8]} are beyond the model vocab ({n}): "
-                       "the runtime decodes them to an empty string")
-    return out
-
-
-def write_mtok(tok: Tokenizer) -> bytes:
-    w = Writer()
-    w.raw(write_header(FileType.PIPELINE, (tok.special_ids, tok.stop_ids, tok.prefix_ids)))
-    for spec in SECTIONS:
-        _write_section(w, spec.kind, spec.what, _GET[spec.attr](tok))
-    return w.getvalue()
-
-
-def check_written(data: bytes, path=None) -> Tokenizer:
-    """Read bytes about to be written back with the strict reader, so nothing reaches the disk
-    that `inspect` (or MNN) would reject or misread; call before the rename.  -> the IR read (its
-    vocab and merges as views: every check runs, the tables are not rebuilt)."""
-    try:
-        return read_mtok(data, path, strict=True, lazy=True)[0]
-    except MtokError as e:
-        raise UnsupportedError(f"refusing to write {path or 'the file'}: the strict reader rejects it ({e}); "
-                               "the input holds a value the format cannot carry") from None
