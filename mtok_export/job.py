@@ -23,14 +23,12 @@ from .errors import InputError
 from .formats import Format, Options, read_source, resolve_input
 from .lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS, Lowering
 from .policy import Policy
-from .targets import build, target_for
+from .targets import DEFAULT, build, target_for
 
 if TYPE_CHECKING:
     import os
 
     from .ir import Tokenizer
-
-DEFAULT_TARGET = "mnn-3.6"  # the registry's default (targets.DEFAULT, once the registry names it)
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,7 @@ class Job:
     input: Path | None = None  # --input: the file in `source` to read instead of the best candidate
     read: Options = field(default_factory=Options)
     fmt: str = "mtok"  # the output format: mtok or txt (legacy)
-    target: str = DEFAULT_TARGET  # the registry's name; with fmt txt, the legacy target whatever was asked
+    target: str = DEFAULT  # the registry's name; with fmt txt, the legacy target whatever was asked
     bos: str = "auto"
     header_specials: str = "needed"
     normalizer_form: str = "compose"
@@ -78,7 +76,7 @@ class Job:
         policy = Policy.from_options(accept, _path(accept_file), allow_lossy, strict)
         verify = VerifyOptions(_path(corpus), _path(runtime_python), sweep) if verify_on_runtime else None
         return cls(Path(source), _path(input), Options(chat_template, pattern, special, family), fmt,
-                   target or DEFAULT_TARGET, bos,
+                   target or DEFAULT, bos,
                    header_specials, normalizer_form, policy, verify)
 
     @property
@@ -119,7 +117,7 @@ class Job:
             read = _object(j.get("read") or {}, "$.job.read")
             return cls(Path(source), None, Options(read.get("chat_template"), read.get("pattern"), read.get("special"),
                                                    read.get("family")),
-                       j.get("format") or fmt, j.get("target") or DEFAULT_TARGET, j.get("bos") or "auto",
+                       j.get("format") or fmt, j.get("target") or DEFAULT, j.get("bos") or "auto",
                        j.get("header_specials") or "needed", j.get("normalizer_form") or "compose",
                        Policy.from_json(_object(j.get("policy") or {}, "$.job.policy")), None)
         except InputError as e:

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .mtok.constants import TABLE_CONTROL_TO_SPACE
+from .mtok.constants import TABLE_CONTROL_TO_SPACE, NormalizerCode
 
 
 class Severity(str, Enum):
@@ -250,11 +250,12 @@ BOS_INNER = _kind("bos-inner", "chat_template", "--bos prefix with a template th
 CHAT_TEMPLATE = _kind("chat-template", "chat_template", "a construct MNN's Jinja engine renders differently", CHAT,
                       "chat-render")
 
-# Codes another target runs exactly: code -> (target, why), for the refusal hint.
+# Codes a target with some capability runs exactly: code -> (whether a `target.Target` has it, why),
+# for the refusal hint (`targets.runs_exactly` finds the target).
 EXACT_ON = {
-    "suffix-not-appended": ("mnn-head", "MNN's main branch runs the post program, so encode() appends the suffix "
-                            "ids; verify with --runtime-python pointing at a build of it"),
-    "strip-3.5": ("mnn-3.6", "it has the Strip normalizer"),
+    "suffix-not-appended": (lambda t: t.appends_suffix, "it runs the post program, so encode() appends the "
+                            "suffix ids"),
+    "strip-3.5": (lambda t: t.reads(NormalizerCode.STRIP), "it has the Strip normalizer"),
 }
 
 # Decoding (what the runtime's single-id decode, the path the engine streams, returns).

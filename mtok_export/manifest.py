@@ -19,7 +19,6 @@ from .dump.render import one_line
 from .errors import InputError
 from .io import atomic_write
 from .job import Job
-from .targets import TARGETS
 
 if TYPE_CHECKING:
     from .ir import Tokenizer
@@ -53,8 +52,8 @@ def build_manifest(job: Job, *, source: Tokenizer, lowered: Tokenizer, lowering:
         "job": job.to_json(),  # what `mtok verify` reads and lowers the source with again (`Job.from_manifest`)
         "inputs": [{"path": f.path, "sha256": f.sha256} for f in source.provenance.inputs],
         "output": {"path": Path(output).name, "format": job.fmt, "sha256": sha256_bytes(data), "size": len(data)},
-        "target": lowering.target,
-        "runtime_required": TARGETS[lowering.target].requires,
+        "target": lowering.target.name,
+        "runtime_required": lowering.target.requires,
         "bos_policy": lowering.bos,
         "chat_template": {
             "name": chat_src.name or "default", "source": chat_src.source,

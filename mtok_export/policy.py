@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .errors import InputError
 from .losses import EDGE, EXACT_ON, KINDS, Loss, Severity
+from .targets import DEFAULT, runs_exactly
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def decide(losses: list[Loss], policy: Policy, reach: dict | None = None) -> lis
     return out
 
 
-def refusal_hint(decisions: list[Decision], target: str = "", *, api: bool = False) -> str:
+def refusal_hint(decisions: list[Decision], target: str = DEFAULT, *, api: bool = False) -> str:
     """How to accept the refused codes, in the CLI's options or (`api`) the Python API's arguments;
     then, per refused code, what the end user of the file would see (its first loss's reason, with an
     example input) and the target that runs it exactly, if one does."""
@@ -131,8 +132,9 @@ def refusal_hint(decisions: list[Decision], target: str = "", *, api: bool = Fal
         x = d.losses[0] if d.losses else None
         sees = f"{x.reason}" + (f" (e.g. {x.example!r})" if x.example else "") if x else KINDS[d.code].summary
         lines.append(f"{d.code}: the end user would see: {sees}")
-        alt = EXACT_ON.get(d.code)
-        if alt and alt[0] != target:
-            option = f"target={alt[0]!r}" if api else f"--target {alt[0]}"
-            lines.append(f"{d.code}: {option} runs it exactly ({alt[1]})")
+        alt = runs_exactly(d.code, target)
+        if alt is not None:
+            option = f"target={alt.name!r}" if api else f"--target {alt.name}"
+            lines.append(f"{d.code}: {option} runs it exactly ({EXACT_ON[d.code][1]}; the file then needs "
+                         f"{alt.requires})")
     return "\n".join(lines)

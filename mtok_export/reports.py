@@ -35,7 +35,7 @@ def export_json(r) -> dict:
         "output": str(r.path),
         "size": r.size,
         "seconds": round(r.seconds, 3),
-        "target": r.lowering.target,
+        "target": r.lowering.target.name,
         "model": {"type": low.model.kind, "vocab_size": len(names)},
         "components": {k: component(getattr(low, k)) for k in
                        ("normalizer", "pre_tokenizer", "decoder", "post_processor")},

@@ -1,20 +1,22 @@
-"""The runtimes this tool writes for: one `Target(name, output, lower, runtime)` each.
+"""The runtimes this tool writes for: one `Target` entry each (the type is `target.py`).
 
 A target's `lower` turns the IR into what its output format writes (`Lowered.content`), the IR
 the runtime will run (`Lowered.ir`, what verification compares with the source) and the
 `Lowering` (losses, passes).  The output format (`formats.MTOK`, `formats.LEGACY`) then writes
-the content.  Adding a runtime is one entry here (plus, when it runs things differently, the
-passes in `lower/` that look at `Lowering.target`)."""
+the content.  The passes ask the entry what the runtime can do (`Target.appends_suffix`,
+`Target.reads(code)`, ...), so adding a runtime is one entry in `TARGETS`; only a capability no
+entry has yet needs a field in `target.py` and the pass that asks it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 
 from .errors import InputError
 from .formats import LEGACY, MTOK, Format
+from .losses import EXACT_ON
 from .lower import Lowering, lower
+from .mtok.constants import NormalizerCode
+from .target import Target
 
 
 @dataclass(frozen=True)
@@ -24,61 +26,82 @@ class Lowered:
     lowering: Lowering
 
 
-@dataclass(frozen=True)
-class Target:
-    name: str
-    output: Format
-    lower: Callable[..., Lowered]  # (tok, *, bos, progress, header_specials, normalizer_form) -> Lowered
-    runtime: str  # what loads and runs the file
-    requires: str = ""  # the runtime release the file needs (written into the manifest)
-
-
-def _to_mtok(name: str, tok, *, bos: str = "auto", progress=None, header_specials: str = "needed",
+def _to_mtok(target: Target, tok, *, bos: str = "auto", progress=None, header_specials: str = "needed",
              normalizer_form: str = "compose") -> Lowered:
-    low, lw = lower(tok, name, bos, progress, header_specials, normalizer_form)
+    low, lw = lower(tok, target, bos, progress, header_specials, normalizer_form)
     return Lowered(low, low, lw)
 
 
-def _to_legacy(tok, *, bos: str = "auto", progress=None, header_specials: str = "needed",
+def _to_legacy(target: Target, tok, *, bos: str = "auto", progress=None, header_specials: str = "needed",
                normalizer_form: str = "compose") -> Lowered:
     # a legacy type's header lists and normalizer are fixed by the type: neither choice applies
     from .lower.legacy import lower_legacy  # the legacy types: loaded only when a tokenizer.txt is written
 
-    plan, lw = lower_legacy(tok, bos)
+    plan, lw = lower_legacy(tok, target, bos)
     return Lowered(plan.content, plan.projection, lw)
 
 
+_CODES_36 = frozenset(NormalizerCode)  # every code of spec 2.3 (Strip, 8, since MNN 3.6)
+_JINJA = "MNN jinja.hpp"  # one engine in every .mtok runtime (spec section 8): the templates lower alike
+
 TARGETS = {t.name: t for t in (
-    Target("mnn-3.6", MTOK, partial(_to_mtok, "mnn-3.6"),
-           "MNN 3.6 (PyPI MNN 3.6.x) loading a .mtok; encode() prepends the header prefix only", "MNN >= 3.6.0"),
-    Target("mnn-3.5", MTOK, partial(_to_mtok, "mnn-3.5"), "MNN 3.5 loading a .mtok: as 3.6, without Strip",
-           "MNN >= 3.5.0"),
-    Target("mnn-head", MTOK, partial(_to_mtok, "mnn-head"),
-           "MNN's main branch loading a .mtok: also runs the post program (appends the suffix)",
-           "MNN built from its main branch (no release runs the post program yet)"),
-    Target("mnn-legacy", LEGACY, _to_legacy,
-           "MNN <= 3.4.1 loading a tokenizer.txt (type 0-3, chosen by the model family)",
-           "MNN 3.4.1 or earlier (a tokenizer.txt; later releases read it too)"),
+    Target("mnn-3.6", MTOK, _to_mtok, "MNN 3.6 (PyPI MNN 3.6.x) loading a .mtok; encode() prepends the header "
+           "prefix only", "MNN >= 3.6.0", legacy=False, appends_suffix=False, normalizer_codes=_CODES_36,
+           jinja=_JINJA, default=True),
+    Target("mnn-3.5", MTOK, _to_mtok, "MNN 3.5 loading a .mtok: as 3.6, without Strip", "MNN >= 3.5.0",
+           legacy=False, appends_suffix=False, normalizer_codes=_CODES_36 - {NormalizerCode.STRIP}, jinja=_JINJA),
+    Target("mnn-head", MTOK, _to_mtok, "MNN's main branch loading a .mtok: also runs the post program (appends "
+           "the suffix)", "MNN built from its main branch (no release runs the post program yet)", legacy=False,
+           appends_suffix=True, normalizer_codes=_CODES_36, jinja=_JINJA),
+    Target("mnn-legacy", LEGACY, _to_legacy, "MNN <= 3.4.1 loading a tokenizer.txt (type 0-3, chosen by the model "
+           "family)", "MNN 3.4.1 or earlier (a tokenizer.txt; later releases read it too)", legacy=True,
+           appends_suffix=False, normalizer_codes=frozenset(), jinja=""),
 )}
-# `--format` -> the target it implies when it is not `mtok` (whose runtime `--target` chooses)
-BY_FORMAT = {"txt": "mnn-legacy"}
+(DEFAULT,) = (n for n, t in TARGETS.items() if t.default)  # the name `--target` defaults to
+# `--format` -> the output format it writes; a format with one target implies it (`--format txt`)
+OUTPUTS = {"mtok": MTOK, "txt": LEGACY}
 
 
-def target_for(fmt: str = "mtok", target: str = "mnn-3.6") -> Target:
-    """The target an export with `--format fmt --target target` writes for."""
-    if fmt not in ("mtok", *BY_FORMAT):
-        raise InputError(f"--format {fmt!r}: choose mtok or {' or '.join(BY_FORMAT)}")
-    name = BY_FORMAT.get(fmt, target)
-    if name not in TARGETS or (fmt == "mtok" and TARGETS[name].output is not MTOK):
-        raise InputError(f"--target {target!r}: choose one of "
-                         + ", ".join(n for n, t in TARGETS.items() if t.output is MTOK))
+def names(output: Format | None = None) -> list[str]:
+    """The target names (those writing `output`, when given), in the registry's order."""
+    return [n for n, t in TARGETS.items() if output is None or t.output is output]
+
+
+def get(name: str) -> Target:
+    """The target called `name`; `InputError` naming the choices otherwise."""
+    if name not in TARGETS:
+        raise InputError(f"--target {name!r}: choose one of {', '.join(TARGETS)}")
     return TARGETS[name]
 
 
-def build(tok, fmt: str = "mtok", *, target: str = "mnn-3.6", bos: str = "auto", progress=None,
+def target_for(fmt: str = "mtok", target: str = DEFAULT) -> Target:
+    """The target an export with `--format fmt --target target` writes for."""
+    if fmt not in OUTPUTS:
+        raise InputError(f"--format {fmt!r}: choose {' or '.join(OUTPUTS)}")
+    choices = names(OUTPUTS[fmt])
+    if target in choices:
+        return TARGETS[target]
+    if target in TARGETS and fmt != "mtok" and len(choices) == 1:  # --format txt: its one target
+        return TARGETS[choices[0]]
+    raise InputError(f"--target {target!r}: choose one of {', '.join(choices)}")
+
+
+def runs_exactly(code: str, target: str) -> Target | None:
+    """The target that runs loss `code` exactly where `target` (a name; the default when unknown)
+    does not: the first with the capability `losses.EXACT_ON` names for it, writing the same format,
+    the default first.  None when `target` has it, or no other does (what the refusal hint offers)."""
+    has = EXACT_ON[code][0] if code in EXACT_ON else None
+    current = TARGETS.get(target, TARGETS[DEFAULT])
+    if has is None or has(current):
+        return None
+    order = sorted(TARGETS.values(), key=lambda t: not t.default)
+    return next((t for t in order if t.output is current.output and has(t)), None)
+
+
+def build(tok, fmt: str = "mtok", *, target: str = DEFAULT, bos: str = "auto", progress=None,
           header_specials: str = "needed", normalizer_form: str = "compose"):
     """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).  Whether
     the losses are acceptable is the policy's decision (`policy.decide`)."""
     t = target_for(fmt, target)
-    low = t.lower(tok, bos=bos, progress=progress, header_specials=header_specials, normalizer_form=normalizer_form)
+    low = t.lower(t, tok, bos=bos, progress=progress, header_specials=header_specials, normalizer_form=normalizer_form)
     return t.output.write(low.content), low.ir, low.lowering

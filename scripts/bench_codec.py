@@ -47,6 +47,7 @@ from mtok_export.lower import lower
 from mtok_export.mtok import read_mtok, write_mtok
 from mtok_export.mtok.header import read_header
 from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.targets import TARGETS
 
 work, corpus, names = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
 
@@ -62,7 +63,7 @@ for name in names:
     if cache.exists():
         low = pickle.loads(cache.read_bytes())
     else:
-        low = lower(read_model_dir(corpus / name), "mnn-3.6")[0]
+        low = lower(read_model_dir(corpus / name), TARGETS["mnn-3.6"])[0]
         cache.write_bytes(pickle.dumps(low))
     data = write_mtok(low)
     path = work / (name + ".mtok")
@@ -135,7 +136,7 @@ def write_read(name: str, cache: Path, repeat: int) -> None:
         from mtok_export.lower import lower
         from mtok_export.readers.model_dir import read_model_dir
 
-        low = lower(read_model_dir(CORPUS / name), "mnn-3.6")[0]
+        low = lower(read_model_dir(CORPUS / name), TARGETS["mnn-3.6"])[0]
         cache.mkdir(parents=True, exist_ok=True)
         ir.write_bytes(pickle.dumps(low))
     for _ in range(repeat):

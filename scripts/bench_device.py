@@ -34,6 +34,7 @@ from mtok_export.corpus import builtin_corpus, slice_of
 from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.unicode.tables import cache_dir
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "tokenizers"
@@ -150,7 +151,7 @@ def main() -> int:
     for d in dirs:
         if only and not any(o in d.name for o in only):
             continue
-        ours, _ = lower(read_model_dir(d), normalizer_form=args.normalizer_form)
+        ours, _ = lower(read_model_dir(d), TARGETS[DEFAULT], normalizer_form=args.normalizer_form)
         files = {"ours": (write_mtok(ours), "tokenizer.mtok"),
                  "floor": (write_mtok(replace(ours, special_ids=(), normalizer=None)), "tokenizer.mtok")}
         if exporter is not None:

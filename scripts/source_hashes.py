@@ -29,12 +29,13 @@ def main():
     from mtok_export.formats import read_source
     from mtok_export.lower import lower
     from mtok_export.mtok import write_mtok
+    from mtok_export.targets import DEFAULT, TARGETS
 
     for name, path in inputs():
         try:
             tok = read_source(path)
             first = Path(tok.provenance.inputs[0].path).name if tok.provenance.inputs else "-"
-            digest = hashlib.sha256(write_mtok(lower(tok)[0])).hexdigest()
+            digest = hashlib.sha256(write_mtok(lower(tok, TARGETS[DEFAULT])[0])).hexdigest()
         except MtokError as e:
             first, digest = "error", type(e).__name__
         print(f"{name}\t{first}\t{digest}", flush=True)

@@ -27,6 +27,7 @@ from pathlib import Path
 from mtok_export.chat.lint import lint_template
 from mtok_export.chat.lowering import TemplateHangError, lower_template
 from mtok_export.chat.sources import iter_templates
+from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.verify.chat_parity import builtin_conversations, compare, reference_render, runtime_renders
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     items = [it for it in collect() if args.only in it["name"]]
     for it in items:
         try:
-            it["lowered"] = lower_template(it["text"])
+            it["lowered"] = lower_template(it["text"], TARGETS[DEFAULT])
         except TemplateHangError as e:
             it["lowered"], it["refused"] = None, str(e)
         it["refs"] = [reference_render(it["text"], c, bos=it["bos"], eos=it["eos"]) for c in convs]
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         # ablation: each rule off in turn, for the templates lowering made identical
         trials = [(i, rule) for i in low if items[i]["after"].identical and not items[i]["before"].identical
                   for rule in items[i]["lowered"].fixed if rule not in ALWAYS_ON]
-        texts = [lower_template(items[i]["text"], disable={rule}).text for i, rule in trials]
+        texts = [lower_template(items[i]["text"], TARGETS[DEFAULT], disable={rule}).text for i, rule in trials]
         for (i, rule), r in zip(trials, runtime_renders(texts, convs, bos=bos, eos=eos,
                                                          python=args.runtime_python)):
             if not compare(items[i]["refs"], r, convs).identical:

@@ -101,9 +101,10 @@ class LoweredCorpus:
             from mtok_export.lower import lower
             from mtok_export.mtok import write_mtok
             from mtok_export.readers.model_dir import read_model_dir
+            from mtok_export.targets import TARGETS
 
             src = read_model_dir(self.dirs[name])
-            low, lw = lower(src, TARGET)
+            low, lw = lower(src, TARGETS[TARGET])
             self._cache[name] = Exported(self.dirs[name], src, low, lw, write_mtok(low))
         return self._cache[name]
 

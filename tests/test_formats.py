@@ -20,6 +20,7 @@ from mtok_export.errors import InputError
 from mtok_export.formats import choose, classify, read_source
 from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
+from mtok_export.targets import DEFAULT, TARGETS
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared/corpus/tokenizers"
@@ -102,7 +103,7 @@ def digests():
             # every special in the header and the template as read, as main wrote them: header pruning
             # and template lowering are lowering changes, not reader ones (the digests hold the
             # reader regression only)
-            low = lower(read_source(file), header_specials="all")[0]
+            low = lower(read_source(file), TARGETS[DEFAULT], header_specials="all")[0]
             low = replace(low, chat=replace(low.chat, text=read_source(file).chat.text))  # not the lowered one
             cache[file] = hashlib.sha256(write_mtok(low)).hexdigest()
         return file.name, cache[file]
@@ -162,7 +163,7 @@ def test_tokenizer_json_under_another_name_is_read(tmp_path):
     shutil.copy(CORPUS / "gpt2/tokenizer_config.json", tmp_path / "tokenizer_config.json")
     tok = read_source(tmp_path)
     assert Path(tok.provenance.inputs[0].path).name == "20B_tokenizer.json"
-    assert write_mtok(lower(tok)[0]) == write_mtok(lower(read_source(CORPUS / "gpt2/tokenizer.json"))[0])
+    assert write_mtok(lower(tok, TARGETS[DEFAULT])[0]) == write_mtok(lower(read_source(CORPUS / "gpt2/tokenizer.json"), TARGETS[DEFAULT])[0])
 
 
 @pytest.mark.runtime

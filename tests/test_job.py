@@ -237,7 +237,8 @@ def test_the_target_help_comes_from_the_registry(monkeypatch, capsys):
         assert code == 0
         return " ".join(out.split()).replace("- ", "-")
 
-    assert "Runtime the .mtok is for: mnn-3.6, mnn-3.5 or mnn-head [default: mnn-3.6]." in shown("export")
+    *first, last = targets.names(targets.MTOK)  # whatever the registry holds (a target added later too)
+    assert f"Runtime the .mtok is for: {', '.join(first)} or {last} [default: {targets.DEFAULT}]." in shown("export")
     monkeypatch.setitem(targets.TARGETS, "mnn-9.9", dataclasses.replace(targets.TARGETS["mnn-3.6"], name="mnn-9.9"))
     for command in ("export", "convert", "verify"):
         out = shown(command)

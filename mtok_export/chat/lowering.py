@@ -69,15 +69,14 @@ import jinja2
 from jinja2 import nodes
 
 from ..errors import MtokError
+from ..target import Target
 from .environment import normalize_newlines, parse_environment
 from .jinja_emit import UNEMITTABLE, emit, emit_target
 from .lint import Finding, lint_template
 from .rewrite import TOJSON_DEFINITION, UNDEFINED, ExprRewriter, Loop, Macro, header_text, is_pure
 from .source_map import SourceMap, marker_end
 
-__all__ = ["LoweredTemplate", "TemplateHangError", "lower_template", "TARGETS", "UNDEFINED"]
-
-TARGETS = ("mnn-3.6", "mnn-3.5", "mnn-head")  # one Jinja engine (jinja.hpp) in all three
+__all__ = ["LoweredTemplate", "TemplateHangError", "lower_template", "UNDEFINED"]
 
 
 class TemplateHangError(MtokError):
@@ -99,12 +98,13 @@ class LoweredTemplate:
     rewrites: dict = field(default_factory=dict)  # rule -> number of rewrites
 
 
-def lower_template(text: str, target: str = "mnn-3.6", *, disable=()) -> LoweredTemplate:
-    """Rewrite ``text`` for ``target``'s Jinja engine.  Raises :class:`TemplateHangError` when a
+def lower_template(text: str, target: Target, *, disable=()) -> LoweredTemplate:
+    """Rewrite ``text`` for ``target``'s Jinja engine (``Target.jinja``: the rewrites are MNN's
+    jinja.hpp subset, which every ``.mtok`` runtime has).  Raises :class:`TemplateHangError` when a
     construct that hangs the engine has no rewrite.  ``disable``: rule ids not to apply (the
     parity script measures each rule's effect this way; the hang rewrites cannot be disabled)."""
-    if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
+    if not target.jinja:
+        raise ValueError(f"{target.name} has no Jinja engine: its files carry no chat template")
     source = normalize_newlines(text)
     before = lint_template(source)
     try:

@@ -25,13 +25,16 @@ def lint_template(
     from rich.text import Text
 
     from ..chat.lint import lint_template as lint
-    from ..chat.lowering import TARGETS, TemplateHangError, lower_template
+    from ..chat.lowering import TemplateHangError, lower_template
     from ..chat.sources import iter_templates
     from ..errors import InputError
+    from ..targets import TARGETS
     from .console import out
 
-    if target not in TARGETS:
-        raise InputError(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
+    engines = [n for n, t in TARGETS.items() if t.jinja]
+    if target not in engines:
+        raise InputError(f"unknown target {target!r} (known: {', '.join(engines)})")
+    target = TARGETS[target]  # lowered for its Jinja engine
     templates = list(iter_templates(path))
     if fix:
         if len(templates) != 1:

@@ -305,7 +305,7 @@ def print_summary(r):
     for note in list(r.source.meta.notes) + r.lowering.notes:
         row("note", note)
     verb = "[bold green]wrote[/]" if r.written else "[bold red]rejected[/]" if r.rejected else "[bold red]not written[/]"
-    out.print(f"{verb} {escape(str(r.path))} ({size(r.size)}, {r.seconds:.2f} s, target {r.lowering.target})")
+    out.print(f"{verb} {escape(str(r.path))} ({size(r.size)}, {r.seconds:.2f} s, target {r.lowering.target.name})")
     out.print(t)
     if r.rejected:
         out.print(Text(f"the file failed and was kept as {r.rejected}; the output was not replaced", style="bold red"))

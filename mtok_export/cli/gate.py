@@ -152,9 +152,7 @@ def outcome_options(check: str, expected, got, target: str = "") -> list[str]:
             lines.append("--bos prefix / --bos none: which ids the header prefix puts first (and whether the "
                          "chat template's BOS stays)")
         if k == min(len(expected), len(got)) and len(expected) > len(got):
-            lines.append("--target mnn-head: that runtime appends the post-processor's suffix ids" if target != "mnn-head"
-                         else "--runtime-python: a Python whose MNN is a main-branch build (the one here does not "
-                              "run the post program)")
+            lines.extend(_missing_tail(target))
     if check in ("engine ids", "raw ids"):
         lines.append("--normalizer-form compose|no-compose|table: how NFC/NFKC/charsmap rules are written")
         lines.append("--header-specials all: every special token split out by the runtime, not only those "
@@ -163,6 +161,22 @@ def outcome_options(check: str, expected, got, target: str = "") -> list[str]:
         lines.append("--chat-template NAME|FILE: embed another template; in an MNN model folder "
                      "--keep-llm-config leaves llm_config.json's jinja block in charge")
     return lines
+
+
+def _missing_tail(target: str) -> list[str]:
+    """Ids missing at the end: the target whose runtime appends the post-processor's suffix, or, on
+    such a target, the runtime it needs (the one that ran did not append them)."""
+    from ..losses import SUFFIX_NOT_APPENDED
+    from ..targets import TARGETS, runs_exactly
+
+    alt = runs_exactly(SUFFIX_NOT_APPENDED.code, target)
+    if alt is not None:
+        return [f"--target {alt.name}: that runtime appends the post-processor's suffix ids"]
+    t = TARGETS.get(target)
+    if t is not None and t.appends_suffix:
+        return [f"--runtime-python: a Python whose MNN is what {t.name} needs ({t.requires}); the one here does "
+                "not run the post program"]
+    return []
 
 
 def verify_progress(quiet: bool):

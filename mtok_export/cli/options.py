@@ -6,7 +6,7 @@ builds the `Job`, checked once (the export, once for every model; convert).
 Help naming the registry is filled in when it is shown: every run builds the options of the
 commands it may parse (`mtok --help` builds all of them), and that must not import the library
 (`tests/test_startup_imports.py`).  So a help text names `{targets}` (the `.mtok` targets of
-`targets.TARGETS`, "a, b or c") and `{default_target}` (the job's default), and `fill` makes an
+`targets.names(MTOK)`, "a, b or c") and `{default_target}` (`targets.DEFAULT`), and `fill` makes an
 option replace them only when its help is printed."""
 
 from __future__ import annotations
@@ -37,12 +37,11 @@ def _filling(param, record):
 
 def filled(text: str) -> str:
     from ..formats import MTOK
-    from ..job import DEFAULT_TARGET
-    from ..targets import TARGETS  # targets.names(MTOK) once the registry has it
+    from ..targets import DEFAULT, names
 
-    names = [name for name, t in TARGETS.items() if t.output is MTOK]
-    listed = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
-    return text.replace("{targets}", listed).replace("{default_target}", DEFAULT_TARGET)
+    mtok = names(MTOK)
+    listed = ", ".join(mtok[:-1]) + " or " + mtok[-1] if len(mtok) > 1 else mtok[0]
+    return text.replace("{targets}", listed).replace("{default_target}", DEFAULT)
 
 
 def job(source: Path, *, special: str | None = None, **options) -> Job:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..losses import Loss, LossKind
+from ..target import Target
 from . import decoders, models, normalizers, pre_tokenizers, processors
 from .chat_template import lint_chat_template
 
-TARGETS = ("mnn-3.6", "mnn-3.5", "mnn-head")
 BOS_POLICIES = ("auto", "prefix", "none")
 HEADER_SPECIALS = ("needed", "all")
 NORMALIZER_FORMS = ("compose", "no-compose", "table")  # see lower/normalizers.py
@@ -18,9 +18,10 @@ NORMALIZER_FORMS = ("compose", "no-compose", "table")  # see lower/normalizers.p
 
 @dataclass
 class Lowering:
-    """State shared by the passes: the target, what was lost, which passes fired."""
+    """State shared by the passes: the target (what its runtime can run), what was lost, which
+    passes fired."""
 
-    target: str = "mnn-3.6"
+    target: Target
     bos: str = "auto"
     losses: list[Loss] = field(default_factory=list)
     applied: dict[str, list[str]] = field(default_factory=dict)  # pass name -> details
@@ -48,15 +49,16 @@ class Lowering:
         return self.cleared_bos or self.cleared_lead
 
 
-def lower(tok, target: str = "mnn-3.6", bos: str = "auto", progress=None, header_specials: str = "needed",
+def lower(tok, target: Target, bos: str = "auto", progress=None, header_specials: str = "needed",
           normalizer_form: str = "compose"):
-    """-> (lowered Tokenizer, Lowering).  Raises nothing for lossy input: read `.losses`.
+    """-> (lowered Tokenizer, Lowering) for `target` (a `.mtok` one: `targets.TARGETS`).  Raises
+    nothing for lossy input: read `.losses`.
     `header_specials`: "all" lists every special token in the header (see `models.header_specials`).
     `normalizer_form`: how NFC/NFKC/charsmap normalizers are written: "compose" (Replace rules per code
     point and per canonical pair), "no-compose" (the code-point rules only: faster on the device) or
     "table" (MNN's code-point table); see lower/normalizers.py."""
-    if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r} (known: {', '.join(TARGETS)})")
+    if target.legacy:
+        raise ValueError(f"{target.name} writes a tokenizer.txt: lower it with lower.legacy.lower_legacy")
     if normalizer_form not in NORMALIZER_FORMS:
         raise ValueError(f"unknown normalizer form {normalizer_form!r} (known: {', '.join(NORMALIZER_FORMS)})")
     lw = Lowering(target, bos, meta=tok.meta, specials=tuple(t.content for t in tok.added_tokens if t.special),

@@ -1,14 +1,16 @@
 """The chat-template pass: the template lowered for the target's Jinja engine (`chat.lowering`) as
 the `Lowering` records it.  The outcome is cached by content (`cache.computed`): parsing with
 jinja2 and linting twice costs about 35 ms with jinja2's import, and a second export of a model
-then neither imports nor runs jinja2.  The key holds the template, the target and the code that
-computes the outcome (`chat.code_files()`: the chat package, jinja2's version, and this module)."""
+then neither imports nor runs jinja2.  The key holds the template, the target's Jinja engine (the
+targets that share one share the outcome) and the code that computes the outcome
+(`chat.code_files()`: the chat package, jinja2's version, and this module)."""
 
 from __future__ import annotations
 
 from .. import cache
 from .. import losses as L
 from ..chat import code_files
+from ..target import Target
 
 KIND = "chat-lowering"
 
@@ -18,7 +20,7 @@ def lint_chat_template(lw, text: str) -> str:
     to embed; one loss per lint rule the lowered template still triggers, with its first places
     (in the original).  A template that would still hang the runtime raises `TemplateHangError`
     (never cached: it is raised again by the next run)."""
-    digest = cache.key(KIND, text, lw.target, files=(*code_files(), __file__))
+    digest = cache.key(KIND, text, lw.target.jinja, files=(*code_files(), __file__))
     outcome = cache.computed(KIND, digest, lambda: outcome_of(text, lw.target), valid=_valid)
     if outcome["text"] != text:
         lw.chat_original = text
@@ -29,7 +31,7 @@ def lint_chat_template(lw, text: str) -> str:
     return outcome["text"]
 
 
-def outcome_of(text: str, target: str) -> dict:
+def outcome_of(text: str, target: Target) -> dict:
     """{"text": what to embed, "rewrites": [[rule, count]], "losses": [[json path, reason, rule]]},
     in JSON types so the cached value is the computed one."""
     from ..chat.lint import RULES  # jinja2 and the chat package: only when the outcome is not cached

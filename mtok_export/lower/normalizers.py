@@ -48,7 +48,7 @@ from __future__ import annotations
 from .. import losses as L
 from ..ir import Pattern
 from ..ir import normalizers as N
-from ..mtok.constants import TABLE_CONTROL_TO_SPACE
+from ..mtok.constants import TABLE_CONTROL_TO_SPACE, NormalizerCode
 from ..unicode import tables, ucd
 from .regex import literal_of
 
@@ -83,8 +83,8 @@ def lower_normalizer(lw, n, jp: str):
     if isinstance(n, (N.CodepointMap, N.MnnBertNormalizer)):
         return n
     if isinstance(n, N.Strip):
-        if lw.target == "mnn-3.5":
-            lw.loss(L.STRIP_35, name, jp, "MNN 3.5 has no Strip normalizer (code 8); dropped", " a ")
+        if not lw.target.reads(NormalizerCode.STRIP):
+            lw.loss(L.STRIP_35, name, jp, f"{lw.target.name} has no Strip normalizer (code 8); dropped", " a ")
             return None
         lw.loss(L.STRIP_WHITESPACE, name, jp, "the runtime strips ASCII whitespace and Zs only (HF: all White_Space)", "\u2028a")
         return n

@@ -107,8 +107,8 @@ def lower_post_processor(lw, tok):
     if suffix:
         program = R.PostProgram((None, *suffix))
         lw.did("post-processor-program", f"{jp}: suffix {list(suffix)} as the post program")
-        if lw.target != "mnn-head":
-            lw.loss(L.SUFFIX_NOT_APPENDED, "post_processor", jp, f"{lw.target} does not run the post program: encode() does not "
+        if not lw.target.appends_suffix:
+            lw.loss(L.SUFFIX_NOT_APPENDED, "post_processor", jp, f"{lw.target.name} does not run the post program: encode() does not "
                     f"append {list(suffix)}", "Hi")
     return replace(tok, post_processor=program, prefix_ids=tuple(prefix), chat=chat)
 

@@ -42,7 +42,7 @@ class Attribution:
         on the IR (`Projection`), so an IR that differs from the source shows as unexplained."""
         self.source, self.lowered, self.lowering = source, lowered, lowering
         self.losses = list(lowering.losses)
-        self.legacy = lowering.target == "mnn-legacy"
+        self.legacy = lowering.target.legacy
         self._hf: dict[tuple, Projection] = {}
         self._tables = TableText()  # the projections share the source's vocabulary and merges text
         self._wp, self._byte_level = emulate.decoder_flags(lowered.decoder)

@@ -156,7 +156,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     step = progress or (lambda s: None)
     usable = [s for s in samples if "\x00" not in s.text]
     left_out = len(samples) - len(usable)
-    has_chat = bool(lowered.chat.text) and lowering.target != "mnn-legacy"
+    has_chat = bool(lowered.chat.text) and bool(lowering.target.jinja)
     runtime_chats = [c for c in chats if c.add_generation_prompt and not c.tools] if has_chat else []
     step("reference")
     texts = [s.text for s in usable]
@@ -229,7 +229,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
         checks["chat paths"].skipped = "no chat template"
     _stop_checks(checks["stop ids"], data, file_chat, source, lowered, lowering)
     _name_references(checks, reference)
-    return Report(str(mtok_path), lowering.target, rt.version, list(checks.values()), list(lowering.losses),
+    return Report(str(mtok_path), lowering.target.name, rt.version, list(checks.values()), list(lowering.losses),
                   corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes),
                   {**reference.describe(), **({"disagreement": ref.drift} if ref.drift else {})})
 
@@ -323,7 +323,7 @@ def _stop_checks(check: Check, data: bytes, chat, source, lowered, lowering):
     for i in sorted(ids):
         what = f"{names.get(i, '?')} ({expected[i]})" if i in expected else f"{names.get(i, '?')} (not a stop id of the source)"
         compare(check, _Sample(f"stop-{i}", what), i if i in expected else None, i if i in file_stops else None)
-    if lowering.target == "mnn-legacy":
+    if lowering.target.legacy:  # a tokenizer.txt embeds no eos/bos strings
         return
     want_bos = "" if lowering.cleared_bos else source.chat.bos_token
     compare(check, _Sample("eos-token", "embedded eos_token"), source.chat.eos_token, chat.eos_token)

@@ -17,6 +17,7 @@ from mtok_export.lower import lower
 from mtok_export.mtok import read_mtok, write_mtok
 from mtok_export.mtok.header import read_header
 from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.verify.check import verify
 from mtok_export.corpus import builtin_chats, builtin_corpus
 from mtok_export.verify.references import choose
@@ -63,7 +64,7 @@ def _observable(path: Path) -> tuple:
 def test_mutants_fail_verify(name, tmp_path):
     src = CORPUS / name
     tok = read_model_dir(src)
-    low, lw = lower(tok)
+    low, lw = lower(tok, TARGETS[DEFAULT])
     samples, chats = list(builtin_corpus()), list(builtin_chats())
     cache = {}
 

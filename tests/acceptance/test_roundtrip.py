@@ -49,8 +49,9 @@ import hashlib, sys
 from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.targets import TARGETS
 for d in sys.argv[1:]:
-    print(hashlib.sha256(write_mtok(lower(read_model_dir(d), "mnn-3.6")[0])).hexdigest())
+    print(hashlib.sha256(write_mtok(lower(read_model_dir(d), TARGETS["mnn-3.6"])[0])).hexdigest())
 """
 
 

@@ -21,6 +21,7 @@ import pytest
 from mtok_export.chat.jinja_emit import emit
 from mtok_export.chat.lint import lint_template, parse_environment
 from mtok_export.chat.lowering import TemplateHangError, lower_template
+from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.verify.chat_parity import (HANG, Conversation, builtin_conversations, compare,
                                      reference_render, runtime_renders)
 
@@ -96,7 +97,7 @@ IDS = [f"{rule}-{i}" for i, (rule, *_rest) in enumerate(CASES)]
 @pytest.mark.parametrize("rule,template,conv,expected", CASES, ids=IDS)
 def test_rule_is_applied_and_reference_is_right(rule, template, conv, expected):
     assert reference_render(template, conv, bos=BOS, eos=EOS) == expected
-    lowered = lower_template(template)
+    lowered = lower_template(template, TARGETS[DEFAULT])
     assert rule in lowered.fixed
     assert rule not in {f.rule for f in lowered.remaining}, lowered.remaining
 
@@ -104,7 +105,7 @@ def test_rule_is_applied_and_reference_is_right(rule, template, conv, expected):
 @pytest.fixture(scope="module")
 def runtime_results():
     before = runtime_renders([c[1] for c in CASES], CONVS, bos=BOS, eos=EOS, timeout=8)
-    after = runtime_renders([lower_template(c[1]).text for c in CASES], CONVS, bos=BOS, eos=EOS)
+    after = runtime_renders([lower_template(c[1], TARGETS[DEFAULT]).text for c in CASES], CONVS, bos=BOS, eos=EOS)
     return before, after
 
 
@@ -138,7 +139,7 @@ COMMENT_CASES = [
 @pytest.mark.parametrize("template,kept", COMMENT_CASES)
 def test_comment_whitespace_is_reported_and_lowered(template, kept):
     assert ("comment-whitespace" in {f.rule for f in lint_template(template)}) == kept
-    lowered = lower_template(template)
+    lowered = lower_template(template, TARGETS[DEFAULT])
     assert ("comment-whitespace" in lowered.fixed) == kept
     assert "comment-whitespace" not in {f.rule for f in lint_template(lowered.text)}
     assert reference_render(lowered.text, USER, bos=BOS, eos=EOS) == \
@@ -149,7 +150,7 @@ def test_comment_whitespace_is_reported_and_lowered(template, kept):
 def test_comment_whitespace_matches_the_runtime():
     templates = [t for t, _kept in COMMENT_CASES]
     before = runtime_renders(templates, [USER], bos=BOS, eos=EOS)
-    after = runtime_renders([lower_template(t).text for t in templates], [USER], bos=BOS, eos=EOS)
+    after = runtime_renders([lower_template(t, TARGETS[DEFAULT]).text for t in templates], [USER], bos=BOS, eos=EOS)
     for (template, kept), b, a in zip(COMMENT_CASES, before, after):
         expected = reference_render(template, USER, bos=BOS, eos=EOS)
         assert (b[0] != expected) == kept, template
@@ -158,17 +159,17 @@ def test_comment_whitespace_matches_the_runtime():
 
 def test_remaining_hang_is_refused():
     with pytest.raises(TemplateHangError, match=r"1:\d+: .*hangs"):
-        lower_template("{{ [1 * 2] }}")
+        lower_template("{{ [1 * 2] }}", TARGETS[DEFAULT])
 
 
 def test_a_template_jinja2_cannot_parse_is_returned_as_written():
-    lowered = lower_template("{% if True %}never closed")
+    lowered = lower_template("{% if True %}never closed", TARGETS[DEFAULT])
     assert lowered.text == "{% if True %}never closed" and lowered.fixed == ()
     assert [f.rule for f in lowered.remaining] == ["syntax"]
 
 
 def test_unfixable_constructs_stay_findings_with_positions():
-    lowered = lower_template("ok\n{% if loop.index0 % 2 == 0 %}x{% endif %}{{ s[1:] }}")
+    lowered = lower_template("ok\n{% if loop.index0 % 2 == 0 %}x{% endif %}{{ s[1:] }}", TARGETS[DEFAULT])
     assert [(f.rule, f.line, f.col) for f in lowered.remaining] == [("arith-op", 2, 19), ("string-slice", 2, 46)]
     assert lowered.text == "ok\n{% if loop.index0 % 2 == 0 %}x{% endif %}{{ s[1:] }}"
     assert lowered.fixed == ()
@@ -176,7 +177,7 @@ def test_unfixable_constructs_stay_findings_with_positions():
 
 def test_untouched_text_and_lines_are_kept():
     template = "{#- c -#}\n  A {{- x.get('k') -}}  \n{%- if True %}\n B\n{% endif %}  {{ y }}"
-    lowered = lower_template(template)
+    lowered = lower_template(template, TARGETS[DEFAULT])
     assert lowered.text == ("{#- c -#}\n  A {{- x['k'] if 'k' in x else none -}}  \n{%- if true %}\n B\n"
                             "{% endif %}  {{ y }}")
 
@@ -200,16 +201,16 @@ def test_printer_round_trip(expr):
 @pytest.mark.skipif(not CORPUS_TEMPLATES, reason="shared corpus not present")
 def test_corpus_lowers_to_parseable_templates_with_the_same_lines():
     for name, text in CORPUS_TEMPLATES:
-        lowered = lower_template(text)
+        lowered = lower_template(text, TARGETS[DEFAULT])
         parse_environment().parse(lowered.text)
         assert lowered.text.count("\n") == text.replace("\r\n", "\n").count("\n"), name
-        assert lower_template(text) == lowered, name  # deterministic
+        assert lower_template(text, TARGETS[DEFAULT]) == lowered, name  # deterministic
 
 
 @needs_mnn
 @pytest.mark.skipif(not CORPUS_TEMPLATES, reason="shared corpus not present")
 def test_no_corpus_template_hangs_after_lowering():
-    lowered = [lower_template(text).text for _name, text in CORPUS_TEMPLATES]
+    lowered = [lower_template(text, TARGETS[DEFAULT]).text for _name, text in CORPUS_TEMPLATES]
     results = runtime_renders(lowered, builtin_conversations(), bos=BOS, eos=EOS, timeout=10)
     assert [n for (n, _t), r in zip(CORPUS_TEMPLATES, results) if r == HANG] == []
 
@@ -262,7 +263,7 @@ def test_export_embeds_the_lowered_template_and_keeps_the_original():
     tok = read_model_dir(SAMPLES / "qwen-bpe")
     template = "{% for m in messages %}{{ m.get('content') }}{{ 1 * 2 }}{% endfor %}"
     tok = replace(tok, chat=replace(tok.chat, text=template))
-    low, lw = lower(tok)
+    low, lw = lower(tok, TARGETS[DEFAULT])
     assert low.chat.text == "{% for m in messages %}{{ m['content'] if 'content' in m else none }}{{ 1 * 2 }}{% endfor %}"
     assert lw.chat_original == template
     chat_losses = [loss.reason for loss in lw.losses if loss.code == "chat-template"]
@@ -276,7 +277,7 @@ def test_export_refuses_a_template_that_would_hang():
 
     tok = read_model_dir(SAMPLES / "qwen-bpe")
     with pytest.raises(TemplateHangError):
-        lower(replace(tok, chat=replace(tok.chat, text="{{ [1 * 2] }}")))
+        lower(replace(tok, chat=replace(tok.chat, text="{{ [1 * 2] }}")), TARGETS[DEFAULT])
 
 
 @pytest.fixture
@@ -327,11 +328,13 @@ def test_cli_fix_refuses_a_hang(cli, tmp_path):
     assert code == 2 and err.startswith("error:") and "Traceback" not in err
 
 
-def test_cli_unknown_target(cli, tmp_path):
+@pytest.mark.parametrize("target", ["mnn-9", "mnn-legacy"])  # mnn-legacy: a target without a Jinja engine
+def test_cli_unknown_target(cli, tmp_path, target):
     path = tmp_path / "t.jinja"
     path.write_text("x", encoding="utf-8")
-    code, _out, err = cli("lint-template", "--target", "mnn-9", path)
-    assert code == 2 and "unknown target 'mnn-9'" in err
+    code, _out, err = cli("lint-template", "--target", target, path)
+    assert code == 2 and f"unknown target {target!r} (known: mnn-3.6, mnn-3.5, mnn-head" in err
+    assert "mnn-legacy" not in err.split("(known: ")[1]
 
 
 @pytest.mark.runtime
@@ -339,7 +342,7 @@ def test_jinja2_still_parses_everything_lowering_emits():
     # every case's lowered template is valid jinja2 (transformers could render it too)
     for _rule, template, _conv, _expected in CASES:
         try:
-            parse_environment().parse(lower_template(template).text)
+            parse_environment().parse(lower_template(template, TARGETS[DEFAULT]).text)
         except jinja2.TemplateSyntaxError as e:  # pragma: no cover
             pytest.fail(f"{template}: {e}")
 

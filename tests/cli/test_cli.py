@@ -126,11 +126,12 @@ def test_export_default_output_is_the_source_dir(cli, tmp_path):
 def test_export_lossy_refused_lists_each_loss(cli, tmp_path):
     from mtok_export.lower import lower
     from mtok_export.readers.model_dir import read_model_dir
+    from mtok_export.targets import DEFAULT, TARGETS
 
     src, out_dir = write_dir(tmp_path / "src", LOSSY), tmp_path / "out"
     code, out, err = cli("mtok-export", "--path", src, "-o", out_dir, "--no-verify")
     assert code == 3
-    losses = lower(read_model_dir(src))[1].losses
+    losses = lower(read_model_dir(src), TARGETS[DEFAULT])[1].losses
     assert {x.json_path for x in losses} >= {"$.normalizer", "$.decoder"}
     refused = sorted({x.code for x in losses if x.kind.severity.value != "edge"})
     assert err.startswith(f"error: the policy refuses {len(refused)} loss code(s)")

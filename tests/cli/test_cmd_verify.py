@@ -15,6 +15,7 @@ import pytest
 from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.targets import DEFAULT, TARGETS
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "qwen-bpe"
 pytestmark = pytest.mark.runtime  # each test exports and verifies on the runtime
@@ -25,7 +26,7 @@ def mtok(*args) -> subprocess.CompletedProcess:
 
 
 def _written(tmp_path, tamper: bool) -> Path:
-    low, _ = lower(read_model_dir(SAMPLE))
+    low, _ = lower(read_model_dir(SAMPLE), TARGETS[DEFAULT])
     if tamper:  # swap the ids of two frequent tokens: still a valid file, but wrong ids
         vocab = dict(low.model.vocab)
         vocab["e"], vocab["t"] = vocab["t"], vocab["e"]
@@ -77,7 +78,7 @@ def test_export_strict_read_is_reused_only_for_the_same_bytes(tmp_path, monkeypa
     from mtok_export.verify.references import choose
 
     src = read_model_dir(SAMPLE)
-    low, lw = lower(src)
+    low, lw = lower(src, TARGETS[DEFAULT])
     data = write_mtok(low)
     path = tmp_path / "tokenizer.mtok"
     args = dict(samples=list(builtin_corpus())[:20], chats=list(builtin_chats())[:2], reference=choose(src))

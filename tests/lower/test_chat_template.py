@@ -1,11 +1,12 @@
 """The chat-template pass and the template depth check are cached by content (`lower/chat_template.py`,
 `chat/nesting.py`): a hit must give what a fresh computation gives (the embedded text, the rewrites,
 every loss field), a broken or ill-shaped entry is recomputed, and a changed input (template,
-target, the code computing it) is a different entry."""
+the target's Jinja engine, the code computing it) is a different entry."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -15,6 +16,7 @@ from mtok_export.chat.lowering import TemplateHangError
 from mtok_export.errors import UnsupportedError
 from mtok_export.lower import Lowering
 from mtok_export.lower import chat_template as C
+from mtok_export.targets import DEFAULT, TARGETS
 
 TEMPLATES = {
     "rewrites": "{#- c -#}\n  A {{- x.get('k') -}}  \n{%- if True %}\n B\n{% endif %}  {{ y }}",
@@ -31,7 +33,7 @@ def cache_dir(tmp_path, monkeypatch):
     return tmp_path
 
 
-def _state(text: str, target: str = "mnn-3.6"):
+def _state(text: str, target=TARGETS[DEFAULT]):
     lw = Lowering(target)
     out = C.lint_chat_template(lw, text)
     return out, lw.losses, lw.applied, lw.chat_original
@@ -92,17 +94,19 @@ def test_a_wrong_but_well_formed_entry_is_what_is_used(cache_dir):
                                                                      ("arith-op",))]
 
 
-def test_the_key_holds_template_target_and_code(cache_dir, tmp_path):
+def test_the_key_holds_template_engine_and_code(cache_dir, tmp_path):
     _state(TEMPLATES["rewrites"])
     _state(TEMPLATES["rewrites"] + " ")
-    _state(TEMPLATES["rewrites"], "mnn-head")
+    _state(TEMPLATES["rewrites"], replace(TARGETS[DEFAULT], jinja="another engine"))
+    assert len(_entries(cache_dir)) == 3
+    _state(TEMPLATES["rewrites"], TARGETS["mnn-head"])  # the default's engine: its entry
     assert len(_entries(cache_dir)) == 3
     files = code_files()
     assert {f.parent.name for f in files} == {"chat", "jinja2", "markupsafe"}
-    base = cache.key(C.KIND, "t", "mnn-3.6", files=files)
+    base = cache.key(C.KIND, "t", TARGETS[DEFAULT].jinja, files=files)
     edited = tmp_path / files[0].name
     edited.write_bytes(files[0].read_bytes() + b"\n# edited\n")
-    assert cache.key(C.KIND, "t", "mnn-3.6", files=(edited, *files[1:])) != base
+    assert cache.key(C.KIND, "t", TARGETS[DEFAULT].jinja, files=(edited, *files[1:])) != base
 
 
 def test_a_hanging_template_raises_every_time_and_is_not_cached(cache_dir):

@@ -12,6 +12,7 @@ import pytest
 from mtok_export.api import export
 from mtok_export.lower import lower
 from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.targets import DEFAULT, TARGETS
 
 from tests.support.glm4 import GLM4_TEMPLATE, glm4_like
 from tests.support.marks import needs_mnn
@@ -22,7 +23,7 @@ needs_corpus = pytest.mark.skipif(not (CORPUS / "tokenizers/gpt2").is_dir(), rea
 
 @needs_corpus
 def test_the_lowered_template_leaves_the_prefix_to_the_header(tmp_path):
-    low, lw = lower(read_model_dir(glm4_like(tmp_path)))
+    low, lw = lower(read_model_dir(glm4_like(tmp_path)), TARGETS[DEFAULT])
     assert low.prefix_ids == (50257, 50258)
     assert not low.chat.text.startswith("[gMASK]<sop>") and low.chat.text == GLM4_TEMPLATE[len("[gMASK]<sop>"):]
     assert "prefix-from-header" in lw.applied and lw.prefix_text == "[gMASK]<sop>"
@@ -33,7 +34,7 @@ def test_a_template_the_cut_would_change_keeps_its_prefix(tmp_path):
     """`[gMASK]<sop>` rendered only for some conversations: cutting it would change the others, so
     the template is kept (the chat path then holds the prefix twice for those, and verify says so)."""
     t = "{% if messages[0]['role'] == 'system' %}[gMASK]<sop>{% endif %}" + GLM4_TEMPLATE[len("[gMASK]<sop>"):]
-    low, lw = lower(read_model_dir(glm4_like(tmp_path, t)))
+    low, lw = lower(read_model_dir(glm4_like(tmp_path, t)), TARGETS[DEFAULT])
     assert low.chat.text == t and "prefix-from-header" not in lw.applied
 
 

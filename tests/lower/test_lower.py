@@ -36,6 +36,7 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalize
 from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.targets import TARGETS
 from mtok_export.verify.runtime import RuntimeResult, run_runtime
 from tests.support.naive_mapping import naive
 from tests.support.marks import MNN_MISSING, runtime
@@ -97,7 +98,7 @@ def export(tmp_path: Path, tk: Tokenizer, config: dict | None = None, target: st
     if config is not None:
         (src_dir / "tokenizer_config.json").write_text(json.dumps(config))
     src = read_model_dir(src_dir)
-    low, lw = lower(src, target)
+    low, lw = lower(src, TARGETS[target])
     path = tmp_path / "lowered.mtok"
     path.write_bytes(write_mtok(low))
     return Exported(Tokenizer.from_file(str(src_dir / "tokenizer.json")), src, low, lw, path, tmp_path)
@@ -636,7 +637,7 @@ def test_post_processor_program(tmp_path, single):
     for text, got in zip(texts, result.encodes):
         assert ex.ids(text, True)[-1] == suffix and suffix not in got
     assert_exact(ex, result, texts, suffix=(suffix,))
-    head, head_lw = lower(ex.src, "mnn-head")
+    head, head_lw = lower(ex.src, TARGETS["mnn-head"])
     assert "post-processor-program" in head_lw.applied
     assert "suffix-not-appended" not in {x.code for x in head_lw.losses}
     assert head.post_processor.ops == (None, suffix)

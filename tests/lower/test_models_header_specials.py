@@ -10,6 +10,7 @@ import pytest
 from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.verify.runtime import run_runtime
 
 LLAMA3 = Path(__file__).resolve().parents[2].parent / "shared/corpus/tokenizers/meta-llama-3-8b-instruct"
@@ -24,13 +25,13 @@ def llama3():
 
 @pytest.mark.runtime
 def test_header_keeps_the_tokens_with_a_role(llama3):
-    low, lw = lower(llama3)
+    low, lw = lower(llama3, TARGETS[DEFAULT])
     names = {t.id: t.content for t in low.added_tokens}
     assert {names[i] for i in low.special_ids} == {"<|begin_of_text|>", "<|eot_id|>", "<|start_header_id|>",
                                                      "<|end_header_id|>"}
     assert [x.code for x in lw.losses if x.code == "special-not-in-header"] == ["special-not-in-header"]
     assert next(x for x in lw.losses if x.code == "special-not-in-header").kind.severity.value == "edge"
-    every, lw_all = lower(llama3, header_specials="all")
+    every, lw_all = lower(llama3, TARGETS[DEFAULT], header_specials="all")
     assert len(every.special_ids) == 256 and "special-not-in-header" not in {x.code for x in lw_all.losses}
     assert every.added_tokens == low.added_tokens and every.model == low.model
 
@@ -43,7 +44,7 @@ def test_tokens_left_out_of_the_header_encode_and_decode_the_same(llama3, tmp_pa
     for mode in ("needed", "all"):
         path = tmp_path / mode / "tokenizer.mtok"
         path.parent.mkdir()
-        path.write_bytes(write_mtok(lower(llama3, header_specials=mode)[0]))
+        path.write_bytes(write_mtok(lower(llama3, TARGETS[DEFAULT], header_specials=mode)[0]))
         out[mode] = run_runtime(path, texts=texts, decode_ids=[128010, 128255, 128009])
     assert out["needed"].encodes == out["all"].encodes
     assert out["needed"].encodes[0] == [64, 128010, 65]  # a, the reserved token, b (this revision adds no BOS)

@@ -17,6 +17,7 @@ from mtok_export.formats import read_source
 from mtok_export.lower import lower
 from mtok_export.lower.models import _words_merges_miss
 from mtok_export.mtok import write_mtok
+from mtok_export.targets import TARGETS
 from mtok_export.verify.runtime import run_runtime
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared/corpus/tokenizers"
@@ -33,7 +34,7 @@ def llama3():
 def test_llama3_words_the_merges_miss(llama3):
     missed = _words_merges_miss(llama3.model)
     assert len(missed) == 588 and "\u0120Vi\u00e1\u00bb\u0129t" in missed  # ĠViá»ĩt, "Việt"
-    _, lw = lower(llama3, "mnn-3.6")
+    _, lw = lower(llama3, TARGETS["mnn-3.6"])
     [loss] = [x for x in lw.losses if x.code == "ignore-merges"]
     assert "588 vocab word(s)" in loss.reason
 
@@ -67,7 +68,7 @@ def test_runtime_merges_the_vocab_word(llama3):
     tj = json.loads((LLAMA3 / "tokenizer.json").read_text(encoding="utf-8"))
     tj["model"]["ignore_merges"] = False
     merged = Tokenizer.from_str(json.dumps(tj))
-    low, _ = lower(llama3, "mnn-3.6")
+    low, _ = lower(llama3, TARGETS["mnn-3.6"])
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "tokenizer.mtok"
         path.write_bytes(write_mtok(low))
@@ -82,6 +83,6 @@ def test_flag_without_effect_is_no_loss():
     """Qwen-1's vocabulary is rebuilt by its merges word for word: ignore_merges changes nothing."""
     tok = read_source(CORPUS / "qwen-7b_tiktoken")
     assert tok.model.ignore_merges and not _words_merges_miss(tok.model)
-    _, lw = lower(tok, "mnn-3.6")
+    _, lw = lower(tok, TARGETS["mnn-3.6"])
     assert "ignore-merges-moot" in lw.applied
     assert "ignore-merges" not in {x.code for x in lw.losses}

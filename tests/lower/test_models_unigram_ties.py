@@ -29,6 +29,7 @@ from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.sentencepiece import read_sentencepiece
+from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 
 from tests.support.corpus_dirs import CORPUS
@@ -49,7 +50,7 @@ def _pieces(tok) -> dict[str, float]:
     """The pieces the model can produce from text (not unk, not added tokens), with the scores the
     file holds."""
     added = {t.content for t in tok.added_tokens}
-    m = lower(tok)[0].model
+    m = lower(tok, TARGETS[DEFAULT])[0].model
     return {p: s for i, (p, s) in enumerate(m.vocab) if i != m.unk_id and p not in added}
 
 
@@ -134,7 +135,7 @@ def test_the_emulation_is_the_runtime_and_hf(tmp_path):
     tok = _read("t5-small")
     pieces = _pieces(tok)
     texts = [t for t in commuting_runs(pieces) if t.isascii() and t.strip() == t and t.isprintable()][:120]
-    low, _ = lower(tok)
+    low, _ = lower(tok, TARGETS[DEFAULT])
     path = tmp_path / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     got = run_runtime(path, texts=texts).encodes
@@ -159,7 +160,7 @@ def test_no_scores_make_the_runtime_emit_hf_order(tmp_path):
     ids = M.vocab_of(tok.model)
     want = [ids["\u2581"], ids["77"], ids["777"]]
     assert hf_from_ir(tok).encode("77777", add_special_tokens=False).ids == want
-    low, _ = lower(tok)
+    low, _ = lower(tok, TARGETS[DEFAULT])
     base = dict(low.model.vocab)
     for k, (d77, d777) in enumerate([(0, 0), (1e-9, 0), (0, 1e-9), (-1e-9, 0), (0, -1e-9), (2.0, 2.0),
                                      (base["777"] - base["77"], base["77"] - base["777"]), (5.0, -0.5)]):

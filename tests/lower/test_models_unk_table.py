@@ -18,6 +18,7 @@ from mtok_export.ir import pre_tokenizers as P
 from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.sentencepiece import read_sentencepiece
+from mtok_export.targets import DEFAULT, TARGETS
 
 from tests.support.corpus_dirs import SAMPLES
 from tests.support.marks import needs_mnn
@@ -41,7 +42,7 @@ def bpe_model(tmp_path_factory):
 
 def test_unk_is_lowered_as_a_table(bpe_model):
     tok = read_sentencepiece(bpe_model)
-    low, lw = lower(tok)
+    low, lw = lower(tok, TARGETS[DEFAULT])
     codes = {x.code for x in lw.losses}
     assert "unk-table" in lw.applied and "unk-drop" not in codes and {"unk-table-gaps", "unk-surface"} <= codes
     assert low.model.vocab["\u2047"] == tok.model.vocab["<unk>"] and "<unk>" not in low.model.vocab
@@ -59,7 +60,7 @@ def test_unknown_characters_become_unk_on_the_runtime(bpe_model, tmp_path):
     from mtok_export.verify.runtime import run_runtime
 
     tok = read_sentencepiece(bpe_model)
-    low, _ = lower(tok)
+    low, _ = lower(tok, TARGETS[DEFAULT])
     path = tmp_path / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     sp = spm.SentencePieceProcessor(model_file=str(bpe_model))
@@ -68,7 +69,7 @@ def test_unknown_characters_become_unk_on_the_runtime(bpe_model, tmp_path):
     got = run_runtime(path, texts=TEXTS).encodes
     assert got == want
     # the file as main wrote it dropped them
-    plain, _ = lower(replace(tok, model=replace(tok.model, unk_token=None)))
+    plain, _ = lower(replace(tok, model=replace(tok.model, unk_token=None)), TARGETS[DEFAULT])
     path.write_bytes(write_mtok(plain))
     dropped = run_runtime(path, texts=TEXTS).encodes
     assert dropped != want and sp.unk_id() not in sum(dropped, [])
@@ -87,13 +88,13 @@ def _bpe(**kw):
                                                                   unk_token="<unk>"))),
 ])
 def test_no_table_where_it_would_not_be_exact(why, tok):
-    low, lw = lower(tok)
+    low, lw = lower(tok, TARGETS[DEFAULT])
     assert "unk-table" not in lw.applied, why
     assert ("unk-drop" in {x.code for x in lw.losses}) == (not tok.model.byte_fallback), why
 
 
 def test_without_fusing_any_splitting_pre_tokenizer_is_fine():
-    low, lw = lower(replace(_bpe(), pre_tokenizer=P.Whitespace()))
+    low, lw = lower(replace(_bpe(), pre_tokenizer=P.Whitespace()), TARGETS[DEFAULT])
     assert "unk-table" in lw.applied and not any(s.pattern.value == "\u2047\u2047" for s in low.normalizer.normalizers
                                                  if isinstance(s, N.Replace))
 

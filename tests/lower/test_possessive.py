@@ -30,6 +30,7 @@ from mtok_export.lower.regex_tree import parse, unparse
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.tiktoken import _CL100K_PATTERN, _O200K_PATTERN, _R50K_PATTERN
+from mtok_export.targets import TARGETS
 from mtok_export.verify.runtime import run_runtime
 
 from tests.support.marks import needs_mnn
@@ -214,7 +215,7 @@ def _gpt2_with(tmp_path: Path, pattern: str):
     src = tmp_path / "src"
     src.mkdir()
     (src / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False), encoding="utf-8")
-    low, lw = lower(read_model_dir(src), "mnn-3.6")
+    low, lw = lower(read_model_dir(src), TARGETS["mnn-3.6"])
     path = tmp_path / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     return Tokenizer.from_file(str(src / "tokenizer.json")), path, lw

@@ -17,6 +17,7 @@ from mtok_export.ir import normalizers as N
 from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.verify.runtime import run_runtime
 
 from tests.support.marks import needs_mnn
@@ -43,14 +44,14 @@ def metaspace_unigram(directory: Path, prepend: str = "always") -> Tokenizer:
 
 def test_a_literal_replacement_is_written_as_a_space(tmp_path):
     metaspace_unigram(tmp_path / "src")
-    low, lw = lower(read_model_dir(tmp_path / "src"))
+    low, lw = lower(read_model_dir(tmp_path / "src"), TARGETS[DEFAULT])
     assert "metaspace-replacement" in lw.applied
     assert low.normalizer.normalizers[-1] == N.Replace(N.Pattern("\u2581"), " ")
 
 
 def test_no_rule_without_a_prepend(tmp_path):
     metaspace_unigram(tmp_path / "src", prepend="never")
-    _, lw = lower(read_model_dir(tmp_path / "src"))
+    _, lw = lower(read_model_dir(tmp_path / "src"), TARGETS[DEFAULT])
     assert "metaspace-replacement" not in lw.applied
 
 
@@ -58,7 +59,7 @@ def test_no_rule_without_a_prepend(tmp_path):
 def test_the_replacement_encodes_as_hf_on_the_runtime(tmp_path):
     hf = metaspace_unigram(tmp_path / "src")
     assert hf.encode("\u2581").ids == [1]
-    low, _ = lower(read_model_dir(tmp_path / "src"))
+    low, _ = lower(read_model_dir(tmp_path / "src"), TARGETS[DEFAULT])
     want = [hf.encode(t).ids for t in TEXTS]
     path = tmp_path / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))

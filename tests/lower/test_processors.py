@@ -9,6 +9,7 @@ from mtok_export import losses as L
 from mtok_export.ir import processors as R
 from mtok_export.lower import Lowering
 from mtok_export.lower.processors import single_parts, single_prefix, split_single
+from mtok_export.targets import DEFAULT, TARGETS
 
 
 def _template(*names, ids=None):
@@ -36,12 +37,12 @@ def test_single_parts_reports_what_it_drops(post, where, why):
     parts, dropped = single_parts(post)
     assert parts is None and single_prefix(post) == ()
     assert [(jp, why in reason) for _, jp, reason in dropped] == [(where, True)]
-    lw = Lowering()
+    lw = Lowering(TARGETS[DEFAULT])
     assert split_single(lw, post, "$.post_processor") is None
     assert [(x.kind, x.json_path) for x in lw.losses] == [(L.POST_DROPPED, where)]
 
 
 def test_split_single_records_nothing_for_a_clean_split():
-    lw = Lowering()
+    lw = Lowering(TARGETS[DEFAULT])
     assert split_single(lw, _template("<s>", "A"), "$.post_processor") == ((1,), ())
     assert lw.losses == []

@@ -19,6 +19,7 @@ from mtok_export.mtok import write_mtok
 from mtok_export.readers.gguf import read_gguf
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.corpus import builtin_corpus
+from mtok_export.targets import TARGETS
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 from mtok_export.verify.runtime import run_runtime
 
@@ -57,7 +58,7 @@ def gpt2_with(tmp_path: Path, patterns: list[str]) -> tuple[Tokenizer, Path, obj
     src = tmp_path / "src"
     src.mkdir()
     (src / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False), encoding="utf-8")
-    low, lw = lower(read_model_dir(src), "mnn-3.6")
+    low, lw = lower(read_model_dir(src), TARGETS["mnn-3.6"])
     path = tmp_path / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     return Tokenizer.from_file(str(src / "tokenizer.json")), path, lw
@@ -211,7 +212,7 @@ def test_deepseek_llm_patterns_are_exact_on_the_runtime():
     spelled out, its `\\s+$` gets a real end-of-line; no regex loss, and the runtime's raw ids equal
     HF's on the built-in corpus, the code/JSON strings above and the llama.cpp strings."""
     tok = read_gguf(CORPUS / "gguf/ggml-vocab-deepseek-llm.gguf")
-    low, lw = lower(tok, "mnn-3.6")
+    low, lw = lower(tok, TARGETS["mnn-3.6"])
     assert not [x for x in lw.losses if x.code == "regex-unsupported"]
     texts = [s.text for s in builtin_corpus() if "\x00" not in s.text] + TEXTS
     inp = (CORPUS / "testvectors/ggml-vocab-deepseek-llm.gguf.inp").read_text(encoding="utf-8")

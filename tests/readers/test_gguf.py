@@ -16,6 +16,7 @@ from mtok_export.formats import read_source
 from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.gguf import read_gguf
+from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 from tests.support.gemma4_vocab import gemma4_gguf
 
@@ -138,7 +139,7 @@ def test_directory_and_file_paths_pick_the_gguf(tmp_path):
 def test_written_mtok_gives_the_vectors_on_the_runtime(name, read, tmp_path):
     from mtok_export.verify.runtime import run_runtime
 
-    low, _ = lower(read(name))
+    low, _ = lower(read(name), TARGETS[DEFAULT])
     path = tmp_path / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     cases = [(s, e) for s, e in vectors(name) if "\0" not in s]

@@ -18,6 +18,7 @@ from mtok_export.lower import lower
 from mtok_export.lower.models import UNREACHABLE
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.sentencepiece import read_sentencepiece
+from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 
 from tests.support.corpus_dirs import CORPUS
@@ -31,7 +32,7 @@ TEXTS = ["<s>", "Hello <s> world", "Hello</s>world", "</s><s>x", "   <s>   ", '[
 def _runtime_raw(tmp_path, tok, texts):
     from mtok_export.verify.runtime import run_runtime
 
-    low, _ = lower(tok)
+    low, _ = lower(tok, TARGETS[DEFAULT])
     path = tmp_path / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     n = len(low.prefix_ids)
@@ -49,7 +50,7 @@ def bare(request):
 def test_bare_model_control_pieces_are_text_in_the_file(bare):
     tok = read_sentencepiece(bare)
     assert [x.code for x in tok.meta.differences if x.code == "sp-control-text"] == ["sp-control-text"]
-    low, lw = lower(tok)
+    low, lw = lower(tok, TARGETS[DEFAULT])
     assert "sentencepiece-controls" in lw.applied
     assert "sp-control-text" not in {x.code for x in lw.losses}  # the file follows the reference
     names = {1: "<s>", 2: "</s>"}
@@ -83,7 +84,7 @@ def test_model_with_hf_configs_splits_control_text_as_transformers(tmp_path):
     (folder / "tokenizer_config.json").write_text('{"tokenizer_class": "T5Tokenizer", "add_eos_token": false}')
     tok = read_sentencepiece(folder / "spiece.model")
     assert "sp-control-text" not in {x.code for x in tok.meta.differences}
-    low, lw = lower(tok)
+    low, lw = lower(tok, TARGETS[DEFAULT])
     assert "sentencepiece-controls" not in lw.applied and {1, 2} <= set(low.special_ids)
     got = _runtime_raw(tmp_path, tok, TEXTS)
     want = [e.ids for e in hf_from_ir(tok).encode_batch(TEXTS, add_special_tokens=False)]
@@ -98,9 +99,9 @@ def test_a_piece_holding_the_control_text_keeps_the_decoder_unchanged():
     diff = L.Loss(L.SP_CONTROL_TEXT, "reader", "$.added_tokens", "test", trigger=("<s>", "</s>"))
     tok = Tokenizer(model=M.Unigram(vocab, 0), decoder=D.Fuse(), added_tokens=added, special_ids=(1, 2),
                     meta=Metadata(differences=(diff,)))
-    low, lw = lower(tok)
+    low, lw = lower(tok, TARGETS[DEFAULT])
     assert low.decoder == D.Sequence((D.Replace(Pattern("</s>"), ""), D.Fuse()))
     assert low.added_tokens == () and low.special_ids == ()
     # without the reader's difference (HF configs present) nothing changes
-    plain, lw2 = lower(replace(tok, meta=Metadata()))
+    plain, lw2 = lower(replace(tok, meta=Metadata()), TARGETS[DEFAULT])
     assert plain.special_ids == (1, 2) and "sentencepiece-controls" not in lw2.applied

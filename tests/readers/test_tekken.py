@@ -78,7 +78,8 @@ def test_tiny_file(tmp_path):
     assert tok.model.vocab["<s>"] == 1 and sorted(tok.model.vocab.values()) == list(range(262))
     from mtok_export.lower import lower
     from mtok_export.mtok import read_mtok, write_mtok
-    assert read_mtok(write_mtok(lower(tok)[0]), "t")[0].model.vocab["<SPECIAL_3>"] == 3
+    from mtok_export.targets import DEFAULT, TARGETS
+    assert read_mtok(write_mtok(lower(tok, TARGETS[DEFAULT])[0]), "t")[0].model.vocab["<SPECIAL_3>"] == 3
 
 
 @pytest.mark.parametrize("change, message", [

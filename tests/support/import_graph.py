@@ -23,7 +23,7 @@ LAYERS = (
     ("verify",),  # reference and runtime engines, the corpus, checks, attribution
     ("inspection",),  # what a written file holds: readers, dump, manifest (not the export stack)
     ("manifest", "reports", "model_folder", "policy", "job"),  # job: every choice of an export, one value
-    ("targets",),  # the runtimes: lower, then an output format writes
+    ("targets",),  # the registry of runtimes (`target.Target` entries): lower, then an output format writes
     ("formats",),  # every input/output format: sniff, read, write
     ("writers",),  # IR -> HF files
     ("lower",),  # IR -> what a runtime executes (mtok targets, legacy types), and its HF equivalent
@@ -34,7 +34,8 @@ LAYERS = (
     ("ir",),
     # corpus: the built-in samples and chats; hub: Hub repositories as local snapshot folders;
     # json_value: JSON input checked once (readers, chat template sources, model folders)
-    ("errors", "io", "cache", "sniff", "corpus", "gc_pause", "signals", "hub", "json_value", "__init__"),
+    # target: the Target type (what a runtime can run), held by every layer; its entries are `targets`
+    ("errors", "io", "cache", "sniff", "corpus", "gc_pause", "signals", "hub", "json_value", "target", "__init__"),
 )
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 

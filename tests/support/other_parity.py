@@ -47,6 +47,7 @@ from mtok_export.mtok import write_mtok
 from mtok_export.readers.bert_vocab import read_bert_vocab
 from mtok_export.readers.gpt2_files import read_gpt2_files
 from mtok_export.readers.tiktoken import read_tiktoken
+from mtok_export.targets import TARGETS
 from mtok_export.verify.check import TEXT_CHECKS, Check, compare_texts, verify
 from mtok_export.verify.reference import hf_reference
 from mtok_export.verify.references import Chosen
@@ -119,7 +120,7 @@ def parity_mtok(name: str, ir=None, ref=None, python: str | None = None) -> Row:
     texts = [s.text for s in ss]
     ir = ir or read_input(name)
     ref = ref or reference(name, ir, texts)
-    low, lw = lower(ir, "mnn-3.6")
+    low, lw = lower(ir, TARGETS["mnn-3.6"])
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tokenizer.mtok"
         path.write_bytes(write_mtok(low))

@@ -18,6 +18,7 @@ from mtok_export.corpus import builtin_chats, builtin_corpus, testvector_corpus
 from mtok_export.formats import read_source
 from mtok_export.lower import Lowering, lower
 from mtok_export.mtok import write_mtok
+from mtok_export.targets import TARGETS
 from mtok_export.verify.check import verify
 from mtok_export.verify.references import choose
 
@@ -36,9 +37,9 @@ def parity_rows(src: Path, out_dir: Path, *, mode: str = "lowered", target: str 
             low = naive(tok, lambda s: hf.encode(s).ids, lambda i: hf.decode([i]))
         except ValueError as e:
             return {"checks": {}, "unexplained": str(e), "losses": ""}
-        lw = Lowering(target)
+        lw = Lowering(TARGETS[target])
     else:
-        low, lw = lower(tok, target)
+        low, lw = lower(tok, TARGETS[target])
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))

@@ -38,6 +38,7 @@ from mtok_export.lower.legacy.type0 import plan
 from mtok_export.lower.processors import single_parts
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.sentencepiece import read_sentencepiece
+from mtok_export.targets import TARGETS
 from mtok_export.verify.check import TEXT_CHECKS, Check, compare_texts, verify
 from mtok_export.verify.references import choose
 from mtok_export.verify.reference_spm import charsmap_normalizer, spm_reference
@@ -146,7 +147,7 @@ def spm_parity(model_path, out_dir, *, target: str = "mnn-3.6", python=None, sam
     `verify` as every export: reader differences and lowering losses explain only what they reproduce)."""
     model_path = Path(model_path)
     tok = read_sentencepiece(model_path, config_dir)
-    low, lw = lower(tok, target)
+    low, lw = lower(tok, TARGETS[target])
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "tokenizer.mtok"

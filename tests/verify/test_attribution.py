@@ -10,6 +10,7 @@ from tokenizers import Tokenizer
 
 from mtok_export.lower import lower
 from mtok_export.readers.model_dir import read_model_dir
+from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.verify.attribution import Attribution
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -18,7 +19,7 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 @pytest.fixture(scope="module")
 def qwen():
     src = read_model_dir(SAMPLES / "qwen-bpe")
-    low, lw = lower(src)
+    low, lw = lower(src, TARGETS[DEFAULT])
     return Attribution(src, low, lw), Tokenizer.from_file(str(SAMPLES / "qwen-bpe/tokenizer.json"))
 
 
@@ -63,7 +64,7 @@ def test_stream_projection_is_the_single_id_decode(qwen):
 
 def test_unigram_ties_need_the_same_text_and_score():
     src = read_model_dir(SAMPLES / "t5-unigram")
-    low, lw = lower(src)
+    low, lw = lower(src, TARGETS[DEFAULT])
     why = Attribution(src, low, lw)
     pieces = low.model.vocab
     vocab = {p: i for i, (p, _) in enumerate(pieces)}
@@ -84,7 +85,7 @@ def test_a_unigram_tie_is_exact():
 
     def why(score_a):
         tok = Tokenizer(model=M.Unigram((("<unk>", 0.0), ("ab", -3.0), ("a", score_a), ("b", -2.0)), 0))
-        low, lw = lower(tok)
+        low, lw = lower(tok, TARGETS[DEFAULT])
         return Attribution(tok, low, lw)
 
     assert why(-1.0)._tie([1], [2, 3])

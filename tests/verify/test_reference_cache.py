@@ -164,13 +164,14 @@ def test_projection_answers_are_cached_by_the_tokenizer_json_text(tmp_path, monk
 
     from mtok_export.lower import lower
     from mtok_export.readers.model_dir import read_model_dir
+    from mtok_export.targets import DEFAULT, TARGETS
     from mtok_export.verify import projection
     from mtok_export.verify.attribution import Attribution
     from mtok_export.verify.reference_tiktoken import hf_from_ir
 
     monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
     src = read_model_dir(SAMPLE)
-    low, lw = lower(src)
+    low, lw = lower(src, TARGETS[DEFAULT])
     jamo = "\u1112\u1161\u11ab\u1100\u116e\u11a8"  # NFC composes it, the runtime's normalizer does not
 
     def attribute():

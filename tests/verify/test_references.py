@@ -328,11 +328,12 @@ def test_sweep_finds_what_the_corpus_misses(tmp_path):
     from mtok_export.corpus import builtin_corpus
     from mtok_export.lower import lower
     from mtok_export.mtok import write_mtok
+    from mtok_export.targets import DEFAULT, TARGETS
     from mtok_export.verify.check import verify
 
     src = _copy(tmp_path, CORPUS / "gpt2/tokenizer.json")
     tok = read_source(src)
-    low, lw = lower(tok)
+    low, lw = lower(tok, TARGETS[DEFAULT])
     vocab = dict(low.model.vocab)
     names = {i: t for t, i in vocab.items()}
     a, b = names[50000], names[50001]

@@ -12,6 +12,7 @@ from ...ir import pre_tokenizers as P
 from ...ir.walk import members
 from ...legacy import describe
 from ...mtok.constants import FileType
+from ...target import Target
 from .. import Lowering
 from . import type0, type1, type2, type3
 from .chain import LegacyPlan
@@ -36,8 +37,9 @@ def choose_type(tok) -> tuple[FileType, str]:
                            "1 tiktoken, 2 BERT WordPiece, 3 byte-level BPE); export .mtok instead")
 
 
-def lower_legacy(tok, bos: str = "auto") -> tuple[LegacyPlan, Lowering]:
-    """-> (the plan of the type chosen for `tok`, a Lowering holding its losses and the choice).
+def lower_legacy(tok, target: Target, bos: str = "auto") -> tuple[LegacyPlan, Lowering]:
+    """-> (the plan of the type chosen for `tok`, a Lowering for `target` holding its losses and the
+    choice).
     A byte-level vocabulary type 3 cannot hold (a missing byte, a token that is not a byte-level
     string) falls back to type 1, which holds any byte-level vocabulary (greedy, always lossy)."""
     kind, why = choose_type(tok)
@@ -48,6 +50,6 @@ def lower_legacy(tok, bos: str = "auto") -> tuple[LegacyPlan, Lowering]:
             raise
         kind, why = FileType.TIKTOKEN, f"{why}, but type 3 cannot hold it ({str(e).split(';')[0]})"
         plan = PLANS[kind](tok)
-    lw = Lowering("mnn-legacy", bos, losses=list(plan.losses) + list(tok.meta.differences), meta=tok.meta)
+    lw = Lowering(target, bos, losses=list(plan.losses) + list(tok.meta.differences), meta=tok.meta)
     lw.did("legacy-type", f"{describe(kind)}; chosen because the source is {why}")
     return plan, lw
