@@ -14,7 +14,7 @@ _API = ("convert", "export", "inspect", "verify")
 
 def __getattr__(name):
     if name in _API:
-        from . import api
+        from . import api  # `import mtok_export` (and the CLI's start-up) loads no reader or runtime
 
         return getattr(api, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -122,7 +122,7 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
     (`target` and `bos` replace its own when given).  `progress(step)` is told each phase.
 
     The steps are `verification.engine_path`, `prepare` and `run`, shared with the export."""
-    from .verification import engine_path, prepare, run
+    from .verification import engine_path, prepare, run  # the runtime and references: only when verifying
 
     file, llm_config = engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
     _, source, low, lw, job = prepare(file, Path(against) if against is not None else None, target, bos)
@@ -150,7 +150,7 @@ def convert(source: Job | PathLike, out: PathLike, *, to: str = "mtok", force: b
     with gc_pause.paused():
         tok = job.read_source()
         if to == "hf":
-            from .writers.hf_json import write_hf_dir
+            from .writers.hf_json import write_hf_dir  # the HF writer: only for --to hf
 
             if (out / "tokenizer.json").exists() and not force:
                 raise OutputError(out / "tokenizer.json", "exists; pass --force to replace it")
@@ -173,7 +173,7 @@ def __getattr__(name: str):
     """`inspect` and `InspectResult` (`inspection`), loaded on first use: they read the legacy
     formats, which the CLI's export (it calls this module) does not load for a `.mtok`."""
     if name in ("inspect", "InspectResult"):
-        from . import inspection
+        from . import inspection  # it loads the legacy readers, which an export of a .mtok never needs
 
         return getattr(inspection, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

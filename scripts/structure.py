@@ -5,15 +5,17 @@
 * the cycles of that graph (strongly connected packages), which module-level checks miss: `a.x`
   importing `b.y` and `b.z` importing `a.w` is no module cycle but ties the two packages together;
 * every function-local import of our own modules (file:line), with the reason written beside it
-  (a comment on the line or the one above) or "NO REASON";
+  (a comment on the line or the one above, else the module's `# function-local imports: WHY`
+  line) or "NO REASON";
 * the 15 largest functions by lines.
 
 `python scripts/structure.py [PACKAGE_DIR]` (default: this checkout's `mtok_export/`).
-`tests/import_graph.py` is the layering contract; this is the overview for a review."""
+`tests/support/import_graph.py` is the layering contract; this is the overview for a review."""
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -61,6 +63,8 @@ def scan(package: Path):
         lines = source.splitlines()
         tree = ast.parse(source)
         local, reasons = set(), {}
+        # a module-wide reason for its function-local imports (a CLI command module's, say)
+        whole = next((m.group(1) for m in map(_FILE_REASON.match, lines) if m), "")
         for fn in ast.walk(tree):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 functions.append((fn.end_lineno - fn.lineno + 1, fn.name, rel, fn.lineno))
@@ -71,8 +75,12 @@ def scan(package: Path):
             for t in _targets(module, f.name == "__init__.py", node):
                 t = _existing(t, modules)
                 if t != module:
-                    imports.append((module, t, rel, node.lineno, id(node) in local, reason))
+                    imports.append((module, t, rel, node.lineno, id(node) in local,
+                                    reason or (whole if id(node) in local else "")))
     return imports, functions
+
+
+_FILE_REASON = re.compile(r"# function-local imports: (.+)")
 
 
 def _reason(lines: list[str], node, reasons: dict[int, str]) -> str:

@@ -8,6 +8,9 @@ SIGHUP are exit 130, 143 and 129 with one line (`signals`); a traceback only wit
 `--debug`, `--quiet` and `--version` work anywhere on the line (they are taken out of argv before
 the command parses it) and are listed in every command's --help."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 import sys

@@ -1,6 +1,9 @@
 """`mtok convert SRC OUT --to mtok|txt|hf`: any supported input to any output, without verification
 (run `mtok verify` on the result, or use `mtok-export`, which verifies)."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 from pathlib import Path

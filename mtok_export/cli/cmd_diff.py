@@ -1,6 +1,9 @@
 """`mtok diff A B`: where two tokenizers differ, layer by layer (static, on the IR) and on a corpus
 (behavioural, the first differing layer per string).  Exit 0 identical, 1 different, 2 bad input."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,8 @@
 """`mtok-export --path DIR`: export a model directory to `tokenizer.mtok` (and verify it)."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 import json

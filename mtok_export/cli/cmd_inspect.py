@@ -1,6 +1,9 @@
 """`mtok inspect FILE`: dump a `.mtok`: header lists, section table, components, model summary,
 added tokens, tables, chat template, post-processing per runtime, warnings."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,8 @@
 """`mtok losses`: the loss registry, i.e. every code `--accept` takes and what verify does with it."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 import json

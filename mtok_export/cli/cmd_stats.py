@@ -1,6 +1,9 @@
 """`mtok stats SRC [SRC2 ...]`: compression and fixed-overhead statistics per domain slice, side by
 side, with each figure's ratio to the first tokenizer's."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,9 @@
 """`mtok tables show FORM` and `mtok tables diff A.mtok B.mtok`: the per-code-point normalization
 tables (spec section 6), as this Python builds them or as two files carry them."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 import json

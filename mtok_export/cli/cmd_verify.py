@@ -3,6 +3,9 @@
 The manifest beside the file (`FILE.json`, written by `mtok-export`) supplies the source, the target,
 the BOS policy, the reader options and the accepted losses; the options below override it."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 import json

@@ -8,6 +8,9 @@ tokenizer itself; each subfolder that does is a model), or `org/name[@revision]`
 local path has that name.  Every job runs in its own process: its verification starts its own MNN
 runtime with its own time limit, and a crash or a memory peak stays in that process."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 import dataclasses

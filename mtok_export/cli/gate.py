@@ -2,6 +2,9 @@
 verify report and loss-decision printers, and the `--report` / `--junit` files written on every
 outcome (exit 0, 1, 2 and 3)."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 import json

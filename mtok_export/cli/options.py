@@ -9,6 +9,9 @@ commands it may parse (`mtok --help` builds all of them), and that must not impo
 `targets.names(MTOK)`, "a, b or c") and `{default_target}` (`targets.DEFAULT`), and `fill` makes an
 option replace them only when its help is printed."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 from pathlib import Path

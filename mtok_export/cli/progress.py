@@ -1,5 +1,8 @@
 """Progress bars on stderr for long library work (the library only calls callbacks)."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 from contextlib import contextmanager

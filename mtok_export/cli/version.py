@@ -2,6 +2,9 @@
 normalization tables are built from (all three decide what an export writes or how it is checked).
 Looked up from package metadata, without importing MNN, so it stays fast."""
 
+# function-local imports: a command's modules load when the command runs, so `mtok --help` and every
+# other command start without them (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 from .. import __version__
