@@ -45,9 +45,9 @@ def export(
                                                  "(slower encode); none: no token (faster on plain text, slower on "
                                                  "prompts dense in special tokens).")] = "needed",
     normalizer_form: Annotated[str, typer.Option("--normalizer-form", help="NFC/NFKC/SentencePiece charsmap "
-                                                 "normalizers as compose: one literal Replace per changed code point "
-                                                 "and per canonical pair (closest to HF; on MNN 3.6.1 an NFC "
-                                                 "tokenizer encodes about 1.3x slower than with no-compose); "
+                                                 "normalizers as compose: a guarded code-point table and one literal "
+                                                 "Replace per canonical pair (closest to HF; the pairs cost an NFC "
+                                                 "tokenizer 1-4 ms per 30 KB on MNN 3.6.1); "
                                                  "no-compose: the code-point rules only (decomposed input stays "
                                                  "decomposed); table: MNN's own code-point table (as fast as "
                                                  "no-compose for NFC; controls and zero-width characters become "
