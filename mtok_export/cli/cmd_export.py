@@ -43,14 +43,15 @@ def export(
                                      "auto (template only), prefix (header prefix too), none.")] = "auto",
     chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or a "
                                                          "template file to embed [default: the default one].")] = None,
-    header_specials: Annotated[str, typer.Option("--header-specials", help="needed: only special tokens with a "
-                                                 "role (BOS, EOS, stop, prefix, the chat template's) in the header "
-                                                 "list that the runtime scans at every byte (the others are still "
-                                                 "split out); all: every special token (slower encode).")] = "needed",
+    header_specials: Annotated[str, typer.Option("--header-specials", help="needed: only the chat template's "
+                                                 "turn mark in the header list that the runtime scans at every "
+                                                 "byte (the others are still split out); all: every special token "
+                                                 "(slower encode); none: no token (faster on plain text, slower on "
+                                                 "prompts dense in special tokens).")] = "needed",
     normalizer_form: Annotated[str, typer.Option("--normalizer-form", help="NFC/NFKC/SentencePiece charsmap "
-                                                 "normalizers as compose: one literal Replace per changed code point "
-                                                 "and per canonical pair (closest to HF; on MNN 3.6.1 an NFC "
-                                                 "tokenizer encodes about 1.3x slower than with no-compose); "
+                                                 "normalizers as compose: a guarded code-point table and one literal "
+                                                 "Replace per canonical pair (closest to HF; the pairs cost an NFC "
+                                                 "tokenizer 1-4 ms per 30 KB on MNN 3.6.1); "
                                                  "no-compose: the code-point rules only (decomposed input stays "
                                                  "decomposed); table: MNN's own code-point table (as fast as "
                                                  "no-compose for NFC; controls and zero-width characters become "

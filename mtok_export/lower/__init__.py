@@ -12,7 +12,7 @@ from . import decoders, models, normalizers, pre_tokenizers, processors
 from .chat_template import lint_chat_template
 
 BOS_POLICIES = ("auto", "prefix", "none")
-HEADER_SPECIALS = ("needed", "all")
+HEADER_SPECIALS = ("needed", "all", "none")
 NORMALIZER_FORMS = ("compose", "no-compose", "table")  # see lower/normalizers.py
 
 
@@ -53,7 +53,8 @@ def lower(tok, target: Target, bos: str = "auto", progress=None, header_specials
           normalizer_form: str = "compose"):
     """-> (lowered Tokenizer, Lowering) for `target` (a `.mtok` one: `targets.TARGETS`).  Raises
     nothing for lossy input: read `.losses`.
-    `header_specials`: "all" lists every special token in the header (see `models.header_specials`).
+    `header_specials`: "needed" lists the chat template's turn mark in the header, "all" every special
+    token, "none" none (see `models.header_specials`).
     `normalizer_form`: how NFC/NFKC/charsmap normalizers are written: "compose" (Replace rules per code
     point and per canonical pair), "no-compose" (the code-point rules only: faster on the device) or
     "table" (MNN's code-point table); see lower/normalizers.py."""
@@ -77,7 +78,7 @@ def lower(tok, target: Target, bos: str = "auto", progress=None, header_specials
     tok = processors.lower_post_processor(lw, tok)
     tok = models.lower_added_tokens(lw, tok)
     if header_specials != "all":
-        tok = models.header_specials(lw, tok)
+        tok = models.header_specials(lw, tok, turn_mark=header_specials == "needed")
     if tok.chat.text:
         tok = replace(tok, chat=replace(tok.chat, text=lint_chat_template(lw, tok.chat.text)))
     if tok.chat.others:

@@ -325,52 +325,65 @@ def lower_added_tokens(lw, tok):
     return replace(tok, model=m, added_tokens=tuple(added), special_ids=tuple(special))
 
 
-HEADER_SPECIALS_KEPT = 32  # up to this many, every special stays in the header: its scan costs little
+def header_specials(lw, tok, turn_mark: bool = True):
+    """The one special token the header list needs (spec section 1): the chat template's turn mark.
 
-
-def header_specials(lw, tok):
-    """Only the special tokens something needs in the header list (spec section 1).
-
-    The runtime compares every header special at every byte of the input, so hundreds of reserved
-    tokens (Llama-3: 256, DeepSeek-V3: ~800, Whisper: 1,600) make encode several times slower.  The
-    header gives three things: the split before the model (the body's added-token split does that as
-    well, leftmost-longest like HF), `is_special()`, and dropping in `decode(vector)`.  Single-id
-    decode, which the engine streams, ignores it.  Kept: the tokens with a role (BOS, EOS, stop,
-    prefix, suffix, the chat template's own) and every special when there are few; the others are
-    split by the body only, recorded as an edge loss (`--header-specials all` keeps them)."""
-    if len(tok.special_ids) <= HEADER_SPECIALS_KEPT:
-        return tok
+    MNN 3.6.1 compares every header special at every byte of the input (TC:197-214, about 6 ns a
+    byte and token: GLM-4.7's 18 specials made encode 1.6x slower on prose, 3.8x on whitespace runs
+    than MNN's exporter's file, whose specials decode to '' and so are never compared).  The engine
+    reads the list for nothing else: `is_special()` serves only `decode(vector)`, which it never
+    calls (stop and prefix ids are lists of their own).  The body's added-token pass splits every
+    added token the same (leftmost-longest, as HF), but after each match it searches the rest of the
+    text for every added token again: on a prompt dense in special tokens that is quadratic (GLM-4.7,
+    30 KB chat transcript: 14 ms without a header special, 4 ms with one).  One token in the header
+    that the template renders in every turn cuts a prompt into turns before that pass, and costs one
+    comparison a byte.  Kept: the special token the template renders most often over the built-in
+    conversations (else EOS, else BOS), unless another added token overlaps it (the header split
+    would then cut where HF matches the other); the others are split by the body only, recorded as an
+    edge loss (`--header-specials all` keeps them; `none` keeps not even the turn mark: as MNN's
+    exporter's file, one comparison a byte less, quadratic on prompts dense in special tokens)."""
     content = {t.id: t.content for t in tok.added_tokens}
-    roles = {tok.chat.bos_token, tok.chat.eos_token} - {""}
-    ops = set(getattr(tok.post_processor, "ops", ()) or ())
-    rendered = _rendered_specials(tok, {content[i] for i in tok.special_ids if i in content})
-    keep = tuple(i for i in tok.special_ids if i in tok.stop_ids or i in tok.prefix_ids or i in ops
-                 or content.get(i) in roles or content.get(i) in rendered)
+    specials = [i for i in tok.special_ids if i in content]
+    counts = _rendered_specials(tok, {content[i] for i in specials})
+    candidates = sorted((i for i in specials if counts.get(content[i])), key=lambda i: (-counts[content[i]], i))
+    candidates += [i for role in (tok.chat.eos_token, tok.chat.bos_token) for i in specials if content[i] == role]
+    others = [t.content for t in tok.added_tokens]
+    keep = next(((i,) for i in candidates if turn_mark and _splits_alike(content[i], others)), ())
     dropped = len(tok.special_ids) - len(keep)
     if not dropped:
         return tok
     lw.did("header-specials", f"$.added_tokens: {len(keep)} of {len(tok.special_ids)} special tokens in the header "
-           "list (those with a role); the rest are split out by the added-token pass")
-    example = next(content[i] for i in tok.special_ids if i not in keep)
+           "list" + (f" ({content[keep[0]]!r}, " + ("the template's turn mark)" if counts.get(content[keep[0]])
+                                                     else "the EOS/BOS token)") if keep else "")
+           + "; the rest are split out by the added-token pass")
+    example = next(content.get(i, str(i)) for i in tok.special_ids if i not in keep)
     lw.loss(L.SPECIAL_NOT_IN_HEADER, "added tokens", "$.added_tokens",
-            f"{dropped} special token(s) without a role (e.g. {example!r}) are not header specials: encode splits "
+            f"{dropped} special token(s) (e.g. {example!r}) are not header specials: encode splits "
             "them the same, but is_special() is false for them and decode(vector) keeps them; "
             "--header-specials all keeps them (slower encode)", example)
     return replace(tok, special_ids=keep)
 
 
-def _rendered_specials(tok, specials: set[str]) -> set[str]:
-    """The special tokens the chat template itself renders over the built-in conversations."""
+def _splits_alike(s: str, tokens: list[str]) -> bool:
+    """Whether splitting at `s` before the added-token pass cuts where HF's leftmost-longest match over
+    all `tokens` does: no other token holds `s` or ends with a beginning of it."""
+    return not any(t != s and (s in t or any(t.endswith(s[:k]) for k in range(1, len(s)))) for t in tokens)
+
+
+def _rendered_specials(tok, specials: set[str]) -> dict[str, int]:
+    """How often the chat template itself renders each of `specials` over the built-in conversations."""
     if not tok.chat.text:
-        return set()
-    out = set()
+        return {}
+    out: dict[str, int] = {}
     chats = builtin_chats()
     for chat, text in zip(chats, renders(tok.chat.text, chats, bos_token=tok.chat.bos_token,
                                          eos_token=tok.chat.eos_token)):
         if text is None:  # the template rejects the shape
             continue
         contents = "".join(str(m.get("content", "")) for m in chat.messages)
-        out |= {s for s in specials if s in text and s not in contents}
+        for s in specials:
+            if s in text and s not in contents:
+                out[s] = out.get(s, 0) + text.count(s)
     return out
 
 

@@ -2,9 +2,10 @@
 
 NFC, NFKC and SentencePiece charsmaps have three runtime forms; `lower(normalizer_form=...)` chooses.
 
-* "compose" (default): a Sequence of literal Replace normalizers, one per changed code point, then
-  one per canonical pair (base + mark -> composite).  Unlike the code-6 table this does not turn
-  control and zero-width characters into spaces, and it composes the common pairs; on the built-in
+* "compose" (default): the code-point rules (`code_point_rules`: the code-6 table, guarded so that
+  control and zero-width characters stay what they are), then one literal Replace per canonical pair
+  (base + mark -> composite).  Unlike the bare code-6 table this does not turn control and zero-width
+  characters into spaces, and it composes the common pairs; on the built-in
   corpus (Qwen2.5, NFC) it matches HF on 1155/1163 strings against 1077 for the table
   (scripts/normalizer_report.py).
 * "no-compose": the code-point rules only.  Decomposed input stays decomposed; everything else is
@@ -13,14 +14,18 @@ NFC, NFKC and SentencePiece charsmaps have three runtime forms; `lower(normalize
   controls and zero-width characters become spaces.
 
 What each costs on the device (MNN 3.6.1, `ReplaceNormalizer`, TC:1219-1233): a Replace rule copies
-the text and runs `std::string::find`, which stops at every byte equal to the pattern's first byte.
+the text and runs `std::string::find`, which stops at every byte equal to the pattern's first byte
+(and a Sequence runs each rule on every piece the added-token split leaves: a fixed cost per rule
+and piece that a chat prompt multiplies).
 A rule therefore costs a fixed part (a copy and a memchr of the text) plus one comparison per
 occurrence of its first byte; rules anchored on an ASCII letter (`e` + U+0301) are the dear ones.
 The code-6 table is one decoding pass with a binary search per code point.  Measured with
 scripts/bench_device.py (CPU time of `tokenizer_encode` on its 30 KB mixed prompt, Qwen2.5
-vocabulary, median of 5, best of 3 rounds): without normalizer and header list 2.38 ms; "table"
-3.77 ms, "no-compose" (1,120 rules) 3.87 ms, "compose" (2,061 rules) 5.15 ms, i.e. 1.33x
-"no-compose"; MNN's exporter's own file 2.62 ms.  For a Unigram vocabulary (ChatGLM, T5) the
+vocabulary, median of 5, best of 3 rounds; before issue 27, with one Replace per code point): without
+normalizer and header list 2.38 ms; "table" 3.77 ms, "no-compose" (1,120 rules) 3.87 ms, "compose"
+(2,061 rules) 5.15 ms, i.e. 1.33x "no-compose"; MNN's exporter's own file 2.62 ms.  The guarded
+table needs 182 Replaces for any table (issue 27), so what exactness costs now is the 940 pairs;
+scripts/bench_device.py's `exact ms` column shows it per tokenizer and prompt kind.  For a Unigram vocabulary (ChatGLM, T5) the
 model's own time hides the difference.  Order does not change the cost (every rule scans the whole text).  Pruning:
 a pair that holds a character the code-point rules map away can never match and is left out (12
 under NFKC and charsmaps, none under NFC); for a byte-level vocabulary every other rule can change
@@ -57,11 +62,11 @@ _TABLE_LOSS = ("per-code-point table: no composition or reordering, and the runt
 _COMPOSE_LOSS = ("literal replacements compose canonical pairs in input order only: no reordering of "
                  "combining marks, no Hangul jamo composition (11,172 more rules: 52x the encode time "
                  "on Korean text)")
+_PAIRS_COST = "940 more passes over the text: 1-4 ms per 30 KB for Qwen2.5 on MNN 3.6.1, 9 ms on a chat transcript"  # scripts/bench_device.py, exact ms
 _NO_COMPOSE_LOSS = ("normalizer form 'no-compose': decomposed input is not composed (the default form "
-                    "composes canonical pairs at about 1.3x this form's encode time for an NFC tokenizer)")
+                    f"composes canonical pairs: {_PAIRS_COST})")
 _FAST_LOSS = ("normalizer form 'table': no composition, and the runtime turns control and zero-width characters "
-              "into spaces (the default form composes canonical pairs at about 1.3x this form's encode time "
-              "for an NFC tokenizer)")
+              f"into spaces (the default form composes canonical pairs: {_PAIRS_COST})")
 _CHARSMAP_LOSS = ("; the charsmap's other multi-code-point rules are not carried, and HF maps a short grapheme by "
                   "its first mapped prefix only")
 
@@ -120,9 +125,9 @@ def _unicode_form(lw, entries, name: str, jp: str, what: str, pass_name: str, ex
         lw.loss(L.NORMALIZER_TABLE, name, jp, _FAST_LOSS + extra, "e\u0301\u200d")
         return N.CodepointMap(entries)
     out = as_replaces(entries, compose=form == "compose")
-    lw.did(f"{pass_name}-replaces", f"{jp}: {what} as {len(out.normalizers)} literal Replace normalizers ("
-           + ("code points, then canonical pairs; about 1.3x the encode time of form 'no-compose' for NFC)"
-              if form == "compose" else "code points only: normalizer form 'no-compose')"))
+    lw.did(f"{pass_name}-replaces", f"{jp}: {what} as a guarded code-point table and {len(out.normalizers) - 1} "
+           "literal Replace normalizers (" + (f"code points, then canonical pairs: {_PAIRS_COST})"
+                                              if form == "compose" else "code points only: normalizer form 'no-compose')"))
     lw.loss(L.NORMALIZER_APPROX, name, jp, (_COMPOSE_LOSS if form == "compose" else _NO_COMPOSE_LOSS) + extra,
             "\u1100\u1161" if form == "compose" else "e\u0301")
     return out
@@ -173,12 +178,12 @@ def _bert(lw, n, jp: str, name: str):
 
 
 def as_replaces(entries, compose: bool = True) -> N.Sequence:
-    """Replace each mapped code point, then (with `compose`) compose canonical pairs (shortest
-    composites first, so multi-step composites build up).  Safe in sequence: outputs never contain
-    a later key.  A pair is left out when it can never match: one of its characters is mapped away
-    by the code-point rules and no rule before it writes that character (NFKC: `ſ` + U+0307; 12 of
-    the 941 pairs under NFKC and the T5 charsmap, none under NFC)."""
-    reps = [N.Replace(Pattern(chr(cp)), to) for cp, to in entries]
+    """The code-point rules (`code_point_rules`), then (with `compose`) Replaces composing canonical
+    pairs (shortest composites first, so multi-step composites build up).  Safe in sequence: outputs
+    never contain a later key.  A pair is left out when it can never match: one of its characters is
+    mapped away by the code-point rules and no rule before it writes that character (NFKC: `ſ` +
+    U+0307; 12 of the 941 pairs under NFKC and the T5 charsmap, none under NFC)."""
+    reps = list(code_point_rules(entries))
     if compose:
         keys = {chr(cp) for cp, _ in entries}
         written = {c for _, to in entries for c in to}
@@ -187,6 +192,33 @@ def as_replaces(entries, compose: bool = True) -> N.Sequence:
                 reps.append(N.Replace(Pattern(a), b))
                 written.update(b)
     return N.Sequence(tuple(reps))
+
+
+def code_point_rules(entries) -> tuple:
+    """Normalizers mapping each code point of `entries` to its replacement, and nothing else.
+
+    One Replace per entry is exact but costs the device a pass over the text each (1,120 under NFC);
+    the code-6 table maps them all in one pass but turns the control and zero-width characters
+    (`TABLE_CONTROL_TO_SPACE`, 91) into spaces.  So the table runs guarded: each such character c is
+    first replaced by a sentinel s_c, a code point the table maps anyway (a CJK compatibility
+    ideograph where there are enough), and the table maps s_c back to c (or to c's own replacement);
+    the sentinels' own occurrences are replaced before that, by their replacements, so none reaches
+    the table.  182 Replaces and a table instead of 1,120 Replaces, with the same output on every
+    input the runtime decodes as UTF-8 (tests/test_normalizer_form.py runs both over every code
+    point).  Without enough sentinels whose replacement holds no control character (which rule B
+    would turn into a sentinel), one Replace per entry."""
+    mapping = dict(entries)
+    controls = sorted(TABLE_CONTROL_TO_SPACE)
+    free = lambda to: not any(ord(ch) in TABLE_CONTROL_TO_SPACE or ord(ch) in mapping for ch in to)  # noqa: E731
+    pool = sorted((cp for cp, to in entries if cp not in TABLE_CONTROL_TO_SPACE and free(to)),
+                  key=lambda cp: (not 0xF900 <= cp <= 0xFAFF, cp))
+    if len(pool) < len(controls) or len(entries) <= 2 * len(controls) or not all(free(mapping.get(c, "")) for c in controls):
+        return tuple(N.Replace(Pattern(chr(cp)), to) for cp, to in entries)
+    sentinel = dict(zip(controls, pool))
+    own = tuple(N.Replace(Pattern(chr(s)), mapping[s]) for s in sentinel.values())
+    guard = tuple(N.Replace(Pattern(chr(c)), chr(s)) for c, s in sentinel.items())
+    back = {s: mapping.get(c, chr(c)) for c, s in sentinel.items()}
+    return own + guard + (N.CodepointMap(tuple(sorted((cp, back.get(cp, to)) for cp, to in entries))),)
 
 
 _PAIRS: list = []

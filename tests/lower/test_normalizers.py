@@ -37,13 +37,15 @@ def test_table_form_is_the_nfc_table_with_its_loss(qwen):
     assert fast.normalizer == N.CodepointMap(table("NFC"))
     assert [x.code for x in lw.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_TABLE.code]
     exact, lw_exact = lower(qwen, TARGETS[DEFAULT])
-    assert isinstance(exact.normalizer, N.Sequence) and len(exact.normalizer.normalizers) > 2000
-    assert all(isinstance(r, N.Replace) for r in exact.normalizer.normalizers)
+    # the code-point rules as a guarded table (182 Replaces and the table), then the canonical pairs
+    from mtok_export.lower.normalizers import composition_pairs
+    kinds = [type(r).__name__ for r in exact.normalizer.normalizers]
+    assert kinds == ["Replace"] * 182 + ["CodepointMap"] + ["Replace"] * len(composition_pairs())
     assert [x.code for x in lw_exact.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_APPROX.code]
-    assert "1.3x" in " ".join(lw_exact.applied["unicode-replaces"])  # the measured cost is shown
+    assert "ms per 30 KB" in " ".join(lw_exact.applied["unicode-replaces"])  # the measured cost is shown
     assert fast.model == exact.model and fast.pre_tokenizer == exact.pre_tokenizer
     singles, lw_singles = lower(qwen, TARGETS[DEFAULT], normalizer_form="no-compose")
-    assert singles.normalizer.normalizers == exact.normalizer.normalizers[:len(table("NFC"))]
+    assert singles.normalizer.normalizers == exact.normalizer.normalizers[:183]
     assert [x.code for x in lw_singles.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_APPROX.code]
     assert "no-compose" in next(x.reason for x in lw_singles.losses if x.kind.layer == "normalizer")
 
@@ -121,12 +123,66 @@ def test_pairs_that_cannot_match_are_left_out():
 
     pairs = composition_pairs()
     nfc, nfkc = as_replaces(table("NFC")), as_replaces(table("NFKC"))
-    assert len(nfc.normalizers) == len(table("NFC")) + len(pairs)
-    assert len(nfkc.normalizers) == len(table("NFKC")) + len(pairs) - 12
-    kept = {r.pattern.value for r in nfkc.normalizers}
+    assert len(nfc.normalizers) == 183 + len(pairs)
+    assert len(nfkc.normalizers) == 183 + len(pairs) - 12
+    kept = {r.pattern.value for r in nfkc.normalizers if isinstance(r, N.Replace)}
     assert "\u017f\u0307" not in kept and "s\u0307" in kept
-    every = N.Sequence(nfkc.normalizers[:len(table("NFKC"))] + tuple(N.Replace(Pattern(a), b) for a, b in pairs))
+    every = N.Sequence(nfkc.normalizers[:183] + tuple(N.Replace(Pattern(a), b) for a, b in pairs))
     left_out = [a for a, _ in pairs if a not in kept]
     marks = sorted({a[-1] for a, _ in pairs})
     texts = left_out + [a + m for a in left_out for m in marks] + [" ".join(left_out + [a for a, _ in pairs])]
     assert [emulate.normalize(nfkc, t) for t in texts] == [emulate.normalize(every, t) for t in texts]
+
+
+EVERY_CODE_POINT = "".join(chr(c) for c in range(1, 0x110000) if not 0xD800 <= c < 0xE000)
+
+
+@pytest.mark.parametrize("form", ["NFC", "NFKC", "charsmap"])
+def test_guarded_table_maps_every_code_point_as_one_replace_each(form):
+    """The guarded table (`code_point_rules`: sentinels, guards, one code-6 table) gives the emulated
+    runtime the same text as one Replace per entry, over every code point and next to each control
+    character it guards; left unguarded, the table turns those into spaces, and a guard left out is
+    caught the same way."""
+    from mtok_export.ir import Pattern
+    from mtok_export.lower.normalizers import code_point_rules
+    from mtok_export.mtok.constants import TABLE_CONTROL_TO_SPACE
+    from mtok_export.verify import emulate
+
+    entries = charsmap_table(_read("t5-small").normalizer.precompiled_charsmap) if form == "charsmap" else table(form)
+    each = N.Sequence(tuple(N.Replace(Pattern(chr(cp)), to) for cp, to in entries))
+    rules = code_point_rules(entries)
+    assert len(rules) == 2 * len(TABLE_CONTROL_TO_SPACE) + 1 and isinstance(rules[-1], N.CodepointMap)
+    sentinels = [r.pattern.value for r in rules[:len(TABLE_CONTROL_TO_SPACE)]]
+    controls = "".join(chr(c) for c in sorted(TABLE_CONTROL_TO_SPACE))
+    texts = [EVERY_CODE_POINT, controls + "".join(sentinels), "".join(s + c for s, c in zip(sentinels, controls))]
+    assert [emulate.normalize(N.Sequence(rules), t) for t in texts] == [emulate.normalize(each, t) for t in texts]
+    assert emulate.normalize(rules[-1], controls) != emulate.normalize(each, controls)  # the unguarded table
+    broken = N.Sequence(rules[:len(TABLE_CONTROL_TO_SPACE) + 5] + rules[len(TABLE_CONTROL_TO_SPACE) + 6:])
+    assert emulate.normalize(broken, controls) != emulate.normalize(each, controls)
+
+
+def test_guarded_table_on_the_runtime(qwen, tmp_path):
+    """On MNN itself: every code point NFC maps, every guarded control character (alone and between
+    letters), the sentinels and every 97th code point encode to the same ids under the guarded table
+    as under one Replace per code point (the form before issue 27)."""
+    from dataclasses import replace
+
+    from mtok_export.ir import Pattern
+    from mtok_export.lower.normalizers import composition_pairs
+    from mtok_export.mtok.constants import TABLE_CONTROL_TO_SPACE
+
+    exact = lower(qwen, TARGETS[DEFAULT])[0]
+    pairs = tuple(N.Replace(Pattern(a), b) for a, b in composition_pairs())
+    each = replace(exact, normalizer=N.Sequence(tuple(N.Replace(Pattern(chr(cp)), to) for cp, to in table("NFC"))
+                                                + pairs))
+    chars = [chr(cp) for cp, _ in table("NFC")] + [chr(c) for c in sorted(TABLE_CONTROL_TO_SPACE)]
+    chars += list(EVERY_CODE_POINT[::97])
+    texts = [" ".join(chars[i:i + 500]) for i in range(0, len(chars), 500)]
+    texts += ["a" + chr(c) + "b" for c in sorted(TABLE_CONTROL_TO_SPACE)] + ["e\u0301\u200d\uf900\x01\u212b"]
+    out = []
+    for name, tok in (("guarded", exact), ("each", each)):
+        path = tmp_path / name / "tokenizer.mtok"
+        path.parent.mkdir()
+        path.write_bytes(write_mtok(tok))
+        out.append(run_runtime(path, texts=texts).encodes)
+    assert out[0] == out[1]
