@@ -150,20 +150,46 @@ def code_point_map(n) -> tuple[dict[int, str], str]:
         t = table(n.kind)
         return dict(t), f"{n.kind} of Unicode here ({len(t):,} entries)"
     if isinstance(n, N.Sequence):
-        single, longer = {}, 0
-        for k in n.normalizers:
-            if isinstance(k, N.Replace) and not k.pattern.regex and len(k.pattern.value) == 1:
-                single.setdefault(ord(k.pattern.value), k.content)
-            elif isinstance(k, N.Replace) and not k.pattern.regex:
-                longer += 1
-            else:
-                sub, what = code_point_map(k)
-                if sub:
-                    return sub, what  # one table in a Sequence (e.g. Sequence[NFKC, Lowercase])
-        if single:
-            return single, (f"{len(single):,} single-code-point Replaces"
-                            + (f" (+{longer:,} longer literal Replaces)" if longer else ""))
+        return _sequence_map(n)
     return {}, "none"
+
+
+def _sequence_map(n) -> tuple[dict[int, str], str]:
+    """A Sequence's per-code-point steps composed in order: each run of single-code-point Replaces
+    (one map, the first rule for a character winning, as the lowering writes them) and each table
+    (e.g. Sequence[NFKC, Lowercase], or the guarded table: controls swapped for sentinels, the
+    code-6 table, which maps the sentinels back)."""
+    steps: list[dict[int, str]] = []
+    whats, run, longer = [], None, 0
+    for k in n.normalizers:
+        if isinstance(k, N.Replace) and not k.pattern.regex and len(k.pattern.value) == 1:
+            if run is None:
+                run = {}
+                steps.append(run)
+                whats.append(run)
+            run.setdefault(ord(k.pattern.value), k.content)
+        elif isinstance(k, N.Replace) and not k.pattern.regex:
+            longer += 1
+        else:
+            sub, what = code_point_map(k)
+            if sub:
+                steps.append(sub)
+                whats.append(what)
+                run = None
+    if not steps:
+        return {}, "none"
+    if len(steps) == 1:
+        out = steps[0]
+    else:
+        out = {}
+        for cp in sorted(set().union(*steps)):
+            s = chr(cp)
+            for m in steps:
+                s = "".join(m.get(ord(c), c) for c in s)
+            if s != chr(cp):
+                out[cp] = s
+    what = ", ".join(w if isinstance(w, str) else f"{len(w):,} single-code-point Replaces" for w in whats)
+    return out, what + (f" (+{longer:,} longer literal Replaces)" if longer else "")
 
 
 def _tables(a, b) -> LayerDiff:

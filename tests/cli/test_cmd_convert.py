@@ -41,7 +41,9 @@ def test_mtok_txt_mtok_keeps_what_txt_carries(sample, tmp_path):
     if sample == "t5-unigram":
         assert vb.pop("\u2047") == va.pop("<unk>")
     assert va == vb
-    assert a.stop_ids == b.stop_ids and set(a.special_ids) <= set(b.special_ids)
+    # the header list is the lowering's choice (the template's turn mark, `lower.models.header_specials`):
+    # a .txt carries no template, so the second lowering keeps at most what the first kept
+    assert a.stop_ids == b.stop_ids and set(b.special_ids) <= set(a.special_ids)
 
 
 @pytest.mark.runtime

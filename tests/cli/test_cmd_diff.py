@@ -52,10 +52,12 @@ def test_json_vs_its_mtok_names_the_lowering_changes(cli, lowered_corpus, tmp_pa
     layers = _layers(r)
     changed = {k for k, d in layers.items() if not d["equal"]}
     # the passes lowering reports, each visible in its own layer
-    assert set(ex.lowering.applied) == {"unicode-replaces", "added-tokens-in-vocab", "chat template"}
+    assert set(ex.lowering.applied) == {"unicode-replaces", "added-tokens-in-vocab", "header-specials", "chat template"}
     assert {"normalizer", "vocab", "chat_template"} <= changed  # the template is lowered for MNN's engine
+    # NFC as the guarded table (its 1,120 code-point rules, 182 guards around it) and the 940 pairs
     assert layers["normalizer"]["changes"] == [{"op": "~", "where": "$.normalizer", "a": "NFC",
-                                               "b": f"Sequence[{len(ex.lowered.normalizer.normalizers)} x Replace]"}]
+                                               "b": "Sequence[182 x Replace, MnnCodepointMap(1120 entries), "
+                                                    "940 x Replace]"}]
     # the Replaces lowering wrote map every code point as NFC does: the tables layer is equal
     assert layers["tables"]["equal"]
     # added tokens join the vocab: exactly the ones HF keeps outside the model vocab, with their ids
@@ -65,8 +67,12 @@ def test_json_vs_its_mtok_names_the_lowering_changes(cli, lowered_corpus, tmp_pa
     assert layers["vocab"]["counts"] == {"added": len(outside), "removed": 0, "re-numbered": 0}
     assert {c["where"]: int(c["b"]) for c in layers["vocab"]["changes"]} == outside
     # what the export keeps as is
-    for name in ("merges", "added_tokens", "specials"):
+    for name in ("merges", "added_tokens"):
         assert layers[name]["equal"], name
+    # the header list keeps the template's turn mark only (`lower.models.header_specials`)
+    turn = {t.id: t.content for t in ex.lowered.added_tokens}[ex.lowered.special_ids[0]]
+    assert len(ex.lowered.special_ids) == 1 and turn in ("<|im_start|>", "<|im_end|>")
+    assert not layers["specials"]["equal"]
     # the ByteLevel post-processor adds no ids: lowering drops it
     assert layers["post_processor"]["changes"][0]["b"] == "none"
 

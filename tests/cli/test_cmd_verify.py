@@ -54,7 +54,7 @@ def test_verify_strict_refuses_edge_losses(tmp_path):
     assert r.returncode == 3
     assert "REFUSED" in r.stdout
     hint = r.stderr.split("--accept ", 1)[1].split()[0]
-    assert set(hint.split(",")) == {"normalizer-approx", "regex-control", "whitespace-class"}
+    assert set(hint.split(",")) == {"normalizer-approx", "regex-control", "special-not-in-header", "whitespace-class"}
 
 
 def test_verify_fails_on_a_tampered_vocab(tmp_path):

@@ -17,6 +17,7 @@ from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.unicode.tables import charsmap_table, table
 from mtok_export.verify.runtime import run_runtime
+from tests.support.marks import needs_mnn
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared/corpus/tokenizers"
 
@@ -161,6 +162,7 @@ def test_guarded_table_maps_every_code_point_as_one_replace_each(form):
     assert emulate.normalize(broken, controls) != emulate.normalize(each, controls)
 
 
+@needs_mnn
 def test_guarded_table_on_the_runtime(qwen, tmp_path):
     """On MNN itself: every code point NFC maps, every guarded control character (alone and between
     letters), the sentinels and every 97th code point encode to the same ids under the guarded table
