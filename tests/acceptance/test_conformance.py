@@ -45,7 +45,6 @@ def _ratio(cell: str) -> float:
 # GGUF).  Where that reference finds what the old self-check could not, the row is an expected
 # failure naming the finding (strict: a row that starts passing must drop its mark).
 _LLAMA_CPP_FINDS = {
-    "bert-bge": "llama.cpp drops Hangul vowel and final jamo that HF and the runtime keep",
     "deepseek-coder": "user-defined tokens stored as plain text (e.g. 'ö', id 100003) decode to U+FFFD through the "
                       "ByteLevel decoder the reader gives them; llama.cpp decodes them as text",
     "deepseek-llm": "as deepseek-coder: user-defined tokens decoded through ByteLevel",
