@@ -321,6 +321,9 @@ def _wpm_departs(loss: Loss, text: str) -> list[tuple[int, int]]:
     return sorted(pattern_spans(loss.pattern, text) + newer)
 
 
+GGUF_USER_TEXT = _kind("gguf-user-text", "reader", "llama.cpp decodes a user-defined token as the text it stores; "
+                       "a byte-level decoder (HF's, the runtime's) reads that text as GPT-2 byte characters, so a "
+                       "token stored as plain text (DeepSeek's 'ö') decodes to U+FFFD", TEXT, "reader")
 GGUF_WPM = _kind("gguf-wpm", "reader", "llama.cpp's WordPiece (a GGUF `bert` vocabulary) departs from BERT's "
                  "preprocessing, which the IR, HF and the runtime follow: it drops every mark (not only Mn) and keeps "
                  "only the leading jamo of a composed Hangul syllable, splits at the control characters Python calls "

@@ -32,6 +32,7 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
+from ..ir.byte_level import token_to_bytes
 from ..losses import Loss
 from .finish import Parsed, SideFiles, finish
 from .gguf_layout import check_layout
@@ -234,6 +235,20 @@ def _gemma4(path, k: _Keys, tokens, types, ids, flags) -> Parsed:
                   add_bos_token=bool(bos), add_eos_token=bool(eos))
 
 
+def _user_text(tokens, types) -> tuple[Loss, ...]:
+    """llama.cpp prints a user-defined token as the text it stores; the byte-level decoder reads
+    that text as GPT-2 byte characters.  The two differ for a token stored as plain text (DeepSeek's
+    `ö`, whose character is the byte 0xF6 to the decoder): a reader difference, triggered by those
+    tokens' texts (where llama.cpp's decode shows them)."""
+    plain = tuple(t for t, ty in zip(tokens, types) if ty == TYPE_USER
+                  and b"".join(token_to_bytes(c) or c.encode() for c in t) != t.encode())
+    if not plain:
+        return ()
+    return (Loss(L.GGUF_USER_TEXT, "reader", "tokenizer.ggml.token_type",
+                 f"{len(plain)} user-defined token(s) stored as plain text decode to other bytes through the "
+                 "byte-level decoder than llama.cpp prints", plain[0], trigger=plain),)
+
+
 def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Parsed:
     vocab, merges = _vocab_and_merges(path, k, tokens, "gpt2")
     pre_name = k.get("tokenizer.ggml.pre", str)
@@ -257,7 +272,8 @@ def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Parsed:
     post = _template(bos, eos) or R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True)
     return Parsed(model=model, side=SideFiles(None), inputs=[path], pre_tokenizer=pre, decoder=D.ByteLevel(),
                   post_processor=post, added=_added(tokens, types), notes=notes, add_bos_token=bool(bos),
-                  add_eos_token=bool(eos))
+                  add_eos_token=bool(eos),
+                  differences=_user_text(tokens, types))
 
 
 def _spm(path, k: _Keys, tokens, types, scores, ids, flags, unigram: bool = False) -> Parsed:

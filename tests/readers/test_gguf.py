@@ -390,6 +390,24 @@ def test_bert_departures_of_llama_cpp_are_exactly_where_the_reader_says(read):
     assert not any(loss.spans(t) for t in ("hello world", "naïve café", "Grüße, Jürgen!", "東京 2024"))
 
 
+
+@needs_llama_cpp
+@pytest.mark.parametrize("name", ["deepseek-coder", "deepseek-llm", "llama-bpe"])
+def test_user_tokens_llama_cpp_prints_otherwise_are_the_trigger(name, read):
+    """`gguf-user-text` fires on exactly the user-defined tokens whose piece llama.cpp prints
+    differs from their byte-level decode (HF on the IR, the runtime): every such token, no other."""
+    from mtok_export.verify.reference_gguf import _Vocab
+
+    tok = read(name)
+    users = [t for t in tok.added_tokens if not t.special]
+    hf = hf_from_ir(tok)
+    with _Vocab(GGUF / f"ggml-vocab-{name}.gguf", {}) as v:
+        differ = {t.content for t in users if v.stream([t.id]) != hf.decode([t.id], skip_special_tokens=False)}
+    loss = [d for d in tok.meta.differences if d.code == "gguf-user-text"]
+    assert set(loss[0].trigger if loss else ()) == differ
+    assert bool(differ) == name.startswith("deepseek")  # llama-bpe's user tokens print alike
+
+
 # ------------------------------------------------------------------ gemma4 (Gemma-4's SentencePiece-style BPE)
 
 GEMMA4_TEXTS = ["hello world", "hello\n\nworld", "\n\n\n", "héllo wörld", " hello", "hello  world ", "x\ny",
