@@ -307,6 +307,28 @@ CLIP_FINAL_SIGMA = _kind("clip-final-sigma", "reader", "CLIP's SimpleTokenizer l
                          "reader")
 CLIP_FTFY = _kind("clip-ftfy", "reader", "CLIP's SimpleTokenizer runs ftfy.fix_text and html.unescape before "
                   "tokenizing; the IR starts at NFC", TEXT, "reader", _clip_cleaned)
+def _age(age: str) -> tuple[int, ...]:
+    """"10.0" -> (10, 0); "Unassigned" -> ()."""
+    return tuple(int(x) for x in age.split(".")[:2]) if age[:1].isdigit() else ()
+
+
+def _wpm_departs(loss: Loss, text: str) -> list[tuple[int, int]]:
+    """The loss's pattern, and every character assigned after the Unicode version HF's and the
+    runtime's tables know (`unicode.ucd.VERSION`): llama.cpp's newer tables class those otherwise."""
+    import unicodedataplus  # a dependency; loaded only where a GGUF BERT loss is asked
+
+    newer = [(i, i + 1) for i, c in enumerate(text) if _age(unicodedataplus.age(c)) > (9, 0)]
+    return sorted(pattern_spans(loss.pattern, text) + newer)
+
+
+GGUF_USER_TEXT = _kind("gguf-user-text", "reader", "llama.cpp decodes a user-defined token as the text it stores; "
+                       "a byte-level decoder (HF's, the runtime's) reads that text as GPT-2 byte characters, so a "
+                       "token stored as plain text (DeepSeek's 'ö') decodes to U+FFFD", TEXT, "reader")
+GGUF_WPM = _kind("gguf-wpm", "reader", "llama.cpp's WordPiece (a GGUF `bert` vocabulary) departs from BERT's "
+                 "preprocessing, which the IR, HF and the runtime follow: it drops every mark (not only Mn) and keeps "
+                 "only the leading jamo of a composed Hangul syllable, splits at the control characters Python calls "
+                 "space, classes characters newer than Unicode 9.0 by its own tables, and has no word-length limit",
+                 TEXT, "reader", _wpm_departs)
 
 # Verification itself: no independent reference ran, so the runtime was compared with HF built from
 # our own reading of the source, which cannot see a reader bug.  Its trigger never fires (it

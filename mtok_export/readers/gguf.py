@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from .. import losses as L
 from ..errors import InputError, UnsupportedError
 from ..ir import AddedToken, Pattern, Tokenizer
 from ..ir import decoders as D
@@ -31,6 +32,8 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
+from ..ir.byte_level import token_to_bytes
+from ..losses import Loss
 from .finish import Parsed, SideFiles, finish
 from .gguf_layout import check_layout
 from .gguf_types import llama_cpp_types, rstrip_ids
@@ -232,6 +235,20 @@ def _gemma4(path, k: _Keys, tokens, types, ids, flags) -> Parsed:
                   add_bos_token=bool(bos), add_eos_token=bool(eos))
 
 
+def _user_text(tokens, types) -> tuple[Loss, ...]:
+    """llama.cpp prints a user-defined token as the text it stores; the byte-level decoder reads
+    that text as GPT-2 byte characters.  The two differ for a token stored as plain text (DeepSeek's
+    `ö`, whose character is the byte 0xF6 to the decoder): a reader difference, triggered by those
+    tokens' texts (where llama.cpp's decode shows them)."""
+    plain = tuple(t for t, ty in zip(tokens, types) if ty == TYPE_USER
+                  and b"".join(token_to_bytes(c) or c.encode() for c in t) != t.encode())
+    if not plain:
+        return ()
+    return (Loss(L.GGUF_USER_TEXT, "reader", "tokenizer.ggml.token_type",
+                 f"{len(plain)} user-defined token(s) stored as plain text decode to other bytes through the "
+                 "byte-level decoder than llama.cpp prints", plain[0], trigger=plain),)
+
+
 def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Parsed:
     vocab, merges = _vocab_and_merges(path, k, tokens, "gpt2")
     pre_name = k.get("tokenizer.ggml.pre", str)
@@ -255,7 +272,8 @@ def _bpe(path, k: _Keys, tokens, types, ids, flags) -> Parsed:
     post = _template(bos, eos) or R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True)
     return Parsed(model=model, side=SideFiles(None), inputs=[path], pre_tokenizer=pre, decoder=D.ByteLevel(),
                   post_processor=post, added=_added(tokens, types), notes=notes, add_bos_token=bool(bos),
-                  add_eos_token=bool(eos))
+                  add_eos_token=bool(eos),
+                  differences=_user_text(tokens, types))
 
 
 def _spm(path, k: _Keys, tokens, types, scores, ids, flags, unigram: bool = False) -> Parsed:
@@ -323,4 +341,20 @@ def _wordpiece(path, tokens, types, ids, flags) -> Parsed:
                   pre_tokenizer=P.BertPreTokenizer(), decoder=D.WordPiece(prefix="##", cleanup=True),
                   post_processor=_template(prefix, suffix), add_bos_token=bool(prefix), add_eos_token=bool(suffix),
                   notes=["BERT vocabulary: llama.cpp's ▁-prefixed word starts and bare continuations restored to "
-                         "WordPiece ##-continuations; lowercased as llama.cpp does"])
+                         "WordPiece ##-continuations; lowercased as llama.cpp does"],
+                  differences=(WPM_DEPARTURE,))
+
+
+# Where llama.cpp's WordPiece preprocessing departs from BERT's (measured with llama-cpp-python 0.3.36
+# on ggml-vocab-bert-bge.gguf, every mark, format and control character probed): it drops every
+# mark (Mc and Me too, and marks newer than the Unicode tables HF and the runtime use) where BERT
+# drops the Mn it knows (Devanagari `ा` gives no id), and format characters newer than those
+# tables; a composed Hangul syllable keeps only its leading jamo (`가` gives `ᄀ` alone);
+# VT/FF/FS..US/NEL split words where BERT deletes them; a word of more than BERT's 100 characters
+# is still split into pieces.  The IR keeps BERT's semantics (the model's
+# tokenizer, which HF and the runtime run): a reader difference, triggered exactly there.
+WPM_DEPARTURE = Loss(L.GGUF_WPM, "reader", "tokenizer.ggml.model",
+                     "llama.cpp's WordPiece drops every mark and newer format characters, keeps only a composed Hangul "
+                     "syllable's leading jamo, splits at VT/FF/NEL and has no word-length limit; the .mtok "
+                     "follows BERT's preprocessing (the model's own tokenizer)", "\u0915\u093e",
+                     pattern="[\\p{M}\\p{Cf}\uac00-\ud7a3\x0b\x0c\x1c-\x1f\x85]|\\S{101,}")

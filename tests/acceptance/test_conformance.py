@@ -44,12 +44,7 @@ def _ratio(cell: str) -> float:
 # Inputs of the other readers, one row each, against their independent reference (llama.cpp for a
 # GGUF).  Where that reference finds what the old self-check could not, the row is an expected
 # failure naming the finding (strict: a row that starts passing must drop its mark).
-_LLAMA_CPP_FINDS = {
-    "bert-bge": "llama.cpp drops Hangul vowel and final jamo that HF and the runtime keep",
-    "deepseek-coder": "user-defined tokens stored as plain text (e.g. 'ö', id 100003) decode to U+FFFD through the "
-                      "ByteLevel decoder the reader gives them; llama.cpp decodes them as text",
-    "deepseek-llm": "as deepseek-coder: user-defined tokens decoded through ByteLevel",
-}
+_LLAMA_CPP_FINDS: dict[str, str] = {}  # none left: llama.cpp's departures are recorded reader differences
 OTHER = [pytest.param(CORPUS / "gguf" / f"ggml-vocab-{n}.gguf", id=f"ggml-vocab-{n}.gguf",
                       marks=[pytest.mark.xfail(reason=_LLAMA_CPP_FINDS[n], strict=True)] if n in _LLAMA_CPP_FINDS
                       else [])

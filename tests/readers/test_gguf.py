@@ -7,6 +7,7 @@ writer."""
 from __future__ import annotations
 
 import importlib.util
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -351,6 +352,60 @@ def test_ids_equal_llama_cpp_where_it_retypes(name, texts, read):
     ref = gguf_reference(GGUF / f"ggml-vocab-{name}.gguf", texts, [])
     hf = hf_from_ir(read(name))
     assert [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)] == ref.raw
+
+
+
+def _bert_probe_texts() -> list[str]:
+    """Every mark, format, control and space character of Python's Unicode tables, and the blocks
+    of Indic scripts, Thai, Hangul jamo and the first syllables, each alone and inside a word; the
+    C0/C1 controls between letters; words of 100 and 101 characters; and plain text the departures
+    must leave alone."""
+    blocks = [(0x0900, 0x0980), (0x0980, 0x0A00), (0x0B80, 0x0C00), (0x0C80, 0x0D00), (0x0D80, 0x0E00),
+              (0x0E00, 0x0E80), (0x1100, 0x1200), (0xAC00, 0xAC40)]
+    cps = sorted({c for a, b in blocks for c in range(a, b) if unicodedata.category(chr(c)) != "Cn"}
+                 | {c for c in range(0x110000) if unicodedata.category(chr(c))[0] in "MZ"
+                    or unicodedata.category(chr(c)) in ("Cc", "Cf")})
+    texts = [chr(c) for c in cps] + [f"k{chr(c)}a" for c in cps]
+    texts += [f"a{chr(c)}b" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]]
+    texts += ["a" * 100, "a" * 101, "hello world", "naïve café", "Grüße, Jürgen!", "東京 2024", "a\tb\nc"]
+    return texts
+
+
+@needs_llama_cpp
+def test_bert_departures_of_llama_cpp_are_exactly_where_the_reader_says(read):
+    """`gguf-wpm` (the GGUF BERT reader's recorded difference) explains a mismatch only where its
+    pattern fires: on each probe where llama.cpp's ids differ from BERT's on the IR (HF), the
+    pattern must fire, so no departure is hidden and none is explained elsewhere."""
+    from mtok_export.verify.reference_gguf import gguf_reference
+
+    tok = read("bert-bge")
+    (loss,) = [d for d in tok.meta.differences if d.code == "gguf-wpm"]
+    texts = _bert_probe_texts()
+    ref = gguf_reference(GGUF / "ggml-vocab-bert-bge.gguf", texts, [])
+    hf = [e.ids for e in hf_from_ir(tok).encode_batch(texts, add_special_tokens=False)]
+    departs = [t for t, want, got in zip(texts, ref.raw, hf) if want != got]
+    assert len(departs) > 100  # the probes reach the departures
+    assert [t for t in departs if not loss.spans(t)] == []
+    # and the pattern is not a blanket: plain text and most of the probes are outside it
+    assert not any(loss.spans(t) for t in ("hello world", "naïve café", "Grüße, Jürgen!", "東京 2024"))
+
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("name", ["deepseek-coder", "deepseek-llm", "llama-bpe"])
+def test_user_tokens_llama_cpp_prints_otherwise_are_the_trigger(name, read):
+    """`gguf-user-text` fires on exactly the user-defined tokens whose piece llama.cpp prints
+    differs from their byte-level decode (HF on the IR, the runtime): every such token, no other."""
+    from mtok_export.verify.reference_gguf import _Vocab
+
+    tok = read(name)
+    users = [t for t in tok.added_tokens if not t.special]
+    hf = hf_from_ir(tok)
+    with _Vocab(GGUF / f"ggml-vocab-{name}.gguf", {}) as v:
+        differ = {t.content for t in users if v.stream([t.id]) != hf.decode([t.id], skip_special_tokens=False)}
+    loss = [d for d in tok.meta.differences if d.code == "gguf-user-text"]
+    assert set(loss[0].trigger if loss else ()) == differ
+    assert bool(differ) == name.startswith("deepseek")  # llama-bpe's user tokens print alike
 
 
 # ------------------------------------------------------------------ gemma4 (Gemma-4's SentencePiece-style BPE)

@@ -283,6 +283,9 @@ MUTANTS = {
     "tekken-special-ranks-shifted": ("tekken", tekken, "read_tekken", _rotate_specials),
     # the GGUF token types ignored: control and user-defined tokens read as ordinary vocabulary
     "gguf-token-types-ignored": ("gguf", gguf, "_added", lambda added: ()),
+    # BERT's lowercasing lost: llama.cpp's own departures (the `gguf-wpm` reader difference, which
+    # the honest reading records) must not explain a reader bug
+    "gguf-bert-casing-flipped": ("gguf-bert", gguf, "_wordpiece", _flip_bert_casing),
 }
 
 
@@ -295,6 +298,8 @@ def _input(kind: str, tmp_path: Path) -> Path:
         return _copy(tmp_path, *(CORPUS / "gpt2" / f for f in ("vocab.json", "merges.txt", "tokenizer_config.json")))
     if kind == "gguf":
         return SHARED / "gguf/ggml-vocab-llama-bpe.gguf"
+    if kind == "gguf-bert":
+        return SHARED / "gguf/ggml-vocab-bert-bge.gguf"
     return _tekken()
 
 
