@@ -245,9 +245,14 @@ def _replace_model(tok, **changes):
     return dataclasses.replace(tok, model=dataclasses.replace(tok.model, **changes))
 
 
-def _wrap(monkeypatch, module, name, mutate):
+def _wrap(monkeypatch, module, name, mutate, calls: list | None = None):
     real = getattr(module, name)
-    monkeypatch.setattr(module, name, lambda *a, **k: mutate(real(*a, **k)))
+
+    def broken(*a, **k):
+        if calls is not None:
+            calls.append(name)
+        return mutate(real(*a, **k))
+    monkeypatch.setattr(module, name, broken)
 
 
 def _no_lowercase(tok):
@@ -261,26 +266,25 @@ def _flip_bert_casing(tok):
     return dataclasses.replace(tok, normalizer=dataclasses.replace(n, lowercase=not n.lowercase))
 
 
-def _rotate_specials(tok):
-    """tekken's special ranks shifted by one (the reader's special count read one off)."""
-    s = len(tok.added_tokens)
+def _rotate_specials(parsed):
+    """tekken's special ranks shifted by one (the reader's special count read one off); the one
+    finishing derives the header and stop ids from the moved tokens."""
+    s = len(parsed.added)
     moved = lambda i: (i + 1) % s if i < s else i  # noqa: E731
-    added = tuple(dataclasses.replace(t, id=moved(t.id)) for t in tok.added_tokens)
-    post = tok.post_processor
+    added = tuple(dataclasses.replace(t, id=moved(t.id)) for t in parsed.added)
+    post = parsed.post_processor
     post = dataclasses.replace(post, special_tokens=tuple(dataclasses.replace(t, ids=tuple(map(moved, t.ids)))
                                                           for t in post.special_tokens))
-    return dataclasses.replace(tok, added_tokens=added, post_processor=post,
-                               special_ids=tuple(map(moved, tok.special_ids)),
-                               stop_ids=tuple(map(moved, tok.stop_ids)))
+    return dataclasses.replace(parsed, added=added, post_processor=post)
 
 
 MUTANTS = {
     # (input, module, function, mutation)
     "clip-suffix-dropped": ("gz", openai_bpe, "clip_tokenizer", lambda t: _replace_model(t, end_of_word_suffix="")),
     "clip-lowercase-dropped": ("gz", openai_bpe, "clip_tokenizer", _no_lowercase),
-    "bert-casing-flipped": ("vocab.txt", bert_vocab, "read_bert_vocab", _flip_bert_casing),
+    "bert-casing-flipped": ("vocab.txt", bert_vocab, "parse_bert_vocab", _flip_bert_casing),
     "merges-one-line-off": ("vocab.json", gpt2_files, "read_merges_txt", lambda m: m[1:]),
-    "tekken-special-ranks-shifted": ("tekken", tekken, "read_tekken", _rotate_specials),
+    "tekken-special-ranks-shifted": ("tekken", tekken, "parse_tekken", _rotate_specials),
     # the GGUF token types ignored: control and user-defined tokens read as ordinary vocabulary
     "gguf-token-types-ignored": ("gguf", gguf, "_added", lambda added: ()),
     # BERT's lowercasing lost: llama.cpp's own departures (the `gguf-wpm` reader difference, which
@@ -315,13 +319,14 @@ def test_honest_readers_pass(kind, tmp_path):
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 def test_broken_readers_are_killed(mutant, tmp_path, monkeypatch):
     kind, module, name, mutate = MUTANTS[mutant]
-    _wrap(monkeypatch, module, name, mutate)
+    calls: list[str] = []  # a mutant of a function the export no longer calls would pass unnoticed
+    _wrap(monkeypatch, module, name, mutate, calls)
     if module is openai_bpe:  # the reader calls it by its module global; gpt2_files imported it by name
-        _wrap(monkeypatch, gpt2_files, name, mutate)
+        _wrap(monkeypatch, gpt2_files, name, mutate, calls)
     with pytest.raises(VerificationError) as e:
         export(Job(_input(kind, tmp_path), policy=Policy(allow_lossy=True), verify=VerifyOptions(sweep=False)),
                tmp_path / "out")
-    assert e.value.result.verify.unexplained > 0
+    assert calls and e.value.result.verify.unexplained > 0
 
 
 # ------------------------------------------------------------------ the vocabulary sweep
