@@ -5,7 +5,7 @@ builds the `Job`, checked once (the export, once for every model; convert).
 
 Help naming the registry is filled in when it is shown: every run builds the options of the
 commands it may parse (`mtok --help` builds all of them), and that must not import the library
-(`tests/test_startup_imports.py`).  So a help text names `{targets}` (the `.mtok` targets of
+(`tests/acceptance/test_startup_imports.py`).  So a help text names `{targets}` (the `.mtok` targets of
 `targets.names(MTOK)`, "a, b or c") and `{default_target}` (`targets.DEFAULT`), and `fill` makes an
 option replace them only when its help is printed."""
 

@@ -204,7 +204,7 @@ def code_point_rules(entries) -> tuple:
     ideograph where there are enough), and the table maps s_c back to c (or to c's own replacement);
     the sentinels' own occurrences are replaced before that, by their replacements, so none reaches
     the table.  182 Replaces and a table instead of 1,120 Replaces, with the same output on every
-    input the runtime decodes as UTF-8 (tests/test_normalizer_form.py runs both over every code
+    input the runtime decodes as UTF-8 (tests/lower/test_normalizers.py runs both over every code
     point).  Without enough sentinels whose replacement holds no control character (which rule B
     would turn into a sentinel), one Replace per entry."""
     mapping = dict(entries)
