@@ -61,7 +61,8 @@ def test_manifest_records_the_export(qwen_out):
     assert m["verification"]["result"] == "passed" and m["verification"]["runtime"] == "MNN 3.6.1"
     assert len(m["verification"]["corpus_sha256"]) == 64
     assert m["chat_template"]["original"] and m["unicode_version"]
-    assert {x["code"] for x in m["losses"]} == {"normalizer-approx", "regex-control", "whitespace-class"}
+    assert {x["code"] for x in m["losses"]} == {"normalizer-approx", "regex-control", "special-not-in-header",
+                                                 "whitespace-class"}
     assert all(x["severity"] == "edge" for x in m["losses"])
 
 

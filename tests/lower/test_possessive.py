@@ -19,20 +19,17 @@ from pathlib import Path
 import pytest
 import regex
 from hypothesis import given, settings, strategies as st
-from tokenizers import Regex, Tokenizer
+from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
 
 from mtok_export.corpus import builtin_corpus
-from mtok_export.lower import lower
 from mtok_export.lower.possessive import cells, greedy
 from mtok_export.lower.regex import for_runtime, runs_on_wregex
 from mtok_export.lower.regex_tree import parse, unparse
-from mtok_export.mtok import write_mtok
-from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.readers.tiktoken import _CL100K_PATTERN, _O200K_PATTERN, _R50K_PATTERN
-from mtok_export.targets import TARGETS
 from mtok_export.verify.runtime import run_runtime
 
+from tests.support.gpt2_patterns import gpt2_with
 from tests.support.marks import needs_mnn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -207,19 +204,6 @@ def test_the_differential_sees_a_wrong_rewrite():
 
 # --------------------------------------------------------------------- on the runtime
 
-def _gpt2_with(tmp_path: Path, pattern: str):
-    tj = json.loads((CORPUS / "tokenizers/gpt2/tokenizer.json").read_text(encoding="utf-8"))
-    tj["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
-        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False), encoding="utf-8")
-    low, lw = lower(read_model_dir(src), TARGETS["mnn-3.6"])
-    path = tmp_path / "tokenizer.mtok"
-    path.write_bytes(write_mtok(low))
-    return Tokenizer.from_file(str(src / "tokenizer.json")), path, lw
-
 
 RUNTIME_TEXTS = ["Hello world", "I'm here, you're not; he'll've it's DON'T", "x = foo(a, b)  \n\n  return x;\n",
                  "trailing   \n  ", "end \n", "  \n\t\n", "12345 678.9 \u0663\u0664", "\u4f60\u597d\u3002 Hello!",
@@ -229,7 +213,7 @@ RUNTIME_TEXTS = ["Hello world", "I'm here, you're not; he'll've it's DON'T", "x 
 @needs_corpus
 @needs_mnn
 def test_r50k_in_a_tokenizer_json_is_exact_on_the_runtime(tmp_path):
-    hf, path, lw = _gpt2_with(tmp_path, _R50K_PATTERN)
+    hf, path, lw = gpt2_with(tmp_path, [_R50K_PATTERN])
     assert not [x for x in lw.losses if x.code == "regex-unsupported"]
     texts = RUNTIME_TEXTS + [s.text for s in builtin_corpus() if "\x00" not in s.text]
     got = run_runtime(path, texts=texts).encodes
@@ -336,7 +320,7 @@ def test_explicit_pattern_splits_as_the_original_on_generated_text(pattern, text
 @needs_mnn
 @pytest.mark.parametrize("pattern", EXPLICIT, ids=["o200k", "kimi"])
 def test_explicit_patterns_are_exact_on_the_runtime(tmp_path, pattern):
-    hf, path, lw = _gpt2_with(tmp_path, pattern)
+    hf, path, lw = gpt2_with(tmp_path, [pattern])
     codes = {x.code for x in lw.losses}
     assert "regex-unsupported" not in codes and {"regex-stack", "regex-unicode-version"} <= codes
     assert "regex-explicit" in lw.applied

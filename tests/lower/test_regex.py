@@ -6,23 +6,22 @@ whitespace/punctuation variants."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from tokenizers import Regex, Tokenizer
+from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
 
 from mtok_export.lower import lower
 from mtok_export.lower.regex import WHITE_SPACE, for_runtime, runs_on_wregex
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.gguf import read_gguf
-from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.corpus import builtin_corpus
 from mtok_export.targets import TARGETS
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 from mtok_export.verify.runtime import run_runtime
 
+from tests.support.gpt2_patterns import gpt2_with
 from tests.support.marks import needs_mnn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,21 +46,6 @@ TEXTS = [
     "a\u1680b\u2000c\u200ad\u202fe\u205ff\u3000g",
     "line\r\nline2\rline3\n\n  \n",
 ]
-
-
-def gpt2_with(tmp_path: Path, patterns: list[str]) -> tuple[Tokenizer, Path, object]:
-    """GPT-2's vocabulary with `patterns` as Split(Isolated) pre-tokenizers before ByteLevel."""
-    tj = json.loads((CORPUS / "tokenizers/gpt2/tokenizer.json").read_text(encoding="utf-8"))
-    tj["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": p}, "behavior": "Isolated", "invert": False} for p in patterns] + [
-        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False), encoding="utf-8")
-    low, lw = lower(read_model_dir(src), TARGETS["mnn-3.6"])
-    path = tmp_path / "tokenizer.mtok"
-    path.write_bytes(write_mtok(low))
-    return Tokenizer.from_file(str(src / "tokenizer.json")), path, lw
 
 
 def runtime_differs(tmp_path: Path, patterns: list[str], texts: list[str]) -> tuple[list[str], object]:
