@@ -35,13 +35,15 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not p
 # can never match left out of their charsmap normalizers); the bare SentencePiece models (mistral
 # .model.v1, sp-test-models): control pieces encoded as text, as sentencepiece does (issue 14); every
 # Unigram input (chatglm-6b, sp-test-models, t5-small, samples/t5-unigram): scores written as the f64
-# HF holds in memory (issue 14).
+# HF holds in memory (issue 14); every NFC/NFKC/charsmap row (chatglm-6b, qwen-7b_tiktoken, qwen2.5,
+# sp-test-models, t5-small, samples/qwen-bpe and t5-unigram): the code-point rules as the guarded
+# code-6 table (issue 27).
 MAIN = {
     "corpus/bert-base-uncased": ("tokenizer.json", "7dda4df0d3b0092fb1b14cf32eab4509b20cb31fc0c4e32152dd748e20dc068d"),
     "corpus/bert-base-uncased/tokenizer.json": ("vocab.txt", "7dda4df0d3b0092fb1b14cf32eab4509b20cb31fc0c4e32152dd748e20dc068d"),
     "corpus/bert-base-uncased/vocab.txt": ("vocab.txt", "7dda4df0d3b0092fb1b14cf32eab4509b20cb31fc0c4e32152dd748e20dc068d"),
-    "corpus/chatglm-6b": ("ice_text.model", "106a6c1d636d3276a5f17cfd552939ff4ee08863696ccf15983db5e45f0dd728"),
-    "corpus/chatglm-6b/ice_text.model": ("ice_text.model", "106a6c1d636d3276a5f17cfd552939ff4ee08863696ccf15983db5e45f0dd728"),
+    "corpus/chatglm-6b": ("ice_text.model", "3193da9c575ef7d254bcfb08d82f46a64a8b0ef00a27b9f3aa2c2715f01cc4f9"),
+    "corpus/chatglm-6b/ice_text.model": ("ice_text.model", "3193da9c575ef7d254bcfb08d82f46a64a8b0ef00a27b9f3aa2c2715f01cc4f9"),
     "corpus/falcon-7b": ("tokenizer.json", "a2fd8d0eb368a658d68db8d30a08386f7b65b2d7b157e6d859cc923ef9e0a836"),
     "corpus/gpt2": ("tokenizer.json", "8758090b3df5e8503dd73ce04308c704df5335a4096af43e8ca1da8e0ba9c8c6"),
     "corpus/gpt2/merges.txt": ("vocab.json", "8758090b3df5e8503dd73ce04308c704df5335a4096af43e8ca1da8e0ba9c8c6"),
@@ -55,18 +57,18 @@ MAIN = {
     "corpus/mistral-7b-v0.1_mistral-common": ("tokenizer.model.v1", "450b4138db0ec82dad0aef72e28241844ece7a5d9f063ddc225bc8bab041e0d4"),
     "corpus/mistral-7b-v0.1_mistral-common/tokenizer.model.v1": ("tokenizer.model.v1", "450b4138db0ec82dad0aef72e28241844ece7a5d9f063ddc225bc8bab041e0d4"),
     "corpus/phi-3-mini-4k-instruct": ("tokenizer.json", "cfb70ba92e039774d60c7dca2e197cc7699a8195acda698fdbd9bee8369d571f"),
-    "corpus/qwen-7b_tiktoken": ("qwen.tiktoken", "67d9996eaf5fa7324c33ef02c8a4f24dbccdc0b77322018c1701b302eebf7433"),
-    "corpus/qwen-7b_tiktoken/qwen.tiktoken": ("qwen.tiktoken", "67d9996eaf5fa7324c33ef02c8a4f24dbccdc0b77322018c1701b302eebf7433"),
-    "corpus/qwen2.5-instruct": ("tokenizer.json", "e5e80c11079732039a0b30dd65e029a03e5a2189b5a9b118b51293ae7f767aa5"),
+    "corpus/qwen-7b_tiktoken": ("qwen.tiktoken", "4c6a49b3839a9a6b1ca4243a93433fa571881cd16077ad07cd0b5f79af188b37"),
+    "corpus/qwen-7b_tiktoken/qwen.tiktoken": ("qwen.tiktoken", "4c6a49b3839a9a6b1ca4243a93433fa571881cd16077ad07cd0b5f79af188b37"),
+    "corpus/qwen2.5-instruct": ("tokenizer.json", "1cecce63521a551750e623a1d798d12f0020c4b75746c6fdb14764abefe59e91"),
     "corpus/roberta-base": ("tokenizer.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
     "corpus/roberta-base/merges.txt": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
     "corpus/roberta-base/tokenizer.json": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
     "corpus/roberta-base/tokenizer_config.json": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
     "corpus/roberta-base/vocab.json": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
-    "corpus/sp-test-models/test_ja_model.model": ("test_ja_model.model", "ca8cb13e41b79395d8474bd84f9500789f5214e18a90f218ff34ba38aa0c513a"),
-    "corpus/sp-test-models/test_model.model": ("test_model.model", "beb1b4d90871a699aa51929193ea3fb121d4ed9610b5707c6cca32888532dc91"),
-    "corpus/t5-small": ("tokenizer.json", "e2de61be68de4ea69974e6729605056597f86e4e8421ec1adf2f4b63526d818f"),
-    "corpus/t5-small/spiece.model": ("spiece.model", "b71a228b7cda6a39b2d7db087e0a758c80d798cf88e8cb4a8e0b585dbd40016e"),
+    "corpus/sp-test-models/test_ja_model.model": ("test_ja_model.model", "ba270fcee7ca314512665f9a5ec9a0e7eeff7ef793c96a6778f4deffcec6fef9"),
+    "corpus/sp-test-models/test_model.model": ("test_model.model", "a530f5def0821b7fbb3f3d151415838f084252b6712375bb66854c25679c89b8"),
+    "corpus/t5-small": ("tokenizer.json", "8cc453fdd69026107b30b79b5d57d68feaecac415d55295c17c228679f612770"),
+    "corpus/t5-small/spiece.model": ("spiece.model", "2084e1cad958ddfb48e2e3d3e6b2aad8d51608a8a9b348e5098ee3002ef6951d"),
     "corpus/whisper-large-v3": ("tokenizer.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
     "corpus/whisper-large-v3/added_tokens.json": ("vocab.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
     "corpus/whisper-large-v3/merges.txt": ("vocab.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
@@ -81,9 +83,9 @@ MAIN = {
     "samples/bert-wordpiece/vocab.txt": ("vocab.txt", "ef8d9a68856aac25f42aa719d17ea6a33ea474600007d559174a1d307f672e2f"),
     "samples/llama-spm": ("tokenizer.json", "d6441b65bb07f796d3fe9842b47976b6872d26af6e11eb92cfdad691e727d49f"),
     "samples/llama-spm/tokenizer.model": ("tokenizer.model", "5a302f6589d015714677f7224cf91992e05fd7c6feea55ca789866838962d60c"),
-    "samples/qwen-bpe": ("tokenizer.json", "37ed9328b9fded6fe7cd49fa8d5c7beba9ffededd03701800135f61800633a19"),
-    "samples/t5-unigram": ("tokenizer.json", "4d0cc07752cd45fc27fa4867862f3529b18d04bd79a25d6849ce8e6021f50a32"),
-    "samples/t5-unigram/spiece.model": ("spiece.model", "3bdd4b7b9a25cdb9c4e4e49c30ef7002c12e7d9a2b891af66e9f9b529551a5c0"),
+    "samples/qwen-bpe": ("tokenizer.json", "849d9e99d4b934630df570c62a9d0222b1caa95cabc5f8524739165c73542657"),
+    "samples/t5-unigram": ("tokenizer.json", "e409a507653c90d0f5c7b0b2d22ef673f845c9f735db98c97bd6f900f03eff1d"),
+    "samples/t5-unigram/spiece.model": ("spiece.model", "b3bb9a24176c2d69d3a28b66e2e30fa779831158b88a4249740552e71cf779fe"),
 }
 
 
