@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.processes import processes_with, wait_for
-from tests.support.signal_runs import OLD, SAMPLE, export_argv, hung_python, paused, signal_when, start
+from tests.support.signal_runs import (OLD, SAMPLE, export_argv, hung_python, paused, signal_when, start,
+                                       start_export)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -67,14 +68,7 @@ def assert_clean(env: dict, marker: str | None = None) -> None:
 @pytest.mark.parametrize("signum,name", SIGNALS, ids=[n for _, n in SIGNALS])
 @pytest.mark.parametrize("phase", EXPORT_PHASES)
 def test_export_stopped_in_every_phase_keeps_the_output(tmp_path, env, out_dir, phase, signum, name):
-    marker = None
-    if phase == "runtime-hung":
-        python, marker = hung_python(tmp_path)
-        proc = start("runtime", export_argv(out_dir, python), env)
-        ready = lambda: len(processes_with(f"sleep {marker}")) == 2  # noqa: E731
-    else:
-        proc = start(phase, export_argv(out_dir), env)
-        ready = paused(proc, phase)
+    proc, ready, marker = start_export(tmp_path, out_dir, phase, env)
     _, err = signal_when(proc, ready, signum)
     assert_stopped(proc.returncode, err, signum, name)
     assert sorted(p.name for p in out_dir.iterdir()) == ["tokenizer.mtok", "tokenizer.mtok.json"]
@@ -136,14 +130,7 @@ def test_verify_stopped_in_every_phase(tmp_path, env, signum, name, phase):
 
 @pytest.mark.parametrize("phase", ["reference", "runtime-hung", "rename"])
 def test_kill_9_leftovers_are_removed_by_the_next_export(tmp_path, env, out_dir, phase):
-    marker = None
-    if phase == "runtime-hung":
-        python, marker = hung_python(tmp_path)
-        proc = start("runtime", export_argv(out_dir, python), env)
-        ready = lambda: len(processes_with(f"sleep {marker}")) == 2  # noqa: E731
-    else:
-        proc = start(phase, export_argv(out_dir), env)
-        ready = paused(proc, phase)
+    proc, ready, marker = start_export(tmp_path, out_dir, phase, env)
     signal_when(proc, ready, signal.SIGKILL)
     assert proc.returncode == -signal.SIGKILL
     pid = proc.pid

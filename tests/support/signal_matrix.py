@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from tests.support.processes import processes_with, wait_for
-from tests.support.signal_runs import OLD, export_argv, hung_python, paused, signal_when, start
+from tests.support.signal_runs import OLD, export_argv, signal_when, start_export
 
 REPO = Path(__file__).resolve().parents[2]
 PHASES = ["read", "lower", "reference", "runtime", "runtime-hung", "rename", "commit"]
@@ -32,14 +32,7 @@ def one(phase: str, signum: int) -> str:
         out.mkdir()
         (out / "tokenizer.mtok").write_bytes(OLD)
         (out / "tokenizer.mtok.json").write_text("{}")
-        marker = None
-        if phase == "runtime-hung":
-            python, marker = hung_python(tmp)
-            proc = start("runtime", export_argv(out, python), env)
-            ready = lambda: len(processes_with(f"sleep {marker}")) == 2  # noqa: E731
-        else:
-            proc = start(phase, export_argv(out), env)
-            ready = paused(proc, phase)
+        proc, ready, marker = start_export(tmp, out, phase, env)
         signal_when(proc, ready, signum)
         wait_for(lambda: not processes_with(str(root)) and not (marker and processes_with(f"sleep {marker}")), 5)
         left_procs = len(processes_with(str(root))) + (len(processes_with(f"sleep {marker}")) if marker else 0)

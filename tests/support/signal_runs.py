@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from tests.support.corpus_dirs import SAMPLES
-from tests.support.processes import wait_for
+from tests.support.processes import processes_with, wait_for
 
 SAMPLE = SAMPLES / "qwen-bpe"
 DRIVER = Path(__file__).with_name("signal_driver.py")
@@ -70,3 +70,15 @@ def paused(proc: subprocess.Popen, phase: str):
 def export_argv(out: Path, python: Path | None = None) -> list[str]:
     argv = ["mtok-export", "--path", str(SAMPLE), "--output", str(out), "--allow-lossy"]
     return argv + (["--runtime-python", str(python)] if python else [])
+
+
+def start_export(tmp_path: Path, out: Path, phase: str, env: dict):
+    """An export paused at `phase`, or for "runtime-hung" waiting on a hung fake runtime with its
+    two sleeps running.  -> (the process, when it is ready to be signalled, the hung runtime's
+    marker or None)."""
+    if phase == "runtime-hung":
+        python, marker = hung_python(tmp_path)
+        proc = start("runtime", export_argv(out, python), env)
+        return proc, lambda: len(processes_with(f"sleep {marker}")) == 2, marker
+    proc = start(phase, export_argv(out), env)
+    return proc, paused(proc, phase), None
