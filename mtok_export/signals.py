@@ -27,10 +27,20 @@ STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SI
 _kills: list[Callable[[], None]] = []  # run by the handler before it raises (innermost last)
 _deferring = 0  # > 0: the handler records, the exception waits for raise_pending()
 _received: list[int] = []  # signals taken since the outermost handled() began
+_once = False  # a forked job (`for_forked_job`): only the first stop signal raises
+_raised = False  # in a forked job, the first has raised
 
 
 def _stop_exception(signum: int) -> BaseException:
     return KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+
+
+def _raise(signum: int) -> None:
+    global _raised
+    if _once and _raised:
+        return
+    _raised = True
+    raise _stop_exception(signum)
 
 
 def _handler(signum, frame):
@@ -38,7 +48,7 @@ def _handler(signum, frame):
     for kill in reversed(_kills):
         kill()
     if not _deferring:
-        raise _stop_exception(signum)
+        _raise(signum)
 
 
 @contextmanager
@@ -91,7 +101,21 @@ def deferred():
     finally:
         _deferring -= 1
     if len(_received) > seen and not _deferring:
-        raise _stop_exception(_received[-1])
+        _raise(_received[-1])
+
+
+def for_forked_job() -> None:
+    """In a fleet's forked job, for the rest of its life: the stop signals raise as in `handled()`,
+    but only the first one.  A job stopped by Ctrl-C gets SIGINT twice, the terminal's and then the
+    fleet's own (which also stops a job the terminal did not reach); the second, arriving while the
+    first unwinds, must not cut that cleanup short (a `.verifying` file was left behind when it hit
+    export's `finally`)."""
+    global _once, _raised, _deferring
+    _once, _raised, _deferring = True, False, 0
+    _kills.clear()
+    _received.clear()
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, _handler)
 
 
 def raise_pending(since: int) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import signals
 from ..errors import InputError, Interrupted
 from ..signals import STOP_SIGNALS, handled
 
@@ -192,11 +193,10 @@ def _stop(procs) -> None:
 
 def _child(job, model: Model, writer) -> None:
     """A job's process.  It is stopped by SIGINT (the parent's, a terminal's Ctrl-C, or the kernel's
-    when the parent dies) or SIGTERM, which raise KeyboardInterrupt once: every cleanup path of the
-    export (the runtime's process group, temporary files) handles it, and unlike an Exception no
-    `except Exception` on the way swallows it; a second signal must not cut that cleanup short."""
-    signal.signal(signal.SIGINT, _stop_once)
-    signal.signal(signal.SIGTERM, _stop_once)
+    when the parent dies) or SIGTERM, which raise once (`signals.for_forked_job`): every cleanup path
+    of the export (the runtime's process group, temporary files) handles it, and unlike an Exception
+    no `except Exception` on the way swallows it."""
+    signals.for_forked_job()
     _stop_with_parent()
     try:
         from .console import set_quiet
@@ -214,12 +214,6 @@ def _child(job, model: Model, writer) -> None:
         os._exit(130)
     except OSError:  # the parent is gone
         pass
-
-
-def _stop_once(signum, frame):
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise KeyboardInterrupt
 
 
 def _stop_with_parent() -> None:

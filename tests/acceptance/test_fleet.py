@@ -349,3 +349,45 @@ except BaseException as e:
     assert (proc.returncode, out.strip()) == (3, "Interrupted" if signum == signal.SIGTERM else "KeyboardInterrupt"), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cleaned-a", "cleaned-b"]
     assert "Traceback" not in err
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork and signals as on Linux")
+def test_ctrl_c_twice_a_job_the_terminal_and_the_pool_does_not_cut_its_cleanup_short(tmp_path):
+    """Ctrl-C reaches every job twice: the terminal's SIGINT to the process group, then the pool's own.
+    The second arrives while the job unwinds from the first, which was raised inside the runtime run's
+    nested handled(); it left export's `.verifying` file behind (CI, test_interrupt_stops_every_job)."""
+    code = f"""
+import sys, time
+from pathlib import Path
+from mtok_export import signals
+from mtok_export.cli.fleet import Model, run_pool
+root = Path({str(tmp_path)!r})
+
+def job(model):
+    (root / f"file-{{model.name}}").touch()  # export's file under verification
+    try:
+        with signals.handled():  # as verify/runtime.py's _run_group around the runtime
+            (root / f"waiting-{{model.name}}").touch()
+            time.sleep(60)
+    finally:
+        time.sleep(1)  # the pool's SIGINT arrives here
+        (root / f"file-{{model.name}}").unlink()
+
+try:
+    run_pool([Model("a", root), Model("b", root)], 2, job)
+except BaseException as e:
+    print(type(e).__name__)
+    sys.exit(3)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, start_new_session=True)
+    try:
+        assert wait_for(lambda: len(list(tmp_path.glob("waiting-*"))) == 2, 60)
+        os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert (proc.returncode, out.strip()) == (3, "KeyboardInterrupt"), err
+    assert sorted(p.name for p in tmp_path.glob("file-*")) == []
+    assert "Traceback" not in err
