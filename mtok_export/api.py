@@ -87,7 +87,8 @@ def export(source: Job | PathLike, output_dir: PathLike | None = None, *,
     `fmt="txt"`) into `output_dir` (default: beside the input) with its manifest, as `mtok-export`
     does: unless `verify_on_runtime=False` the file is verified on the MNN runtime first and only
     replaces the output when it passed.  `source` is a `Job`, or a path and `options`, the keywords
-    of `Job.build` (`target`, `fmt`, `bos`, `header_specials`, `normalizer_form`; `chat_template`,
+    of `Job.build` (`target`, `fmt`, `bos`, `header_specials`, `normalizer_form`,
+    `regex_form`; `chat_template`,
     `pattern`, `special`, `family`, `input`; the acceptance policy `allow_lossy`, `accept` (codes),
     `accept_file`, `strict`; `verify_on_runtime`, `corpus`, `runtime_python`, `sweep`).
     -> `ExportResult` (the job, path, size, the source and lowered IRs, the lowering with its

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from .errors import InputError
 from .formats import Format, Options, read_source, resolve_input
-from .lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS, Lowering
+from .lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS, REGEX_FORMS, Forms, Lowering
 from .policy import Policy
 from .targets import DEFAULT, build, target_for
 
@@ -52,6 +52,7 @@ class Job:
     bos: str = "auto"
     header_specials: str = "needed"
     normalizer_form: str = "compose"
+    regex_form: str = "explicit"
     policy: Policy = field(default_factory=Policy)
     verify: VerifyOptions | None = field(default_factory=VerifyOptions)  # None: --no-verify
 
@@ -60,13 +61,15 @@ class Job:
         _choice("--bos", self.bos, BOS_POLICIES)
         _choice("--header-specials", self.header_specials, HEADER_SPECIALS)
         _choice("--normalizer-form", self.normalizer_form, NORMALIZER_FORMS)
+        _choice("--regex-form", self.regex_form, REGEX_FORMS)
 
     @classmethod
     def build(cls, source: str | os.PathLike, *, input: str | os.PathLike | None = None,
               chat_template: str | None = None, pattern: str | None = None,
               special: dict[str, int] | list[str] | None = None, family: str | None = None, fmt: str = "mtok",
               target: str | None = None, bos: str = "auto", header_specials: str = "needed",
-              normalizer_form: str = "compose", allow_lossy: bool = False, accept: Iterable[str] = (),
+              normalizer_form: str = "compose", regex_form: str = "explicit", allow_lossy: bool = False,
+              accept: Iterable[str] = (),
               accept_file: str | os.PathLike | None = None, strict: bool = False, verify_on_runtime: bool = True,
               corpus: str | os.PathLike | None = None, runtime_python: str | os.PathLike | None = None,
               sweep: bool = True) -> Job:
@@ -77,7 +80,7 @@ class Job:
         verify = VerifyOptions(_path(corpus), _path(runtime_python), sweep) if verify_on_runtime else None
         return cls(Path(source), _path(input), Options(chat_template, pattern, special, family), fmt,
                    target or DEFAULT, bos,
-                   header_specials, normalizer_form, policy, verify)
+                   header_specials, normalizer_form, regex_form, policy, verify)
 
     @property
     def output(self) -> Format:
@@ -92,11 +95,14 @@ class Job:
         o = self.read
         return read_source(self.path(), o.chat_template, pattern=o.pattern, special=o.special, family=o.family)
 
+    @property
+    def forms(self) -> Forms:
+        return Forms(self.header_specials, self.normalizer_form, self.regex_form)
+
     def lower(self, tok: Tokenizer, progress: Callable[[int, int], None] | None = None) \
             -> tuple[bytes, Tokenizer, Lowering]:
         """-> (the file's bytes, the IR the runtime will run, the Lowering with losses and passes)."""
-        return build(tok, self.fmt, target=self.target, bos=self.bos, progress=progress,
-                     header_specials=self.header_specials, normalizer_form=self.normalizer_form)
+        return build(tok, self.fmt, target=self.target, bos=self.bos, progress=progress, forms=self.forms)
 
     def to_json(self) -> dict:
         """What the manifest records (`source`, `input` and `verify` are recorded beside it)."""
@@ -104,7 +110,8 @@ class Job:
         return {"read": {"chat_template": o.chat_template, "pattern": o.pattern, "special": o.special,
                          "family": o.family},
                 "format": self.fmt, "target": self.target, "bos": self.bos, "header_specials": self.header_specials,
-                "normalizer_form": self.normalizer_form, "policy": self.policy.to_json()}
+                "normalizer_form": self.normalizer_form, "regex_form": self.regex_form,
+                "policy": self.policy.to_json()}
 
     @classmethod
     def from_manifest(cls, manifest: dict, source: Path, *, where: str = "the manifest",
@@ -119,7 +126,7 @@ class Job:
                                                    read.get("family")),
                        j.get("format") or fmt, j.get("target") or DEFAULT, j.get("bos") or "auto",
                        j.get("header_specials") or "needed", j.get("normalizer_form") or "compose",
-                       Policy.from_json(_object(j.get("policy") or {}, "$.job.policy")), None)
+                       j.get("regex_form") or "explicit", Policy.from_json(_object(j.get("policy") or {}, "$.job.policy")), None)
         except InputError as e:
             raise InputError(f"{where}: {e}") from None
 

@@ -195,6 +195,9 @@ REGEX_UNSUPPORTED = _kind("regex-unsupported", "pre_tokenizer", "a split regex t
 REGEX_STACK = _kind("regex-stack", "pre_tokenizer", "a split regex written with explicit ranges runs on std::wregex, "
                     "which recurses per character: one piece of about 33,000 characters (MNN 3.6.1, 8 MiB stack; "
                     "fewer on a thread with a smaller stack) crashes the runtime", EDGE)
+REGEX_FOLD = _kind("regex-fold", "pre_tokenizer", "a split regex in the fold engine's form (--regex-form fold): "
+                   "its Unicode sub-categories, scripts and class operations read as whole categories on non-ASCII "
+                   "text (o200k's case split holds on ASCII; non-ASCII letters count as both cases)", TEXT)
 REGEX_UNICODE_VERSION = _kind("regex-unicode-version", "pre_tokenizer", "a split regex written with explicit ranges "
                               "follows this Python's Unicode version: characters assigned later are in no class",
                               EDGE, None, chars("unassigned here", lambda c: unicodedata.category(c) == "Cn"))

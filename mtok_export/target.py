@@ -16,7 +16,7 @@ from dataclasses import dataclass
 class Target:
     name: str  # what `--target` says and the manifest records
     output: object  # the output format (`formats.MTOK`, `formats.LEGACY`) that writes what `lower` returns
-    lower: Callable  # (target, tok, *, bos, progress, header_specials, normalizer_form) -> targets.Lowered
+    lower: Callable  # (target, tok, *, bos, progress, forms: lower.Forms) -> targets.Lowered
     runtime: str  # what loads and runs the file (for help texts)
     requires: str  # the runtime release the file needs (written into the manifest)
     legacy: bool  # a legacy tokenizer.txt: its type fixes the normalizer and post-processor, no chat fields

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .errors import InputError
 from .formats import LEGACY, MTOK, Format
 from .losses import EXACT_ON
-from .lower import Lowering, lower
+from .lower import Forms, Lowering, lower
 from .mtok.constants import NormalizerCode
 from .target import Target
 
@@ -26,15 +26,13 @@ class Lowered:
     lowering: Lowering
 
 
-def _to_mtok(target: Target, tok, *, bos: str = "auto", progress=None, header_specials: str = "needed",
-             normalizer_form: str = "compose") -> Lowered:
-    low, lw = lower(tok, target, bos, progress, header_specials, normalizer_form)
+def _to_mtok(target: Target, tok, *, bos: str = "auto", progress=None, forms: Forms = Forms()) -> Lowered:
+    low, lw = lower(tok, target, bos, progress, forms)
     return Lowered(low, low, lw)
 
 
-def _to_legacy(target: Target, tok, *, bos: str = "auto", progress=None, header_specials: str = "needed",
-               normalizer_form: str = "compose") -> Lowered:
-    # a legacy type's header lists and normalizer are fixed by the type: neither choice applies
+def _to_legacy(target: Target, tok, *, bos: str = "auto", progress=None, forms: Forms = Forms()) -> Lowered:
+    # a legacy type's header lists, normalizer and regex engine are fixed by the type: no form applies
     from .lower.legacy import lower_legacy  # the legacy types: loaded only when a tokenizer.txt is written
 
     plan, lw = lower_legacy(tok, target, bos)
@@ -98,10 +96,9 @@ def runs_exactly(code: str, target: str) -> Target | None:
     return next((t for t in order if t.output is current.output and has(t)), None)
 
 
-def build(tok, fmt: str = "mtok", *, target: str = DEFAULT, bos: str = "auto", progress=None,
-          header_specials: str = "needed", normalizer_form: str = "compose"):
+def build(tok, fmt: str = "mtok", *, target: str = DEFAULT, bos: str = "auto", progress=None, forms: Forms = Forms()):
     """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).  Whether
     the losses are acceptable is the policy's decision (`policy.decide`)."""
     t = target_for(fmt, target)
-    low = t.lower(t, tok, bos=bos, progress=progress, header_specials=header_specials, normalizer_form=normalizer_form)
+    low = t.lower(t, tok, bos=bos, progress=progress, forms=forms)
     return t.output.write(low.content), low.ir, low.lowering

@@ -32,6 +32,7 @@ on first use from GitHub or, offline, from a local MNN clone (`--mnn-git DIR`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import statistics
@@ -44,7 +45,7 @@ import zipfile
 from pathlib import Path
 
 from mtok_export.corpus import builtin_corpus, slice_of
-from mtok_export.lower import lower
+from mtok_export.lower import Forms, lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.targets import DEFAULT, TARGETS
@@ -290,6 +291,7 @@ def main() -> int:
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                     help="cpu: the encoding thread's CPU time (default: other load on the machine does not count)")
     ap.add_argument("--normalizer-form", default="compose", help="our files' normalizer form (compose, no-compose, table)")
+    ap.add_argument("--regex-form", default="explicit", help="our files' split-regex form (explicit, fold)")
     ap.add_argument("--header-specials", default="needed", help="our files' header list (needed, all, none)")
     ap.add_argument("--fast-form", default="table", help="the form the 'fast' column is timed in ('' for none)")
     ap.add_argument("--mnn-git", help="a local clone of alibaba/MNN to take the exporter from when offline")
@@ -319,10 +321,11 @@ def main() -> int:
         if only and not any(o in d.name for o in only):
             continue
         tok = read_model_dir(d)
-        ours, _ = lower(tok, TARGETS[DEFAULT], normalizer_form=args.normalizer_form, header_specials=args.header_specials)
+        forms = Forms(args.header_specials, args.normalizer_form, args.regex_form)
+        ours, _ = lower(tok, TARGETS[DEFAULT], forms=forms)
         files = {"ours": (write_mtok(ours), "tokenizer.mtok")}
         if args.fast_form and args.fast_form != args.normalizer_form:
-            fast = write_mtok(lower(tok, TARGETS[DEFAULT], normalizer_form=args.fast_form, header_specials=args.header_specials)[0])
+            fast = write_mtok(lower(tok, TARGETS[DEFAULT], forms=dataclasses.replace(forms, normalizer_form=args.fast_form))[0])
             if fast != files["ours"][0]:
                 files["fast"] = (fast, "tokenizer.mtok")
         if exporter is not None:

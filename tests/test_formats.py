@@ -18,7 +18,7 @@ import pytest
 from mtok_export import formats as F
 from mtok_export.errors import InputError
 from mtok_export.formats import choose, classify, read_source
-from mtok_export.lower import lower
+from mtok_export.lower import Forms, lower
 from mtok_export.mtok import write_mtok
 from mtok_export.targets import DEFAULT, TARGETS
 
@@ -105,7 +105,7 @@ def digests():
             # every special in the header and the template as read, as main wrote them: header pruning
             # and template lowering are lowering changes, not reader ones (the digests hold the
             # reader regression only)
-            low = lower(read_source(file), TARGETS[DEFAULT], header_specials="all")[0]
+            low = lower(read_source(file), TARGETS[DEFAULT], forms=Forms(header_specials="all"))[0]
             low = replace(low, chat=replace(low.chat, text=read_source(file).chat.text))  # not the lowered one
             cache[file] = hashlib.sha256(write_mtok(low)).hexdigest()
         return file.name, cache[file]

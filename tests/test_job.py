@@ -34,6 +34,7 @@ QWEN = REPO / "samples" / "qwen-bpe"  # tokenizer.json with an NFC normalizer an
     ({"bos": "maybe"}, "--bos 'maybe': choose one of auto, prefix, none"),
     ({"header_specials": "some"}, "--header-specials 'some': choose one of needed, all"),
     ({"normalizer_form": "fast"}, "--normalizer-form 'fast': choose one of compose, no-compose, table"),
+    ({"regex_form": "fast"}, "--regex-form 'fast': choose one of explicit, fold"),
     ({"accept": ["no-such-loss"]}, "--accept: unknown loss code(s) no-such-loss"),
 ])
 def test_a_bad_choice_names_its_option(options, message):
@@ -121,7 +122,7 @@ def test_the_manifest_holds_the_job_as_json(tmp_path):
     m = json.loads(out.with_name("tokenizer.mtok.json").read_text(encoding="utf-8"))
     assert m["job"] == {"read": {"chat_template": None, "pattern": None, "special": None, "family": None},
                         "format": "mtok", "target": "mnn-3.6", "bos": "auto", "header_specials": "all",
-                        "normalizer_form": "table",
+                        "normalizer_form": "table", "regex_form": "explicit",
                         "policy": {"accept": [], "accept_file": None, "accept_file_codes": [], "allow_lossy": True,
                                    "strict": False}}
     assert "read_options" not in m and "policy" not in m  # the job holds them now
@@ -131,7 +132,7 @@ def test_verify_relowers_with_the_recorded_job(tmp_path):
     out = _exported(tmp_path, **CHOICES)
     manifest, _, _, lw, job = prepare(out)  # the identity check: re-made from the source, the same bytes
     assert (job.header_specials, job.normalizer_form, job.policy.allow_lossy) == ("all", "table", True)
-    assert job.source == tmp_path / "model" and lw.normalizer_form == "table"
+    assert job.source == tmp_path / "model" and lw.forms.normalizer_form == "table"
 
 
 @pytest.mark.parametrize("sample,choice,recorded", [

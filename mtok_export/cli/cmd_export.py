@@ -56,6 +56,13 @@ def export(
                                                  "decomposed); table: MNN's own code-point table (as fast as "
                                                  "no-compose for NFC; controls and zero-width characters become "
                                                  "spaces).")] = "compose",
+    regex_form: Annotated[str, typer.Option("--regex-form", help="A split regex with Unicode sub-categories, "
+                                            "scripts or class operations (o200k, MiniMax, Kimi-K2), which MNN's "
+                                            "fold engine cannot run exactly, as explicit: code-point ranges that "
+                                            "std::wregex runs exactly (4-6x the encode time on MNN 3.6.1); fold: "
+                                            "the fold engine's form, as fast as MNN's own files and exact on "
+                                            "ASCII, but non-ASCII letters count as both cases (loss regex-fold, "
+                                            "accept it with --accept regex-fold).")] = "explicit",
     keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", help="In an MNN model folder, leave "
                                                   "llm_config.json's jinja block as it is (the engine then uses that "
                                                   "template and EOS, and verification renders through it) "
@@ -104,7 +111,7 @@ def export(
     try:
         job = build_job(path[0], input=input_file, chat_template=chat_template, pattern=pattern, special=special,
                         family=family, fmt=fmt, target=target, bos=bos, header_specials=header_specials,
-                        normalizer_form=normalizer_form, allow_lossy=allow_lossy, accept=accept,
+                        normalizer_form=normalizer_form, regex_form=regex_form, allow_lossy=allow_lossy, accept=accept,
                         accept_file=accept_file, strict=strict, verify_on_runtime=not no_verify, corpus=corpus,
                         runtime_python=runtime_python, sweep=not no_sweep)
         models, several = expand([*path, *(more or [])])

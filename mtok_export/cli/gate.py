@@ -158,6 +158,7 @@ def outcome_options(check: str, expected, got, target: str = "") -> list[str]:
             lines.extend(_missing_tail(target))
     if check in ("engine ids", "raw ids"):
         lines.append("--normalizer-form compose|no-compose|table: how NFC/NFKC/charsmap rules are written")
+        lines.append("--regex-form explicit|fold: how a split regex with Unicode sub-categories is written")
         lines.append("--header-specials all: every special token split out by the runtime, not only those "
                      "with a role")
     elif check.startswith("chat"):

@@ -14,6 +14,31 @@ from .chat_template import lint_chat_template
 BOS_POLICIES = ("auto", "prefix", "none")
 HEADER_SPECIALS = ("needed", "all", "none")
 NORMALIZER_FORMS = ("compose", "no-compose", "table")  # see lower/normalizers.py
+REGEX_FORMS = ("explicit", "fold")  # see lower/regex.py
+
+
+@dataclass(frozen=True)
+class Forms:
+    """How the passes write what the runtime can run in more than one form, each a CLI option that
+    trades on-device speed for exactness (the exact form is the default; a faster one is a loss).
+    `header_specials`: "needed" lists the chat template's turn mark in the header, "all" every special
+    token, "none" none (see `models.header_specials`).
+    `normalizer_form`: NFC/NFKC/charsmap normalizers as "compose" (Replace rules per code point and
+    per canonical pair), "no-compose" (the code-point rules only) or "table" (MNN's code-point table);
+    see lower/normalizers.py.
+    `regex_form`: a split regex the fold engine cannot run exactly, as "explicit" code-point ranges for
+    std::wregex or in the fold engine's "fold" form (4-6x faster on MNN 3.6.1; see lower/regex.py)."""
+
+    header_specials: str = "needed"
+    normalizer_form: str = "compose"
+    regex_form: str = "explicit"
+
+    def __post_init__(self):
+        for name, value, known in (("header specials", self.header_specials, HEADER_SPECIALS),
+                                   ("normalizer form", self.normalizer_form, NORMALIZER_FORMS),
+                                   ("regex form", self.regex_form, REGEX_FORMS)):
+            if value not in known:
+                raise ValueError(f"unknown {name} {value!r} (known: {', '.join(known)})")
 
 
 @dataclass
@@ -32,7 +57,7 @@ class Lowering:
     cleared_bos: str = ""  # BOS text taken out of the embedded template (the header prefix adds it)
     cleared_lead: str = ""  # literal prefix-token text taken out of the template (GLM-4's `[gMASK]<sop>`)
     chat_original: str = ""  # the chat template as read, when lowering rewrote it (for the manifest)
-    normalizer_form: str = "compose"  # NFC/NFKC/charsmap: one of NORMALIZER_FORMS
+    forms: Forms = field(default_factory=Forms)
 
     def loss(self, kind: LossKind, component: str, json_path: str, reason: str, example: str = "",
              trigger: str | tuple[str, ...] = (), patch: tuple[str, object] | None = None, pattern: str = ""):
@@ -49,21 +74,13 @@ class Lowering:
         return self.cleared_bos or self.cleared_lead
 
 
-def lower(tok, target: Target, bos: str = "auto", progress=None, header_specials: str = "needed",
-          normalizer_form: str = "compose"):
-    """-> (lowered Tokenizer, Lowering) for `target` (a `.mtok` one: `targets.TARGETS`).  Raises
-    nothing for lossy input: read `.losses`.
-    `header_specials`: "needed" lists the chat template's turn mark in the header, "all" every special
-    token, "none" none (see `models.header_specials`).
-    `normalizer_form`: how NFC/NFKC/charsmap normalizers are written: "compose" (Replace rules per code
-    point and per canonical pair), "no-compose" (the code-point rules only: faster on the device) or
-    "table" (MNN's code-point table); see lower/normalizers.py."""
+def lower(tok, target: Target, bos: str = "auto", progress=None, forms: Forms = Forms()):
+    """-> (lowered Tokenizer, Lowering) for `target` (a `.mtok` one: `targets.TARGETS`), written in
+    `forms`.  Raises nothing for lossy input: read `.losses`."""
     if target.legacy:
         raise ValueError(f"{target.name} writes a tokenizer.txt: lower it with lower.legacy.lower_legacy")
-    if normalizer_form not in NORMALIZER_FORMS:
-        raise ValueError(f"unknown normalizer form {normalizer_form!r} (known: {', '.join(NORMALIZER_FORMS)})")
     lw = Lowering(target, bos, meta=tok.meta, specials=tuple(t.content for t in tok.added_tokens if t.special),
-                  progress=progress, normalizer_form=normalizer_form)
+                  progress=progress, forms=forms)
     normalizer = normalizers.lower_normalizer(lw, tok.normalizer, "$.normalizer")
     pre = pre_tokenizers.lower_pre_tokenizer(lw, tok.pre_tokenizer, "$.pre_tokenizer")
     tok = replace(
@@ -77,8 +94,8 @@ def lower(tok, target: Target, bos: str = "auto", progress=None, header_specials
     tok = models.lower_model(lw, tok)
     tok = processors.lower_post_processor(lw, tok)
     tok = models.lower_added_tokens(lw, tok)
-    if header_specials != "all":
-        tok = models.header_specials(lw, tok, turn_mark=header_specials == "needed")
+    if forms.header_specials != "all":
+        tok = models.header_specials(lw, tok, turn_mark=forms.header_specials == "needed")
     if tok.chat.text:
         tok = replace(tok, chat=replace(tok.chat, text=lint_chat_template(lw, tok.chat.text)))
     if tok.chat.others:

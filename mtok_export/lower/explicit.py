@@ -4,6 +4,11 @@ and property as explicit code-point ranges (`unicode/classes.py`), so sub-catego
 `[...&&[^\\p{Han}]]`) become plain ECMAScript classes, and `(?i:...)` becomes explicit case classes
 (with Oniguruma's folds onto ASCII letters: `ſ` is an `s`, the Kelvin sign a `k`).
 
+`folded(pattern)` is the fast form for the fold engine instead (`--regex-form fold`): each class or
+property the fold engine misreads as its ASCII members exactly plus the marker of every fold
+category it has a non-ASCII member of, so o200k's case split stays exact on ASCII and reads
+non-ASCII letters as both cases; it also returns the non-ASCII code points it matches differently.
+
 `explicit(pattern)` is None when a construct has no such form: Oniguruma's `\\w` (no union of
 categories), POSIX classes, a case-insensitive non-ASCII letter or class, a multi-character fold
 (`ﬆ` matches `(?i:st)`), anything else `regex.for_runtime` reports for std::wregex.  The ranges are
@@ -12,6 +17,7 @@ those of this Python's Unicode version: a character assigned later is in no clas
 
 from __future__ import annotations
 
+import re
 import sys
 from functools import lru_cache
 
@@ -30,22 +36,55 @@ class _NoForm(Exception):
 def explicit(pattern: str) -> str | None:
     try:
         tree = parse(pattern)
-        _items(tree, icase=False)
+        _items(tree, icase=False, atom=_atom)
     except _NoForm:
         return None
     return unparse(tree)
 
 
-def _items(branches: list[list[Item]], icase: bool) -> None:
+# what the fold engine misreads in a class or property: a sub-category or script, `&&`, a nested class
+_MISREAD = re.compile(r"\\[pP]\{\^?(?![LMNPSZC]\})|&&|(?<!\\)\[")
+
+
+def folded(pattern: str) -> tuple[str, C.Ranges] | None:
+    """`pattern` with what the fold engine misreads written for it (see the module docstring), and the
+    non-ASCII code points the written form matches differently from `pattern`; None when a class
+    has no form.  Everything else stays as written (`regex.fold_form` checks it)."""
+    differs: list[C.Ranges] = []
+
+    def atom(text: str, icase: bool) -> str | None:
+        if not text.startswith(("[", "\\")) or not _MISREAD.search(text, text.startswith("[")):
+            return None
+        s = C.intersect(_class(text) if text.startswith("[") else _escape(text[1:]), C.complement(C.SURROGATES))
+        groups = C.fold_groups()
+        markers = [k for k, g in groups.items() if C.intersect(s, g)]
+        ascii_part = C.intersect(s, ((0, 0x7F),), C.complement(((1, 7),)))  # 1-7 now say the markers
+        reads = C.union(ascii_part, *(groups[k] for k in markers))
+        differs.append(C.intersect(C.union(C.intersect(s, C.complement(reads)), C.intersect(reads, C.complement(s))),
+                                   ((0x80, C.MAX),)))
+        return "[" + "".join(_char(a) if a == b else f"{_char(a)}-{_char(b)}" for a, b in ascii_part) \
+            + "".join(f"\\x{k:02x}" for k in markers) + "]"
+
+    try:
+        tree = parse(pattern)
+        _items(tree, icase=False, atom=atom, keep_icase=True)
+    except _NoForm:
+        return None
+    return unparse(tree), C.union(*differs)
+
+
+def _items(branches: list[list[Item]], icase: bool, atom, keep_icase: bool = False) -> None:
+    """Rewrite each atom of `branches` in place with `atom(text, icase)` (None: keep it); `(?i:` groups
+    become explicit case classes, or stay for the fold engine's own ASCII folding (`keep_icase`)."""
     for b in branches:
         out: list[Item] = []
         for it in b:
             if it.is_group:
-                if it.text == "(?i:":
+                if it.text == "(?i:" and not keep_icase:
                     it.text = "(?:"
-                    _items(it.branches, True)
-                elif it.text in ("(", "(?:", "(?!", "(?="):
-                    _items(it.branches, icase)
+                    _items(it.branches, True, atom)
+                elif it.text in ("(", "(?:", "(?!", "(?=") or it.text == "(?i:":
+                    _items(it.branches, icase, atom, keep_icase)
                 else:
                     raise _NoForm(it.text)
                 out.append(it)
@@ -55,7 +94,7 @@ def _items(branches: list[list[Item]], icase: bool) -> None:
                 if it.text.startswith("(?"):
                     raise _NoForm(it.text)
                 continue
-            got = _atom(it.text, icase)
+            got = atom(it.text, icase)
             if got is not None:
                 it.text = got
         if icase:

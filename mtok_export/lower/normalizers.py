@@ -1,6 +1,6 @@
 """Normalizer lowering (spec 2.3, 3.1).
 
-NFC, NFKC and SentencePiece charsmaps have three runtime forms; `lower(normalizer_form=...)` chooses.
+NFC, NFKC and SentencePiece charsmaps have three runtime forms; `Forms.normalizer_form` chooses.
 
 * "compose" (default): the code-point rules (`code_point_rules`: the code-6 table, guarded so that
   control and zero-width characters stay what they are), then one literal Replace per canonical pair
@@ -119,7 +119,7 @@ def lower_normalizer(lw, n, jp: str):
 
 def _unicode_form(lw, entries, name: str, jp: str, what: str, pass_name: str, extra: str = ""):
     """A per-code-point normalization (NFC/NFKC table or charsmap) in the chosen form."""
-    form = lw.normalizer_form
+    form = lw.forms.normalizer_form
     if form == "table":
         lw.did(f"{pass_name}-table", f"{jp}: {what} as a code-point table (normalizer form 'table')")
         lw.loss(L.NORMALIZER_TABLE, name, jp, _FAST_LOSS + extra, "e\u0301\u200d")

@@ -13,7 +13,8 @@ from ..ir import Pattern
 from ..ir import normalizers as N
 from ..ir.paths import REMOVE
 from ..ir import pre_tokenizers as P
-from .regex import escape, for_runtime, runs_on_wregex
+from ..unicode import classes as C
+from .regex import escape, fold_form, for_runtime, runs_on_wregex
 
 # HF Whitespace is /\w+|[^\w\s]+/ with Oniguruma's \w, which includes marks; the runtime's does not.
 WORD = r"[\w\p{M}]+|[^\w\p{M}\s]+"
@@ -117,6 +118,30 @@ def replacement_as_space(lw, pre, normalizer, added_tokens):
     return N.Sequence((*kids, rule))
 
 
+# scripts/bench_device.py, MiniMax-M3 on MNN 3.6.1: the explicit form over the fold form, per 30 KB prompt
+# o200k's pieces [m, ÜNCHEN] and [d, ÉTAT] are one piece each on the fold engine: other ids for Qwen2.5's
+# vocabulary (the first) and MiniMax-M3's (the second) on MNN 3.6.1 (tests/lower/test_regex_fold.py)
+_FOLD_EXAMPLE = "m\u00dcNCHEN d\u00c9TAT"
+_EXPLICIT_COST = "4-6x the encode time on MNN 3.6.1 (MiniMax-M3: 11-14 ms more per 30 KB of prose or code)"
+
+
+def _count(s: C.Ranges) -> int:
+    return sum(b - a + 1 for a, b in s)
+
+
+def _categories(s: C.Ranges) -> str:
+    cats: dict[str, int] = {}
+    for a, b in s:
+        for cp in range(a, b + 1):
+            cats[unicodedata.category(chr(cp))] = cats.get(unicodedata.category(chr(cp)), 0) + 1
+    return ", ".join(f"{c} {n:,}" for c, n in sorted(cats.items(), key=lambda kv: -kv[1]))
+
+
+def _oniguruma_class(s: C.Ranges) -> str:
+    """`s` as an Oniguruma class (a loss's trigger pattern, run by HF's engine)."""
+    return "[" + "".join(f"\\x{{{a:x}}}" + (f"-\\x{{{b:x}}}" if b > a else "") for a, b in s) + "]"
+
+
 def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     pattern = p.pattern.value if p.pattern.regex else escape(p.pattern.value)
     if not p.pattern.regex:
@@ -134,8 +159,18 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     if behavior == "MergedWithPrevious":
         lw.loss(L.MERGED_WITH_PREVIOUS, name, jp, "MergedWithPrevious merges consecutive matches differently in the runtime",
                 "a-b--c-", pattern=pattern)
-    written, whys = for_runtime(pattern, lw.meta.regex_dialect if lw.meta is not None else "oniguruma")
-    if runs_on_wregex(written) and not runs_on_wregex(pattern):
+    dialect = lw.meta.regex_dialect if lw.meta is not None else "oniguruma"
+    written, whys = for_runtime(pattern, dialect)
+    fast = fold_form(pattern, dialect) if lw.forms.regex_form == "fold" and runs_on_wregex(written) \
+        and not runs_on_wregex(pattern) else None
+    if fast is not None:
+        written, whys = fast[0], []
+        lw.did("regex-fold", f"{jp}: /{pattern}/ in the fold engine's form /{written}/ (regex form 'fold')")
+        lw.loss(L.REGEX_FOLD, name, jp, f"pattern /{pattern}/ written for the fold engine: {_count(fast[1]):,} "
+                f"non-ASCII code points ({_categories(fast[1])}) match otherwise; the default regex form "
+                f"'explicit' is exact and costs {_EXPLICIT_COST}", _FOLD_EXAMPLE
+                if C.contains(fast[1], 0xDC) else "", pattern=_oniguruma_class(fast[1]))
+    elif runs_on_wregex(written) and not runs_on_wregex(pattern):
         lw.did("regex-explicit", f"{jp}: /{pattern}/ with its classes as explicit code-point ranges "
                f"({len(written):,} characters), which std::wregex runs exactly")
         lw.loss(L.REGEX_STACK, name, jp, f"pattern /{pattern}/ now runs on std::wregex: a piece of about 33,000 "

@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import re
 
-from .explicit import explicit
+from ..unicode import classes as C
+from .explicit import explicit, folded
 from .possessive import greedy
 from .regex_tree import ESCAPE as _ESCAPE, GROUP as _GROUP, QUANT as _QUANT
 
@@ -279,3 +280,14 @@ def literal_of(pattern: str) -> str | None:
             out.append(c)
             i += 1
     return "".join(out)
+
+
+def fold_form(pattern: str, dialect: str = "oniguruma") -> tuple[str, C.Ranges] | None:
+    """The fast form of a pattern `for_runtime` writes with explicit ranges for std::wregex: on the fold
+    engine, with what it misreads approximated by whole fold categories (`explicit.folded`), and the
+    non-ASCII code points matched differently; None when something else keeps it from running exactly."""
+    out, _ = _for_engine(greedy(pattern, dialect), dialect)
+    got = folded(out)
+    if got is None or runs_on_wregex(got[0]) or _for_engine(got[0], dialect)[1]:
+        return None
+    return got

@@ -82,3 +82,15 @@ def han() -> Ranges:
 
 def contains(s: Ranges, cp: int) -> bool:
     return any(a <= cp <= b for a, b in s)
+
+
+@lru_cache(maxsize=1)
+def fold_groups() -> dict[int, Ranges]:
+    """MNN's fold engine sees a non-ASCII code point only as one of seven bytes (`fold_text`, UC:77-106):
+    marker -> the non-ASCII code points folded to it (letters 1, numbers 2, Zs 3, marks 5, punctuation
+    6, symbols 7, the rest 4)."""
+    non_ascii = ((0x80, MAX),)
+    groups = {1: category("L"), 2: category("N"), 3: category("Zs"), 5: category("M"), 6: category("P"),
+              7: category("S")}
+    groups[4] = complement(union(*groups.values(), SURROGATES, ((0, 0x7F),)))
+    return {k: intersect(v, non_ascii) for k, v in sorted(groups.items())}

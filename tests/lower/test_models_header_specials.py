@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mtok_export.lower import lower
+from mtok_export.lower import Forms, lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.targets import DEFAULT, TARGETS
@@ -32,7 +32,7 @@ def test_header_keeps_the_turn_mark(llama3):
     assert "turn mark" in lw.applied["header-specials"][0]
     assert [x.code for x in lw.losses if x.code == "special-not-in-header"] == ["special-not-in-header"]
     assert next(x for x in lw.losses if x.code == "special-not-in-header").kind.severity.value == "edge"
-    every, lw_all = lower(llama3, TARGETS[DEFAULT], header_specials="all")
+    every, lw_all = lower(llama3, TARGETS[DEFAULT], forms=Forms(header_specials="all"))
     assert len(every.special_ids) == 256 and "special-not-in-header" not in {x.code for x in lw_all.losses}
     assert every.added_tokens == low.added_tokens and every.model == low.model
 
@@ -45,7 +45,7 @@ def test_tokens_left_out_of_the_header_encode_and_decode_the_same(llama3, tmp_pa
     for mode in ("needed", "all", "none"):
         path = tmp_path / mode / "tokenizer.mtok"
         path.parent.mkdir()
-        path.write_bytes(write_mtok(lower(llama3, TARGETS[DEFAULT], header_specials=mode)[0]))
+        path.write_bytes(write_mtok(lower(llama3, TARGETS[DEFAULT], forms=Forms(header_specials=mode))[0]))
         out[mode] = run_runtime(path, texts=texts, decode_ids=[128010, 128255, 128009])
     assert out["needed"].encodes == out["all"].encodes == out["none"].encodes
     assert out["needed"].encodes[0] == [64, 128010, 65]  # a, the reserved token, b (this revision adds no BOS)
@@ -53,7 +53,7 @@ def test_tokens_left_out_of_the_header_encode_and_decode_the_same(llama3, tmp_pa
 
 
 def test_none_keeps_no_special_and_few_specials_are_left_out_too(llama3):
-    none, lw = lower(llama3, TARGETS[DEFAULT], header_specials="none")
+    none, lw = lower(llama3, TARGETS[DEFAULT], forms=Forms(header_specials="none"))
     assert none.special_ids == () and "special-not-in-header" in {x.code for x in lw.losses}
     qwen = read_model_dir(LLAMA3.parent / "qwen2.5-instruct")
     low, lw = lower(qwen, TARGETS[DEFAULT])  # 14 specials: once all kept ("its scan costs little"), now only the turn mark

@@ -11,7 +11,7 @@ import pytest
 
 from mtok_export import losses as L
 from mtok_export.ir import normalizers as N
-from mtok_export.lower import lower
+from mtok_export.lower import Forms, lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.targets import DEFAULT, TARGETS
@@ -34,7 +34,7 @@ def qwen():
 
 
 def test_table_form_is_the_nfc_table_with_its_loss(qwen):
-    fast, lw = lower(qwen, TARGETS[DEFAULT], normalizer_form="table")
+    fast, lw = lower(qwen, TARGETS[DEFAULT], forms=Forms(normalizer_form="table"))
     assert fast.normalizer == N.CodepointMap(table("NFC"))
     assert [x.code for x in lw.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_TABLE.code]
     exact, lw_exact = lower(qwen, TARGETS[DEFAULT])
@@ -45,7 +45,7 @@ def test_table_form_is_the_nfc_table_with_its_loss(qwen):
     assert [x.code for x in lw_exact.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_APPROX.code]
     assert "ms per 30 KB" in " ".join(lw_exact.applied["unicode-replaces"])  # the measured cost is shown
     assert fast.model == exact.model and fast.pre_tokenizer == exact.pre_tokenizer
-    singles, lw_singles = lower(qwen, TARGETS[DEFAULT], normalizer_form="no-compose")
+    singles, lw_singles = lower(qwen, TARGETS[DEFAULT], forms=Forms(normalizer_form="no-compose"))
     assert singles.normalizer.normalizers == exact.normalizer.normalizers[:183]
     assert [x.code for x in lw_singles.losses if x.kind.layer == "normalizer"] == [L.NORMALIZER_APPROX.code]
     assert "no-compose" in next(x.reason for x in lw_singles.losses if x.kind.layer == "normalizer")
@@ -53,14 +53,14 @@ def test_table_form_is_the_nfc_table_with_its_loss(qwen):
 
 def test_table_form_of_a_charsmap():
     t5 = _read("t5-small")
-    fast, lw = lower(t5, TARGETS[DEFAULT], normalizer_form="table")
+    fast, lw = lower(t5, TARGETS[DEFAULT], forms=Forms(normalizer_form="table"))
     assert fast.normalizer == N.CodepointMap(charsmap_table(t5.normalizer.precompiled_charsmap))
     assert L.NORMALIZER_TABLE.code in {x.code for x in lw.losses}
 
 
 def test_unknown_form_is_refused(qwen):
     with pytest.raises(ValueError, match="normalizer form"):
-        lower(qwen, TARGETS[DEFAULT], normalizer_form="fast")
+        Forms(normalizer_form="fast")
 
 
 @pytest.mark.runtime
@@ -77,7 +77,7 @@ def test_forms_on_the_runtime_against_hf(qwen, tmp_path):
     for form in ("compose", "no-compose", "table"):
         path = tmp_path / form / "tokenizer.mtok"
         path.parent.mkdir()
-        path.write_bytes(write_mtok(lower(qwen, TARGETS[DEFAULT], normalizer_form=form)[0]))
+        path.write_bytes(write_mtok(lower(qwen, TARGETS[DEFAULT], forms=Forms(normalizer_form=form))[0]))
         out[form] = run_runtime(path, texts=plain + needs).encodes
     want = [hf.encode(t, add_special_tokens=False).ids for t in plain + needs]
     assert out["compose"] == want
