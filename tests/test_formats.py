@@ -44,7 +44,7 @@ MAIN = {
     "corpus/bert-base-uncased/vocab.txt": ("vocab.txt", "7dda4df0d3b0092fb1b14cf32eab4509b20cb31fc0c4e32152dd748e20dc068d"),
     "corpus/chatglm-6b": ("ice_text.model", "3193da9c575ef7d254bcfb08d82f46a64a8b0ef00a27b9f3aa2c2715f01cc4f9"),
     "corpus/chatglm-6b/ice_text.model": ("ice_text.model", "3193da9c575ef7d254bcfb08d82f46a64a8b0ef00a27b9f3aa2c2715f01cc4f9"),
-    "corpus/falcon-7b": ("tokenizer.json", "a2fd8d0eb368a658d68db8d30a08386f7b65b2d7b157e6d859cc923ef9e0a836"),
+    "corpus/falcon-7b": ("tokenizer.json", "c80641975df20441e937916924d2d4a2a44b94d0fcc27acb40017ec51f88a0f5"),
     "corpus/gpt2": ("tokenizer.json", "8758090b3df5e8503dd73ce04308c704df5335a4096af43e8ca1da8e0ba9c8c6"),
     "corpus/gpt2/merges.txt": ("vocab.json", "8758090b3df5e8503dd73ce04308c704df5335a4096af43e8ca1da8e0ba9c8c6"),
     "corpus/gpt2/tokenizer.json": ("vocab.json", "8758090b3df5e8503dd73ce04308c704df5335a4096af43e8ca1da8e0ba9c8c6"),

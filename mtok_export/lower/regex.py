@@ -33,7 +33,9 @@ spaces under `[...]+`) kills the process with SIGSEGV, where the fold engine's l
 The one exception: a pattern the fold engine cannot run exactly at all (o200k's sub-categories,
 Kimi-K2's `\\p{Han}` and `&&`) is written with explicit code-point ranges (`explicit.py`) when
 that form has no problem left; it then runs on std::wregex (or, all ASCII, still on the fold
-engine), and the caller records what that costs (the stack and the Unicode version)."""
+engine), and the caller records what that costs (the stack and the Unicode version).  std::wregex
+runs such a pattern 4-6x slower than the fold engine runs MNN's exporter's spelling, whatever the
+class sizes (scripts/bench_device.py); `fold_form` is the fast alternative (`--regex-form fold`)."""
 
 from __future__ import annotations
 
