@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import replace
 from functools import lru_cache
 
@@ -134,11 +135,8 @@ def _count(s: C.Ranges) -> int:
 
 
 def _categories(s: C.Ranges) -> str:
-    cats: dict[str, int] = {}
-    for a, b in s:
-        for cp in range(a, b + 1):
-            cats[unicodedata.category(chr(cp))] = cats.get(unicodedata.category(chr(cp)), 0) + 1
-    return ", ".join(f"{c} {n:,}" for c, n in sorted(cats.items(), key=lambda kv: -kv[1]))
+    cats = Counter(unicodedata.category(chr(cp)) for a, b in s for cp in range(a, b + 1))
+    return ", ".join(f"{c} {n:,}" for c, n in cats.most_common())
 
 
 def _oniguruma_class(s: C.Ranges) -> str:
@@ -171,8 +169,8 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
                 "a-b--c-", pattern=pattern)
     dialect = lw.meta.regex_dialect if lw.meta is not None else "oniguruma"
     written, whys = for_runtime(pattern, dialect)
-    fast = fold_form(pattern, dialect) if lw.forms.regex_form == "fold" and runs_on_wregex(written) \
-        and not runs_on_wregex(pattern) else None
+    explicit = runs_on_wregex(written) and not runs_on_wregex(pattern)
+    fast = fold_form(pattern, dialect) if explicit and lw.forms.regex_form == "fold" else None
     if fast is not None:
         written, whys = fast[0], []
         lw.did("regex-fold", f"{jp}: /{pattern}/ in the fold engine's form /{written}/ (regex form 'fold')")
@@ -180,7 +178,7 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
                 f"non-ASCII code points ({_categories(fast[1])}) match otherwise; the default regex form "
                 f"'explicit' is exact and costs {_EXPLICIT_COST}", _FOLD_EXAMPLE
                 if C.contains(fast[1], 0xDC) else "", pattern=_oniguruma_class(fast[1]))
-    elif runs_on_wregex(written) and not runs_on_wregex(pattern):
+    elif explicit:
         lw.did("regex-explicit", f"{jp}: /{pattern}/ with its classes as explicit code-point ranges "
                f"({len(written):,} characters), which std::wregex runs exactly")
         lw.loss(L.REGEX_STACK, name, jp, f"pattern /{pattern}/ now runs on std::wregex: a piece of about 33,000 "

@@ -305,20 +305,27 @@ def test_a_job_that_dies_or_breaks_is_its_own_row_and_the_others_go_on():
     assert suites == [rows[1]["suite"], rows[2]["suite"]] and "killed" in suites[0] and "buggy" in suites[1]
 
 
+def _pool_of_two(tmp_path: Path, job: str, **popen) -> subprocess.Popen:
+    """A Python process running `job` (the source of `def job(model)`, with `root` the test's folder,
+    `time` and `signals` imported) for models a and b through run_pool, two at a time; it exits 3
+    printing the name of the exception that stopped the pool."""
+    code = (f"import sys, time\nfrom pathlib import Path\nfrom mtok_export import signals\n"
+            f"from mtok_export.cli.fleet import Model, run_pool\nroot = Path({str(tmp_path)!r})\n{job}\n"
+            "try:\n    run_pool([Model('a', root), Model('b', root)], 2, job)\n"
+            "except BaseException as e:\n    print(type(e).__name__)\n    sys.exit(3)\n")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, **popen)
+
+
 @pytest.mark.runtime
 @pytest.mark.skipif(sys.platform != "linux", reason="fork and signals as on Linux")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_job_unwinds_even_through_except_exception(tmp_path, signum):
     """Reference, template and projection code catches Exception on purpose; a stop must not be one of
     them (an `Interrupted` raised in such code was swallowed, and the job ran on until SIGKILLed)."""
-    code = f"""
-import sys, time
-from pathlib import Path
-from mtok_export.cli.fleet import Model, run_pool
-root = Path({str(tmp_path)!r})
-
+    proc = _pool_of_two(tmp_path, """
 def job(model):
-    (root / f"started-{{model.name}}").touch()
+    (root / f"started-{model.name}").touch()
     try:
         while True:
             try:
@@ -326,17 +333,9 @@ def job(model):
             except Exception:  # what a reference engine's broad guard does
                 pass
     finally:
-        (root / f"started-{{model.name}}").unlink()
-        (root / f"cleaned-{{model.name}}").touch()
-
-try:
-    run_pool([Model("a", root), Model("b", root)], 2, job)
-except BaseException as e:
-    print(type(e).__name__)
-    sys.exit(3)
-"""
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+        (root / f"started-{model.name}").unlink()
+        (root / f"cleaned-{model.name}").touch()
+""")
     try:
         assert wait_for(lambda: len(list(tmp_path.glob("started-*"))) == 2, 60)
         start = time.monotonic()
@@ -356,31 +355,17 @@ def test_ctrl_c_twice_a_job_the_terminal_and_the_pool_does_not_cut_its_cleanup_s
     """Ctrl-C reaches every job twice: the terminal's SIGINT to the process group, then the pool's own.
     The second arrives while the job unwinds from the first, which was raised inside the runtime run's
     nested handled(); it left export's `.verifying` file behind (CI, test_interrupt_stops_every_job)."""
-    code = f"""
-import sys, time
-from pathlib import Path
-from mtok_export import signals
-from mtok_export.cli.fleet import Model, run_pool
-root = Path({str(tmp_path)!r})
-
+    proc = _pool_of_two(tmp_path, """
 def job(model):
-    (root / f"file-{{model.name}}").touch()  # export's file under verification
+    (root / f"file-{model.name}").touch()  # export's file under verification
     try:
         with signals.handled():  # as verify/runtime.py's _run_group around the runtime
-            (root / f"waiting-{{model.name}}").touch()
+            (root / f"waiting-{model.name}").touch()
             time.sleep(60)
     finally:
         time.sleep(1)  # the pool's SIGINT arrives here
-        (root / f"file-{{model.name}}").unlink()
-
-try:
-    run_pool([Model("a", root), Model("b", root)], 2, job)
-except BaseException as e:
-    print(type(e).__name__)
-    sys.exit(3)
-"""
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, start_new_session=True)
+        (root / f"file-{model.name}").unlink()
+""", start_new_session=True)
     try:
         assert wait_for(lambda: len(list(tmp_path.glob("waiting-*"))) == 2, 60)
         os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C
