@@ -38,6 +38,7 @@ class VerifyOptions:
     corpus: Path | None = None  # extra strings (JSONL)
     python: Path | None = None  # interpreter with the MNN runtime
     sweep: bool = True  # the vocabulary sweep (every token's own text) besides the corpus
+    robust: float | None = 2.0  # the robustness phase's budget of runtime seconds (`verify.robust`); None: off
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,13 @@ class Job:
               accept: Iterable[str] = (),
               accept_file: str | os.PathLike | None = None, strict: bool = False, verify_on_runtime: bool = True,
               corpus: str | os.PathLike | None = None, runtime_python: str | os.PathLike | None = None,
-              sweep: bool = True) -> Job:
+              sweep: bool = True, robust: float | None = 2.0, allow_crash: bool = False) -> Job:
         """The job from the CLI's options, as keywords (the API's): `target` None is the default one;
-        `accept`, `accept_file`, `allow_lossy` and `strict` are the policy; `verify_on_runtime`,
-        `corpus`, `runtime_python` and `sweep` the verification."""
-        policy = Policy.from_options(accept, _path(accept_file), allow_lossy, strict)
-        verify = VerifyOptions(_path(corpus), _path(runtime_python), sweep) if verify_on_runtime else None
+        `accept`, `accept_file`, `allow_lossy`, `strict` and `allow_crash` are the policy;
+        `verify_on_runtime`, `corpus`, `runtime_python`, `sweep` and `robust` (seconds, None: off) the
+        verification."""
+        policy = Policy.from_options(accept, _path(accept_file), allow_lossy, strict, allow_crash)
+        verify = VerifyOptions(_path(corpus), _path(runtime_python), sweep, robust) if verify_on_runtime else None
         return cls(Path(source), _path(input), Options(chat_template, pattern, special, family), fmt,
                    target or DEFAULT, bos,
                    header_specials, normalizer_form, regex_form, policy, verify)

@@ -12,7 +12,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, Strict, print_decisions, print_report,
+from .gate import (Accept, AcceptFile, AllowCrash, AllowLossy, JunitFile, NoRobust, ReportFile, RobustSeconds, Strict,
+                   print_decisions, print_report,
                    verify_progress, write_file, write_outcomes)
 
 
@@ -38,6 +39,7 @@ def export(
     accept: Accept = None,
     accept_file: AcceptFile = None,
     allow_lossy: AllowLossy = False,
+    allow_crash: AllowCrash = False,
     strict: Strict = False,
     bos: Annotated[str, typer.Option(help="BOS policy when the chat template renders BOS itself: "
                                      "auto (template only), prefix (header prefix too), none.")] = "auto",
@@ -72,6 +74,8 @@ def export(
     no_sweep: Annotated[bool, typer.Option("--no-sweep", help="Leave out the vocabulary sweep (every token's "
                                            "own text on the runtime and the reference): faster, and blind to "
                                            "what the corpus does not reach.")] = False,
+    no_robust: NoRobust = False,
+    robust_seconds: RobustSeconds = 2.0,
     corpus: Annotated[Optional[Path], typer.Option(help="Extra verification strings, JSONL.")] = None,
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
                                                            "with the MNN runtime to verify with.")] = None,
@@ -113,7 +117,8 @@ def export(
                         family=family, fmt=fmt, target=target, bos=bos, header_specials=header_specials,
                         normalizer_form=normalizer_form, regex_form=regex_form, allow_lossy=allow_lossy, accept=accept,
                         accept_file=accept_file, strict=strict, verify_on_runtime=not no_verify, corpus=corpus,
-                        runtime_python=runtime_python, sweep=not no_sweep)
+                        runtime_python=runtime_python, sweep=not no_sweep,
+                        robust=None if no_robust else robust_seconds, allow_crash=allow_crash)
         models, several = expand([*path, *(more or [])])
         if several and input_file is not None:
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")
