@@ -198,6 +198,9 @@ REGEX_STACK = _kind("regex-stack", "pre_tokenizer", "a split regex written with 
                     "which recurses per character: one piece of about 33,000 characters (MNN 3.6.1, 8 MiB stack; "
                     "about 4,000 on Android's 1 MiB worker-thread stack) crashes the runtime", CRASH, None,
                     lambda loss, text: [])
+MAX_WORD = _kind("max-word", "pre_tokenizer", "--max-word N: words longer than N characters are cut into N-character "
+                 "pieces before BPE (a bounded encode cost on untrusted input; exact on every word up to N)", TEXT,
+                 "patch", any_input)
 RUNTIME_CRASH = _kind("runtime-crash", "pre_tokenizer", "the runtime crashed on a robustness input (one long run of "
                       "a character class, or a long document) in verification", CRASH, None, lambda loss, text: [])
 REGEX_FOLD = _kind("regex-fold", "pre_tokenizer", "a split regex in the fold engine's form (--regex-form fold): "

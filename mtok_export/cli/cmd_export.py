@@ -65,6 +65,11 @@ def export(
                                             "the fold engine's form, as fast as MNN's own files and exact on "
                                             "ASCII, but non-ASCII letters count as both cases (loss regex-fold, "
                                             "accept it with --accept regex-fold).")] = "explicit",
+    max_word: Annotated[Optional[int], typer.Option("--max-word", min=1, help="Cut every word (a piece after the "
+                                                    "pre-tokenizers) longer than N characters into N-character pieces: "
+                                                    "MNN's BPE is quadratic in a word's length (a 20,000-character "
+                                                    "word costs seconds), so an app given untrusted input gets a "
+                                                    "bounded cost; exact for every word up to N (loss max-word).")] = None,
     keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", help="In an MNN model folder, leave "
                                                   "llm_config.json's jinja block as it is (the engine then uses that "
                                                   "template and EOS, and verification renders through it) "
@@ -118,7 +123,7 @@ def export(
                         normalizer_form=normalizer_form, regex_form=regex_form, allow_lossy=allow_lossy, accept=accept,
                         accept_file=accept_file, strict=strict, verify_on_runtime=not no_verify, corpus=corpus,
                         runtime_python=runtime_python, sweep=not no_sweep,
-                        robust=None if no_robust else robust_seconds, allow_crash=allow_crash)
+                        robust=None if no_robust else robust_seconds, allow_crash=allow_crash, max_word=max_word)
         models, several = expand([*path, *(more or [])])
         if several and input_file is not None:
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")

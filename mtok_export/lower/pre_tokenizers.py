@@ -196,6 +196,29 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     return P.Split(Pattern(written, True), behavior, p.invert)
 
 
+def _capped(p, cap: P.Split):
+    """`p` (a pre-tokenizer or None) with `cap` run after it: before the first ByteLevel that only
+    maps bytes (so the cap counts characters), else last."""
+    kids = list(p.pretokenizers) if isinstance(p, P.Sequence) else [p] if p is not None else []
+    at = next((i for i, k in enumerate(kids) if isinstance(k, P.ByteLevel) and not k.use_regex), len(kids))
+    return P.Sequence(tuple(kids[:at] + [cap] + kids[at:]))
+
+
+def max_word(lw, source, lowered, n: int):
+    """--max-word N: a Split(/[\\s\\S]{1,N}/, Isolated) after the pre-tokenizers cuts every word
+    longer than N characters into N-character pieces, so MNN's BPE, quadratic in a word's length,
+    costs at most O(N^2) per N characters.  Every word up to N characters is as before.  The loss's
+    patch is the same split in the source, which HF runs (the projection is exact)."""
+    cap = P.Split(Pattern(r"[\s\S]{1,%d}" % n, True), "Isolated")
+    lw.did("max-word", f"$.pre_tokenizer: words longer than {n:,} characters cut by Split(/{cap.pattern.value}/, Isolated)")
+    lw.loss(L.MAX_WORD, "pre_tokenizer (--max-word)", "$.pre_tokenizer",
+            f"--max-word {n}: a word (a piece after the pre-tokenizers) longer than {n:,} characters is cut into "
+            f"{n:,}-character pieces before BPE, each merged alone: its ids differ from the source's (a long run "
+            f"of one class: letters, digits, spaces, a base64 blob); every word up to {n:,} characters is exact",
+            patch=("$.pre_tokenizer", _capped(source, cap)))
+    return _capped(lowered, cap)
+
+
 def uses_fold_engine(p) -> bool:
     """Whether a (lowered) pre-tokenizer runs a regex on the runtime's fold engine (std::wregex, which
     sees the real code points, has no fold markers)."""

@@ -161,14 +161,19 @@ class Robustness:
             cost = f"the cost of a {WORD:,}-character word was not measured (too few lengths ran)"
         else:
             how = " (estimated from the growth)" if self.word_estimated else ""
-            ref = f"; reference: {self.word_reference_seconds:.3f} s" if self.word_reference_seconds is not None else ""
-            cost = f"a {WORD:,}-character word costs {self.word_seconds:.2f} s on the runtime{how}{ref}"
+            ref = (f"; reference: {_seconds(self.word_reference_seconds)}" if self.word_reference_seconds is not None
+                   else "")
+            cost = f"a {WORD:,}-character word costs {_seconds(self.word_seconds)} on the runtime{how}{ref}"
         return f"{head}; {cost}; growth {growth_name(self.growth)}"
 
 
 def signal_name(status: str) -> str:
     """"was killed by SIGSEGV" -> "SIGSEGV"; other endings as they are."""
     return status.rsplit(" ", 1)[-1] if status.startswith("was killed by") else status
+
+
+def _seconds(x: float) -> str:
+    return f"{x:.2f} s" if x >= 0.1 else f"{x:.4f} s"
 
 
 def _round(x: float | None) -> float | None:
