@@ -21,8 +21,8 @@ is written again with them.  A response without "renders" means they did not fin
 With "robust" the robustness inputs run last, after the response is written (a crash costs only
 them): each encode on a thread with a stack of "stack" bytes (a recursion crash shows at short
 inputs), under an address-space limit of "memory" bytes more than the process holds and a timer of
-"seconds" plus a margin; one JSON line per input goes to "results" as it ends ({"i", "seconds",
-"ids"} or {"i", "skipped"}), so a crash or a kill leaves the finished ones and PROGRESS names the
+"seconds" plus a margin; one JSON line per input goes to "results" as it ends ({"i", "seconds" (wall),
+"cpu" (the encoding thread's CPU seconds), "ids"}, {"i", "skipped"} or {"i", "error"}), so a crash or a kill leaves the finished ones and PROGRESS names the
 input it died on.  Inputs of a group (a character class at growing lengths) are skipped once the
 group's growth predicts one would not finish within what is left of "seconds".
 Everything the process prints (including C/C++ output and Python tracebacks) goes to LOG; the
@@ -129,6 +129,8 @@ def robust(model, req, step):
         timer(signal.ITIMER_REAL, float(req["seconds"]) * 2 + 5)
     results = os.open(req["results"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     end = time.monotonic() + float(req["seconds"])
+    # the encoding thread's CPU time: what the file costs, whatever else the machine runs (3.7+)
+    clock = getattr(time, "thread_time", time.perf_counter)
     last = {}  # group -> (length, seconds) of its last finished input
 
     def run():
@@ -145,7 +147,7 @@ def robust(model, req, step):
                 os.write(results, (json.dumps({"i": i, "skipped": "time budget"}) + "\n").encode())
                 continue
             step("robust %d" % i)
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), clock()
             try:
                 ids = list(model.tokenizer_encode(text))
             except Exception as e:  # MemoryError under the limit, or the binding's own error
@@ -154,7 +156,8 @@ def robust(model, req, step):
                 continue
             seconds = time.perf_counter() - start
             last[group] = (max(len(text), 1), max(seconds, 1e-6))
-            os.write(results, (json.dumps({"i": i, "seconds": seconds, "ids": ids}) + "\n").encode())
+            os.write(results, (json.dumps({"i": i, "seconds": seconds, "cpu": clock() - cpu, "ids": ids})
+                               + "\n").encode())
 
     threading.stack_size(int(req["stack"]))
     worker = threading.Thread(target=run)

@@ -2,12 +2,13 @@
 short strings.  One run of each character class at growing lengths and three long documents go
 through the real runtime, last in its process (`runtime.RobustRequest`): each encode on a thread
 with a small stack, so that a matcher recursing per character (std::wregex, which MNN runs a split
-regex holding non-ASCII ranges on) crashes at a few hundred characters here instead of tens of
-thousands on a main thread; under an address-space limit and a time budget.  For each input: its
-ids against the reference's (where it finished), its wall time, a crash.  The growth of the encode
-time with the length (linear, or quadratic: MNN's BPE is quadratic in a pre-tokenized word's length)
-is measured from the lengths the budget allowed, and the cost of a 20,000-character word is
-extrapolated from it when that length did not run."""
+regex holding non-ASCII ranges on; libstdc++'s matcher recurses per character consumed, GCC bug
+86164) crashes at a few hundred characters here instead of tens of thousands on a main thread;
+under an address-space limit and a time budget.  For each input: its ids against the reference's (where it finished), its time (the encoding thread's CPU time, so that
+a shared machine's load does not count), a crash.  The growth of the encode time with the length
+(linear, or quadratic: MNN's BPE is quadratic in a pre-tokenized word's length) is measured from
+the lengths the budget allowed, and the cost of a 20,000-character word is extrapolated from it
+when that length did not run."""
 
 from __future__ import annotations
 
@@ -132,7 +133,7 @@ class Robustness:
 
     stack: int
     seconds: float  # the budget
-    groups: dict[str, dict] = field(default_factory=dict)  # per group: lengths run, times, skipped, crash
+    groups: dict[str, dict] = field(default_factory=dict)  # per group: lengths run, CPU seconds, skipped, crash
     crash: dict | None = None  # {"group", "length", "status"} of the input the runtime died on
     word_seconds: float | None = None  # a WORD-character word (letters) on the runtime
     word_estimated: bool = True
@@ -156,14 +157,14 @@ class Robustness:
         else:
             docs = sum(1 for g, r in self.groups.items() if g.startswith("document") and r["lengths"])
             head = f"no crash up to {self.max_length:,} characters of one class ({len(CLASSES)} classes, {stack})"
-            head += f" and on {docs} documents of {DOCUMENT_CHARS // 1000} KB" if docs else ""
+            head += f" and on {docs} document{'s' if docs > 1 else ''} of {DOCUMENT_CHARS // 1000} KB" if docs else ""
         if self.word_seconds is None:
             cost = f"the cost of a {WORD:,}-character word was not measured (too few lengths ran)"
         else:
             how = " (estimated from the growth)" if self.word_estimated else ""
             ref = (f"; reference: {_seconds(self.word_reference_seconds)}" if self.word_reference_seconds is not None
                    else "")
-            cost = f"a {WORD:,}-character word costs {_seconds(self.word_seconds)} on the runtime{how}{ref}"
+            cost = f"a {WORD:,}-character word costs {_seconds(self.word_seconds)} CPU on the runtime{how}{ref}"
         return f"{head}; {cost}; growth {growth_name(self.growth)}"
 
 
@@ -188,9 +189,9 @@ def summarize(items: list[Input], run: RobustRun, seconds: float, stack: int) ->
                                             "crash": None})
         if r is None:
             continue
-        if "seconds" in r:
+        if "seconds" in r:  # the encoding thread's CPU time where the worker measured it (a shared machine)
             g["lengths"].append(len(x.text))
-            g["seconds"].append(round(r["seconds"], 5))
+            g["seconds"].append(round(r.get("cpu", r["seconds"]), 5))
         elif "skipped" in r and g["skipped"] is None:
             g["skipped"] = f"{r['skipped']} from {len(x.text):,} characters"
         elif "error" in r:

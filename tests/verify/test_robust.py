@@ -78,7 +78,7 @@ def test_the_workers_own_time_limit_is_not_a_crash():
     r = R.summarize(items, run, 2.0, R.STACK)
     assert r.crash is None and "time limit" in r.groups[items[60].group]["skipped"]
     assert r.verdict().startswith("no crash up to 2,000 characters of one class")
-    assert "a 20,000-character word costs 40.00 s on the runtime (estimated from the growth)" in r.verdict()
+    assert "a 20,000-character word costs 40.00 s CPU on the runtime (estimated from the growth)" in r.verdict()
     assert "growth quadratic" in r.verdict()
 
 
