@@ -6,10 +6,9 @@ regex holding non-ASCII ranges on; libstdc++'s matcher recurses per character co
 86164) crashes at a few hundred characters here instead of tens of thousands on a main thread;
 under an address-space limit and a time budget.  For each input: its ids against the reference's
 (where it finished), its time (the encoding thread's CPU time, so that a shared machine's load does
-not count), a crash.  The growth of the encode time with the length
-(linear, or quadratic: MNN's BPE is quadratic in a pre-tokenized word's length) is measured from
-the lengths the budget allowed, and the cost of a 20,000-character word is extrapolated from it
-when that length did not run."""
+not count), a crash.  The growth of the encode time with the length (linear, or quadratic: MNN's
+BPE is quadratic in a pre-tokenized word's length) is measured from the lengths the budget allowed,
+and the cost of a 20,000-character word is extrapolated from it when that length did not run."""
 
 from __future__ import annotations
 
