@@ -94,10 +94,16 @@ def _metaspace(lw, p, jp: str, name: str):
     out = P.Metaspace(p.replacement, scheme, split=False)
     if not p.split:
         return out
-    # HF splits on the replacement, keeping it at the start of each piece (MergedWithNext).
+    # HF splits on the replacement, keeping it at the start of each piece (MergedWithNext): pieces
+    # /▁?[^▁]+|▁/.  A pattern holding ▁ runs on std::wregex, whose matcher recurses per character
+    # matched, so that pattern crashed the runtime on a long word (about 1,000 letters on a 256 KiB
+    # thread stack).  The runtime's own Split does the same with one-character matches: each ▁ is
+    # a match, which invert turns into the start of a new piece, and MergedWithPrevious appends the
+    # text after it (the leading text, before any ▁, is a piece of its own).
     r = escape(p.replacement)
-    lw.did("metaspace-split", f"{jp}: Metaspace split as a following Split on {p.replacement!r}")
-    return P.Sequence((out, P.Split(Pattern(f"{r}?[^{r}]+|{r}", True), "Isolated")))
+    lw.did("metaspace-split", f"{jp}: Metaspace split as a following Split(/{r}/, MergedWithPrevious, invert): "
+           f"each {p.replacement!r} starts a piece")
+    return P.Sequence((out, P.Split(Pattern(r, True), "MergedWithPrevious", invert=True)))
 
 
 def replacement_as_space(lw, pre, normalizer, added_tokens):
