@@ -116,7 +116,8 @@ def export(source: Job | PathLike, output_dir: PathLike | None = None, *,
 def verify(file: PathLike, against: PathLike | None = None, *, target: str | None = None, bos: str | None = None,
            allow_lossy: bool = False, accept: Iterable[str] = (), accept_file: PathLike | None = None,
            strict: bool = False, corpus: PathLike | None = None, runtime_python: PathLike | None = None,
-           progress: Callable[[str], None] | None = None, sweep: bool = True, robust: float | None = 2.0,
+           progress: Callable[[str], None] | None = None, sweep: bool = True,
+           robust: float | None = VerifyOptions.robust,
            allow_crash: bool = False) -> VerifyResult:
     """Check `file` (or the tokenizer an MNN model folder names) with our strict reader, then run the
     MNN runtime on it and the reference on the source (`against`, else the one its manifest names)

@@ -80,7 +80,7 @@ def export(
                                            "own text on the runtime and the reference): faster, and blind to "
                                            "what the corpus does not reach.")] = False,
     no_robust: NoRobust = False,
-    robust_seconds: RobustSeconds = 2.0,
+    robust_seconds: RobustSeconds = None,
     corpus: Annotated[Optional[Path], typer.Option(help="Extra verification strings, JSONL.")] = None,
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
                                                            "with the MNN runtime to verify with.")] = None,
@@ -111,6 +111,7 @@ def export(
     output location, 3 a loss the policy refuses.  Several models: the worst of theirs, in the order
     2 > 1 > 3 > 0 (an unreadable model may hide anything; a wrong file is worse than a refused loss)."""
     from ..errors import InputError, MtokError
+    from ..job import VerifyOptions
     from ..reports import outcome_json
     from .console import out
     from .fleet import expand
@@ -123,7 +124,8 @@ def export(
                         normalizer_form=normalizer_form, regex_form=regex_form, allow_lossy=allow_lossy, accept=accept,
                         accept_file=accept_file, strict=strict, verify_on_runtime=not no_verify, corpus=corpus,
                         runtime_python=runtime_python, sweep=not no_sweep,
-                        robust=None if no_robust else robust_seconds, allow_crash=allow_crash, max_word=max_word)
+                        robust=None if no_robust else robust_seconds or VerifyOptions.robust, allow_crash=allow_crash,
+                        max_word=max_word)
         models, several = expand([*path, *(more or [])])
         if several and input_file is not None:
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")

@@ -40,7 +40,7 @@ def verify(
     no_sweep: Annotated[bool, typer.Option("--no-sweep", help="Leave out the vocabulary sweep (every token's own "
                                            "text on the runtime and the reference).")] = False,
     no_robust: NoRobust = False,
-    robust_seconds: RobustSeconds = 2.0,
+    robust_seconds: RobustSeconds = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the tables.")] = False,
     report_file: ReportFile = None,
     junit_file: JunitFile = None,
@@ -52,6 +52,7 @@ def verify(
     unless options are given), 1 when a mismatch is not reproduced, 3 when a loss is refused."""
     from ..api import verify as run
     from ..errors import LossError, MtokError, VerificationError
+    from ..job import VerifyOptions
     from ..policy import refusal_hint
     from ..reports import outcome_json
     from .console import out
@@ -64,7 +65,8 @@ def verify(
         with verify_progress(as_json) as step:
             result = run(file, against, target=target, bos=bos, allow_lossy=allow_lossy, accept=accept or (),
                          accept_file=accept_file, strict=strict, corpus=corpus, runtime_python=runtime_python,
-                         progress=step, sweep=not no_sweep, robust=None if no_robust else robust_seconds,
+                         progress=step, sweep=not no_sweep,
+                         robust=None if no_robust else robust_seconds or VerifyOptions.robust,
                          allow_crash=allow_crash)
         report, decisions = result.report, result.decisions
         subject = f"{result.file} against {result.job.source}"  # the source the manifest names, without --against

@@ -34,7 +34,6 @@ LENGTHS = (250, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_0
 WORD = 20_000  # the length the verdict quotes the cost of ("a 20,000-character word")
 DOCUMENT_CHARS = 100_000
 STACK = 256 * 1024  # a quarter of Android's usual 1 MiB thread stack: a per-character recursion shows early
-SECONDS = 2.0  # the default budget of the runtime's encodes (the phase's share of an export's time)
 _DATA = Path(__file__).resolve().parents[1] / "compare" / "data"  # the stats slices, text written for this project
 
 
@@ -90,7 +89,7 @@ def _fill(parts: list[str], chars: int, sep: str) -> str:
     return sep.join(out)
 
 
-def request(seconds: float = SECONDS, stack: int = STACK, lengths=LENGTHS) -> tuple[list[Input], RobustRequest]:
+def request(seconds: float, stack: int = STACK, lengths=LENGTHS) -> tuple[list[Input], RobustRequest]:
     items = inputs(lengths)
     return items, RobustRequest([x.text for x in items], [x.group for x in items], seconds, stack)
 
