@@ -30,7 +30,7 @@ NoRobust = Annotated[bool, typer.Option("--no-robust", help="Leave out the robus
                                         "growth).")]
 RobustSeconds = Annotated[Optional[float], typer.Option("--robust-seconds", min=0.1, help="Runtime seconds the "
                                                         "robustness phase may spend on its encodes (longer runs as "
-                                                        "it allows) [default: 1.5].", show_default=False)]
+                                                        "it allows) [default: 1.0].", show_default=False)]
 Strict = Annotated[bool, typer.Option("--strict", help="Refuse edge losses too (by default they are warnings).")]
 ReportFile = Annotated[Optional[Path], typer.Option("--report", help="Write the JSON outcome here, whatever the "
                                                     "exit code (0, 1, 2 or 3).")]
