@@ -222,13 +222,6 @@ def parse_proto(proto, path: Path, side: SideFiles, add_bos=None, add_eos=None) 
     if proto.HasField("denormalizer_spec") and proto.denormalizer_spec.precompiled_charsmap:
         notes.append("the denormalizer (decode-time charsmap) is ignored")
     tclass, legacy = tcfg.get("tokenizer_class"), tcfg.get("legacy")  # types checked by load_json_object
-    mistral = MISTRAL_SP_FILE.search(path.name) is not None
-    if mistral and legacy is None:
-        # mistral_common encodes each text segment with its own dummy prefix and none after a control
-        # token: HF's legacy=false (the generated template writes "[INST] text", its space the prefix)
-        legacy = False
-        notes.append("a mistral_common file: legacy=false (no dummy prefix after special tokens), as mistral_common "
-                     "encodes a chat")
     dummy = ns.add_dummy_prefix
     if isinstance(tcfg.get("add_prefix_space"), bool) and tcfg["add_prefix_space"] != dummy:
         notes.append(f"tokenizer_config.json add_prefix_space={tcfg['add_prefix_space']} overrides the model's "
@@ -270,9 +263,7 @@ def parse_proto(proto, path: Path, side: SideFiles, add_bos=None, add_eos=None) 
     # A bare model (no HF config, no template beside it) is sentencepiece's: its control pieces are
     # never produced from text.  The IR keeps transformers' form (they are special added tokens, as
     # the legacy writer needs); the .mtok lowering follows sentencepiece (`lower.models`).
-    # A mistral_common file (`*.model.vN`) is a chat model's: the template mistral_common generates for
-    # it renders the control pieces ([INST], ...) as text, which must become their ids, as in HF.
-    bare = side.directory is not None and not side.inputs and not mistral and \
+    bare = side.directory is not None and not side.inputs and \
         not find_templates(side.directory, tcfg, side.config_path).named
     return Parsed(model=model, side=side, inputs=[path], normalizer=normalizer, pre_tokenizer=pre, decoder=decoder,
                   post_processor=post, added=added, notes=notes, bos=bos[0] if bos else "",
@@ -280,7 +271,10 @@ def parse_proto(proto, path: Path, side: SideFiles, add_bos=None, add_eos=None) 
                   eos_source="config eos_token" if side.role("eos_token") else "the model's eos_id",
                   add_bos_token=bool(post and want_bos and bos), add_eos_token=bool(post and want_eos and eos),
                   differences=_differences(model, added, proto, bare),
-                  mistral_file=path if mistral else None)
+                  # mistral_common generates its chat template (`chat_source`); the model stays bare
+                  # (plain text as sentencepiece encodes it), so that template's ids on the runtime
+                  # are not yet mistral_common's (issue 32: control pieces and legacy=false)
+                  mistral_file=path if MISTRAL_SP_FILE.search(path.name) else None)
 
 
 def _pieces(proto, path: Path) -> list[tuple[str, float, PieceType]]:
