@@ -13,6 +13,7 @@ from .compare.layers import diff_layers
 from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .dump.sanitize import show
 from .errors import IdentityError, InputError
+from .formats import read_source
 from .hub import fetch as fetch_hub
 from .job import Job, VerifyOptions
 from .manifest import manifest_path, read_manifest, sha256_bytes
@@ -175,8 +176,6 @@ def template_drift(file: Path, against: Path | None = None) -> dict:
     Hub input, the revision the export asked for (its branch or tag) as the Hub (or, offline, the
     cache) resolves it today; else the source folder, or `against`.  A different sha256 is a
     re-issued template.  {"drift", "recorded": {sha256, revision}, "current": {sha256, revision, source}}."""
-    from .formats import read_source  # the reader of the one format read
-
     file = Path(file)
     m = read_manifest(file)
     if m is None:
