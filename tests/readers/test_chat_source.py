@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -33,7 +34,8 @@ KINDS = {
     "meta-llama-3-8b-instruct": "configs",
     "phi-3-mini-4k-instruct": "configs",
     "qwen2.5-instruct": "configs",
-    "mistral-7b-v0.1_mistral-common": "mistral_common",  # tokenizer.model.v1
+    # tokenizer.model.v1: mistral_common's template would not give its ids on MNN (SP_TEMPLATE_WRONG)
+    "mistral-7b-v0.1_mistral-common": "none",
     # base models and bare vocabularies: nothing says whether they chat, so the export asks
     "gpt2": "none", "falcon-7b": "none", "llama2-7b-hf": "none", "qwen-7b_tiktoken": "none",
     "chatglm-6b": "none", "sp-test-models": "none",
@@ -50,6 +52,7 @@ def test_every_corpus_folder_has_a_source(name):
     assert bool(chat.text) == (chat.kind not in ("none", "no-chat"))
     if chat.kind == "none":
         assert "no chat_template in the configs" in dict(chat.detail)["why"]
+        assert ("encode_chat_completion" in dict(chat.detail)["why"]) == name.startswith("mistral")
 
 
 def _no_chat_loss(tok) -> list:
@@ -115,11 +118,37 @@ def test_without_mistral_common_the_reason_names_it(monkeypatch):
 
 # mistral_common's own ids for each conversation, against the generated template rendered (jinja2,
 # MNN) and encoded by the exported file on MNN: every conversation, for the tekken files.  The
-# SentencePiece files (`*.model.vN`) are left out: their model stays bare (control-piece text is
-# text, a dummy prefix after [INST]), so the ids differ (`python -m tests.support.mistral_chats`).
+# SentencePiece files (`*.model.vN`) get no template (`test_sentencepiece_mistral_files_...`).
 @needs_mnn
 @pytest.mark.parametrize("path", [f for f in mistral_chats.files() if f.suffix == ".json"], ids=lambda p: p.name)
 def test_generated_tekken_templates_give_mistral_commons_ids(path):
     rows = mistral_chats.proof(path, mistral_chats.conversations(), runtime=True)
     assert [cid for items in rows.values() for cid, ids, got in items if got != [ids, ids]] == []
     assert sum(len(v) for v in rows.values()) == len(mistral_chats.conversations())
+
+
+SP_FILES = [f for f in mistral_chats.files() if f.suffix != ".json"]
+
+
+# "Never silently wrong": a mistral_common SentencePiece file's default export either embeds no
+# template and refuses (chat-template-missing, naming why), or embeds one whose chats get
+# mistral_common's encode_chat_completion ids on MNN.  The mutant is the state before: mistral_common's
+# generated template embedded on the bare model (its ids on MNN: 0/n), which the check must reject.
+@needs_mnn
+@pytest.mark.parametrize("path", SP_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_sentencepiece_mistral_files_refuse_or_give_mistral_commons_ids(path, monkeypatch):
+    ok, seen = mistral_chats.embedded_ids_or_refused(path)
+    assert ok, seen
+    monkeypatch.setattr(chat_source, "MISTRAL_SP_FILE", re.compile(r"^$"))  # embed the generated template
+    ok, seen = mistral_chats.embedded_ids_or_refused(path)
+    assert not ok and "mistral_common template" in seen, seen
+
+
+@runtime
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+def test_the_cli_refuses_the_mistral_sentencepiece_folder_naming_why(cli, tmp_path):
+    pytest.importorskip("mistral_common")
+    code, _, err = cli("mtok-export", "--path", CORPUS / "mistral-7b-v0.1_mistral-common", "-o", tmp_path / "a",
+                       "--no-verify")
+    assert code == 3 and "chat-template-missing" in err and "encode_chat_completion" in err, err
+    assert "--chat-template FILE" in err and "--no-chat" in err

@@ -72,7 +72,7 @@ def proof(tokenizer_file: Path, convs: list[Conversation], *, runtime: bool) -> 
     from mtok_export.verify.runtime import run_runtime
 
     tok = read_source(tokenizer_file)
-    assert tok.chat.kind == "mistral_common", tok.chat
+    assert tok.chat.text, tok.chat  # a template is embedded (mistral_common's, or the one it was given)
     bos, eos = tok.chat.bos_token, tok.chat.eos_token
     wanted = [(c, reference(tokenizer_file, c)) for c in convs]
     wanted = [(c, w) for c, w in wanted if w is not None]
@@ -90,6 +90,24 @@ def proof(tokenizer_file: Path, convs: list[Conversation], *, runtime: bool) -> 
     for k, (c, (_, ids)) in enumerate(wanted):
         out.setdefault(c.tags[0], []).append((c.id, ids, [got[e * n + k] for e in range(len(texts))]))
     return out
+
+
+def embedded_ids_or_refused(tokenizer_file: Path) -> tuple[bool, str]:
+    """(whether the default export of `tokenizer_file` is honest about its chats, what was seen): it
+    embeds no template and records `chat-template-missing` (refused by default), or the template it
+    embeds gives mistral_common's `encode_chat_completion` ids on MNN for every conversation
+    mistral_common encodes (a template refusing one counts as a difference)."""
+    from mtok_export.formats import read_source
+    from mtok_export.targets import build
+
+    tok = read_source(tokenizer_file)
+    if not tok.chat.text:
+        losses = [x for x in build(tok, "mtok", target="mnn-3.6")[2].losses if x.code == "chat-template-missing"]
+        return bool(losses) and "mistral_common" in losses[0].reason, f"no template: {losses}"
+    rows = proof(tokenizer_file, conversations(), runtime=True)
+    items = [i for v in rows.values() for i in v]
+    k = sum(ids == got[-1] for _, ids, got in items)
+    return k == len(items), f"{tok.chat.kind} template: {k}/{len(items)} chats with mistral_common's ids on MNN"
 
 
 def main():  # pragma: no cover - a report
