@@ -255,6 +255,13 @@ CHAT_PREFIX = _kind("chat-prefix", "post_processor", "the runtime's chat path ad
                     "chat-prefix")
 CHAT_TEMPLATE = _kind("chat-template", "chat_template", "a construct MNN's Jinja engine renders differently", CHAT,
                       "chat-render")
+# No template found or generated for a model that may chat (`readers.chat_source`): the app formats every
+# conversation without the model's prompt format.  It explains no mismatch (the chat checks have
+# nothing to render), so its trigger never fires; `--chat-template FILE` gives one, `--no-chat` says
+# the model has no chat.
+CHAT_TEMPLATE_MISSING = _kind("chat-template-missing", "chat_template", "no chat template was found or generated: "
+                              "the app formats every conversation without the model's prompt format", CHAT, None,
+                              lambda loss, text: [])
 
 # Codes a target with some capability runs exactly: code -> (whether a `target.Target` has it, why),
 # for the refusal hint (`targets.runs_exactly` finds the target).
