@@ -1,19 +1,29 @@
-# Fresh machine: `make test` (set up + tests) or `make demo` (set up + export the samples).
+# Fresh machine: `make test` (set up + tests) or `make demo` (set up the tool + export the samples;
+# installs nothing that compiles).
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: setup test demo bench samples fuzz clean clean-all
 
-$(BIN)/mtok-export: pyproject.toml tests/requirements-no-deps.txt
+# The tool and the references that install prebuilt (the `references` extra: tekken's mistral_common,
+# OpenAI CLIP's tokenizer); nothing compiles, about a minute: what `make demo` needs.
+$(BIN)/mtok-export: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# gguf-reference: llama.cpp, the GGUF reference; an sdist that compiles once (pip's wheel cache
-	# keeps the build for the next venv), portable flags
-	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_CURL=OFF" $(BIN)/pip install -q -e '.[test,gguf-reference]'
-	# OpenAI CLIP's own tokenizer, the reference of CLIP's merges .gz (its package metadata pulls
-	# torch, which the tokenizer module does not use)
-	$(BIN)/pip install -q --no-deps 'clip-anytorch==2.6.0'
+	$(BIN)/pip install -q -e '.[references]'
+	touch $@
+
+# The tests' set-up on top: the test extra, the GGUF reference and the pinned no-deps files.
+# gguf-reference: llama.cpp through llama-cpp-python, an sdist that compiles (about 5 min alone on 2
+# cores, 8+ on busy ones; pip's wheel cache keeps the build for the next venv).  Measured before
+# choosing (2026-12): PyPI has no usable prebuilt build of it: llama-cpp-py-sync 0.11739's
+# "manylinux2014" wheel needs glibc 2.38 (Debian 12 has 2.36); xllamacpp 2026.10 ships llama.h only
+# inside its server extension module (no vocabulary-only tokenize in its API).  So only `make test`
+# compiles it, portable (GGML_NATIVE off) and without the multimodal library (LLAVA_BUILD off: the
+# reference never loads it; about a third of the build).
+$(VENV)/.test-setup: $(BIN)/mtok-export tests/requirements-no-deps.txt
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF" $(BIN)/pip install -q -e '.[test,gguf-reference]'
 	# files the reader tests read from installed packages (CLIP's merges, Qwen-1's and Whisper's
 	# tiktoken code): pinned, without their dependencies; no test installs or downloads anything
 	$(BIN)/pip install -q --no-deps -r tests/requirements-no-deps.txt
@@ -21,13 +31,13 @@ $(BIN)/mtok-export: pyproject.toml tests/requirements-no-deps.txt
 
 # MNN 3.4.1 (the reference for legacy tokenizer.txt inputs) in its own venv in the cache directory;
 # idempotent.  Without it (no network, no wheel here) the tool and the legacy tests say how to make it.
-setup: $(BIN)/mtok-export
+setup: $(VENV)/.test-setup
 	-$(BIN)/python -m mtok_export.verify.mnn341
 
 test: setup
 	$(BIN)/python -m pytest
 
-demo: setup
+demo: $(BIN)/mtok-export
 	@for s in qwen-bpe llama-spm t5-unigram bert-wordpiece; do \
 	  echo "== samples/$$s"; \
 	  $(BIN)/mtok-export --path samples/$$s --output out/$$s --accept-file samples/accept/$$s.txt \

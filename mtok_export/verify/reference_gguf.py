@@ -46,8 +46,8 @@ from ..errors import InputError
 from .chat_parity import reference_render
 from .reference import Reference, ReferenceUnavailable
 
-INSTALL = ('pip install llama-cpp-python  (compiles llama.cpp: set CMAKE_ARGS="-DGGML_NATIVE=OFF '
-           '-DLLAMA_CURL=OFF" for a portable build)')
+INSTALL = ("pip install 'mtok-export[gguf-reference]'  (llama-cpp-python: compiles llama.cpp, 5-8 min on 2 cores; "
+           'set CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF" for a portable build)')
 _CACHED = ("engine", "raw", "decoded", "chat_text", "chat_ids")
 
 
