@@ -12,8 +12,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, Strict, print_decisions, print_report,
-                   verify_progress, write_file, write_outcomes)
+from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, SarifFile, Strict, print_decisions,
+                   print_report, publish, verify_progress, write_file, write_outcomes)
 
 
 def export(
@@ -79,6 +79,7 @@ def export(
                                           "(several models: {exit_code, models: [one outcome each]}).")] = False,
     report_file: ReportFile = None,
     junit_file: JunitFile = None,
+    sarif_file: SarifFile = None,
     pattern: Annotated[Optional[str], typer.Option("--pattern", help="Split regex of a tiktoken rank file "
                                                    "[default: from configs beside it or the known-vocabulary table].")] = None,
     special: Annotated[Optional[str], typer.Option("--special", help="Special tokens of a tiktoken rank file: JSON "
@@ -119,14 +120,16 @@ def export(
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")
     except MtokError as e:
         write_outcomes("mtok-export", e.exit_code, report_file, junit_file,
-                       subject=_subject(" ".join(map(str, path)), output, None), started=started, error=e, hint=e.hint)
+                       subject=_subject(" ".join(map(str, path)), output, None), started=started, error=e, hint=e.hint,
+                       sarif_file=sarif_file, json_stdout=as_json)
         if as_json:
             out.print_json(json.dumps(outcome_json("mtok-export", e.exit_code, error=e, hint=e.hint), default=str))
             raise typer.Exit(e.exit_code)
         raise
     if several:
-        raise typer.Exit(_export_fleet(models, output, jobs, job, keep_llm_config, as_json, report_file, junit_file))
-    _export_one(models[0], output, job, keep_llm_config, as_json, report_file, junit_file)
+        raise typer.Exit(_export_fleet(models, output, jobs, job, keep_llm_config, as_json, report_file, junit_file,
+                                       sarif_file))
+    _export_one(models[0], output, job, keep_llm_config, as_json, report_file, junit_file, sarif_file)
 
 
 class _Attempt:
@@ -169,7 +172,7 @@ class _Attempt:
         return self.result.verify if self.result else None
 
 
-def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit_file):
+def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit_file, sarif_file=None):
     from ..errors import LossError, VerificationError
     from ..reports import outcome_json
     from .console import err, out
@@ -182,14 +185,15 @@ def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit
     subject = _subject(model.label, output, result)
     if error is not None and (result is None or not isinstance(error, (LossError, VerificationError))):
         write_outcomes("mtok-export", code, report_file, junit_file, subject=subject, started=started, error=error,
-                       result=result, hint=hint, decisions=decisions)
+                       result=result, hint=hint, decisions=decisions, sarif_file=sarif_file, json_stdout=as_json)
         if as_json:
             out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, hint=hint), default=str))
             raise typer.Exit(code)
         raise error
     report = a.report
     write_outcomes("mtok-export", code, report_file, junit_file, subject=subject, started=started, error=error,
-                   result=result, report=report, decisions=decisions, hint=hint)
+                   result=result, report=report, decisions=decisions, hint=hint, sarif_file=sarif_file,
+                   json_stdout=as_json)
     if as_json:
         out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, result=result, report=report,
                                                decisions=decisions, hint=hint), ensure_ascii=False, default=str))
@@ -212,15 +216,17 @@ def _subject(path: Path, output: Path | None, result) -> str:
     return f"{path} -> {result.path if result is not None else output or path}"
 
 
-def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_file, junit_file) -> int:
+def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_file, junit_file,
+                  sarif_file=None) -> int:
     """Every model through the pool; -> the worst exit code."""
+    from ..ci import on_github
     from ..errors import Interrupted
     from ..reports import fleet_json, junit_fleet, worst_exit
     from .console import out
     from .fleet import print_row, print_table, run_pool
 
     start = time.perf_counter()
-    want = (report_file is not None or as_json, junit_file is not None)
+    want = (report_file is not None or as_json or sarif_file is not None or on_github(), junit_file is not None)
 
     def job(model):
         t = time.perf_counter()
@@ -244,6 +250,7 @@ def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_f
         write_file(report_file, json.dumps(outcome, ensure_ascii=False, indent=1, default=str) + "\n")
     if junit_file is not None:
         write_file(junit_file, junit_fleet("mtok-export", [(r["suite"], r["junit"], r["seconds"]) for r in rows]))
+    publish([r["report"] for r in rows if r["report"] is not None], sarif_file, as_json)
     if as_json:
         out.write_json(outcome)
     elif not out.quiet:
