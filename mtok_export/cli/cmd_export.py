@@ -175,7 +175,7 @@ class _Attempt:
 def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit_file, sarif_file=None):
     from ..errors import LossError, VerificationError
     from ..reports import outcome_json
-    from .console import err, out
+    from .console import err, escape, out
     from .progress import table_progress
 
     started = time.perf_counter()
@@ -198,16 +198,25 @@ def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit
         out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, result=result, report=report,
                                                decisions=decisions, hint=hint), ensure_ascii=False, default=str))
         raise typer.Exit(code)
+    refused = any(not d.accepted for d in decisions or ())
     if not out.quiet:  # --quiet: nothing to print (and the tables would load rich for nothing)
         print_summary(result)
         if report is not None:
-            print_report(report)
+            print_report(report, refused)
         print_decisions(decisions)
+        if result.rejected:
+            why = ("it verified, but the policy refuses its losses" if refused and (report is None or report.ok)
+                   else "it failed verification")
+            out.print(f"[bold red]{why}: kept as {escape(str(result.rejected))} to inspect (the next export that "
+                      "passes removes it); the output was not replaced[/]")
     if error is not None:
         raise error
     edge = [d.code for d in decisions if d.accepted_by == "edge"]
-    if edge:
-        err.print(f"[yellow]warning:[/] edge losses accepted by default: {', '.join(edge)} (--strict refuses them)")
+    # the verdict, one line on stderr like the `error:` line of every other outcome
+    err.print(f"passed: wrote {result.path}" + (f", verified on MNN {report.runtime}" if report is not None
+                                                else ", not verified (--no-verify)")
+              + (f"; edge losses accepted with a warning (--strict refuses them): {', '.join(edge)}" if edge else ""),
+              markup=False)
 
 
 def _subject(path: Path, output: Path | None, result) -> str:
@@ -325,5 +334,3 @@ def print_summary(r):
     verb = "[bold green]wrote[/]" if r.written else "[bold red]rejected[/]" if r.rejected else "[bold red]not written[/]"
     out.print(f"{verb} {escape(str(r.path))} ({size(r.size)}, {r.seconds:.2f} s, target {r.lowering.target.name})")
     out.print(t)
-    if r.rejected:
-        out.print(Text(f"the file failed and was kept as {r.rejected}; the output was not replaced", style="bold red"))

@@ -97,7 +97,9 @@ def print_decisions(decisions, console=None):
             console.print(Text(f"    [{d.code}] ... {len(d.losses) - 3} more (all in --report)"))
 
 
-def print_report(report):
+def print_report(report, refused: bool = False):
+    """The check table, the mismatch classes and the verification's own line; `refused`: the policy
+    refuses some recorded loss (then that line says the losses decide, never "verify passed")."""
     from rich.table import Table
     from rich.text import Text
 
@@ -105,14 +107,17 @@ def print_report(report):
     from .console import out
 
     ref = report.reference or {}
-    t = Table("check", "match", "reference", "note", box=None, padding=(0, 2), title=f"verify on MNN {report.runtime}",
-              title_justify="left")
+    t = Table("check", "match", "unexplained", "reference", "note", box=None, padding=(0, 2),
+              title=f"verify on MNN {report.runtime}", title_justify="left")
     notes: list[str] = []
     for c in report.checks:
         mark = "" if c.total == 0 else ("[green]" if c.ok == c.total else "[red]") + f"{c.ok}/{c.total}[/]"
         if c.skipped and c.skipped not in notes:
             notes.append(c.skipped)
-        t.add_row(c.name, mark or "-", c.reference if c.total else "", f"({notes.index(c.skipped) + 1})" if c.skipped else "")
+        bad = sum(1 for m in c.mismatches if not m.explanation)
+        unexplained = "" if c.total == 0 else f"[bold red]{bad}[/]" if bad else "0"
+        t.add_row(c.name, mark or "-", unexplained, c.reference if c.total else "",
+                  f"({notes.index(c.skipped) + 1})" if c.skipped else "")
     out.print(t)
     if ref.get("self_check"):
         out.print(Text(f"  reference: none, self-check only: {ref.get('why')}"
@@ -146,6 +151,8 @@ def print_report(report):
     if report.ok and ref.get("self_check"):
         out.print("[bold yellow]self-check passed[/] (no independent reference ran: this proves the file against "
                   "this tool's own reading of the source, not against the source)")
+    elif report.ok and refused:
+        out.print("[bold]verify: no unexplained mismatch[/]; the policy refuses some of the recorded losses (below)")
     elif report.ok:
         out.print("[bold green]verify passed[/]" + (" (every mismatch reproduced by a recorded loss)"
                                                      if any(c.mismatches for c in report.checks) else ""))

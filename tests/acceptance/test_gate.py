@@ -41,12 +41,40 @@ def qwen_out(tmp_path_factory):
 def test_plain_export_passes_with_edge_warnings(qwen_out):
     out, r = qwen_out
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "warning (edge)" in r.stdout and "warning: edge losses accepted by default" in r.stderr
+    assert "warning (edge)" in r.stdout
+    verdict = r.stderr.splitlines()[-1]  # the verdict: the last line on stderr, like every outcome's `error:`
+    assert verdict.startswith(f"passed: wrote {out / 'tokenizer.mtok'}, verified on MNN ")
+    assert "edge losses accepted with a warning (--strict refuses them): " in verdict
     report = json.loads((out / "r.json").read_text())
     assert report["exit_code"] == 0 and report["verify"]["unexplained"] == 0
     assert {x["accepted_by"] for x in report["losses"]} == {"edge"}
     suite = ET.parse(out / "j.xml").getroot()
     assert suite.get("failures") == "0" and suite.find("testcase[@name='check raw ids']") is not None
+
+
+def test_a_refusal_reads_as_one_in_a_ci_log(tmp_path):
+    """Piped, as CI runs it: the verdict is the `error:` line on stderr; stdout never says "verify
+    passed" beside the refusal, says why the .rejected file is kept, pads no line, and its check table
+    has an `unexplained` column."""
+    r = export_cli("--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "verify passed" not in r.stdout and "passed" not in r.stderr
+    assert "verify: no unexplained mismatch; the policy refuses some of the recorded losses (below)" in r.stdout
+    assert (f"it verified, but the policy refuses its losses: kept as {tmp_path / 'tokenizer.mtok.rejected'} to "
+            "inspect") in r.stdout
+    assert [line for line in r.stderr.splitlines() if line.startswith("error:")] == [
+        "error: the policy refuses 2 loss code(s): stream-decode (text), suffix-not-appended (bos-eos)"]
+    assert not [line for line in (r.stdout + r.stderr).splitlines() if line != line.rstrip()]
+    header = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("check "))
+    assert header.split() == ["check", "match", "unexplained", "reference", "note"]
+    row = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("engine ids "))
+    assert row.split()[2:4] == ["0/469", "0"]  # every engine-ids mismatch is reproduced by a loss
+
+
+def test_quiet_json_still_prints_the_json(tmp_path):
+    r = export_cli("--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep", "-q", "--json")
+    assert r.returncode == 3
+    assert json.loads(r.stdout)["outcome"] == "loss refused by the policy"
 
 
 def test_manifest_records_the_export(qwen_out):
