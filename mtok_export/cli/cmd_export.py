@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -118,6 +119,8 @@ def export(
         models, several = expand([*path, *(more or [])])
         if several and input_file is not None:
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")
+        if several and job.policy.accept_file_path:  # one --accept-file for every model: no code of it is stale
+            job = dataclasses.replace(job, policy=dataclasses.replace(job.policy, shared=True))
     except MtokError as e:
         write_outcomes("mtok-export", e.exit_code, report_file, junit_file,
                        subject=_subject(" ".join(map(str, path)), output, None), started=started, error=e, hint=e.hint,
@@ -138,11 +141,13 @@ class _Attempt:
     def __init__(self, model, output, base, keep_llm_config: bool, progress=None, steps=None):
         from ..api import export as run
         from ..errors import LossError, MtokError, VerificationError
-        from ..policy import refusal_hint
+        from ..policy import refusal_hint, stale_codes
 
         self.result = self.error = None
-        job = model.job(base)
+        self.stale: list[str] = []
+        job = base
         try:
+            job = model.job(base)  # reads the model's own accept file
             if output is None:  # beside the input; a Hub model's cache folder is no place for it
                 output = Path(model.name).absolute() if model.repo else job.source if job.source.is_dir() else None
             try:
@@ -154,6 +159,9 @@ class _Attempt:
             if isinstance(e, LossError):  # the library's hint names API arguments; ours, the options
                 e.hint = refusal_hint(e.decisions, job.target)
             self.error = e
+        if self.result is not None and not job.policy.strict:  # under --strict they are refusals
+            self.stale = stale_codes(job.policy, (d.code for d in self.result.decisions))
+            self.accept_file = job.policy.accept_file_path
 
     @property
     def code(self) -> int:
@@ -209,6 +217,10 @@ def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit
                    else "it failed verification")
             out.print(f"[bold red]{why}: kept as {escape(str(result.rejected))} to inspect (the next export that "
                       "passes removes it); the output was not replaced[/]")
+    if a.stale:
+        err.print(f"warning: {a.accept_file} lists loss code(s) this export no longer records: {', '.join(a.stale)} "
+                  "(remove them, or the next time such a loss comes back it passes unreviewed; --strict refuses a "
+                  "stale accept file)", markup=False)
     if error is not None:
         raise error
     edge = [d.code for d in decisions if d.accepted_by == "edge"]

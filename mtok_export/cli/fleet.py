@@ -47,8 +47,15 @@ class Model:
 
     def job(self, base: Job) -> Job:
         """`base` (the options, checked once) reading this model: its path, or its Hub id, which
-        `api.export` fetches in the model's own process."""
-        return dataclasses.replace(base, source=self.path if self.repo is None else Path(self.label))
+        `api.export` fetches in the model's own process; with the accept file its folder holds
+        (`policy.ACCEPT_FILE`) when --accept-file named none or a fleet's shared one."""
+        from ..policy import own_accept_file
+
+        job = dataclasses.replace(base, source=self.path if self.repo is None else Path(self.label))
+        if self.repo is None:
+            folder = self.path if self.path.is_dir() else self.path.parent
+            job = dataclasses.replace(job, policy=own_accept_file(base.policy, folder))
+        return job
 
 
 def expand(values: list[Path]) -> tuple[list[Model], bool]:

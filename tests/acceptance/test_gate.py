@@ -71,6 +71,18 @@ def test_a_refusal_reads_as_one_in_a_ci_log(tmp_path):
     assert row.split()[2:4] == ["0/469", "0"]  # every engine-ids mismatch is reproduced by a loss
 
 
+def test_a_stale_accept_file_warns_and_fails_under_strict(tmp_path):
+    accept = tmp_path / "accept.txt"
+    accept.write_text((SAMPLES / "accept" / "bert-wordpiece.txt").read_text() + "prefix-space  # fixed long ago\n")
+    args = ("--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep", "--accept-file", accept)
+    r = export_cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert f"warning: {accept} lists loss code(s) this export no longer records: prefix-space (remove them" in r.stderr
+    r = export_cli(*args, "--strict", "--allow-lossy")  # --allow-lossy accepts losses, not a stale baseline
+    assert r.returncode == 3, r.stderr
+    assert "error: the policy refuses 1 loss code(s): prefix-space (stale in the accept file)" in r.stderr
+
+
 def test_quiet_json_still_prints_the_json(tmp_path):
     r = export_cli("--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep", "-q", "--json")
     assert r.returncode == 3
