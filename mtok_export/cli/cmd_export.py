@@ -6,8 +6,11 @@
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
+import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -151,15 +154,20 @@ class _Attempt:
             if output is None:  # beside the input; a Hub model's cache folder is no place for it
                 output = Path(model.name).absolute() if model.repo else job.source if job.source.is_dir() else None
             try:
-                self.result = run(job, output, progress=progress, steps=steps, keep_llm_config=keep_llm_config)
+                with claimed(Path(output) if output is not None else job.source.parent):
+                    self.result = run(job, output, progress=progress, steps=steps, keep_llm_config=keep_llm_config)
             except (LossError, VerificationError) as e:
                 self.result = e.result
                 raise
         except MtokError as e:
             if isinstance(e, LossError):  # the library's hint names API arguments; ours, the options
                 e.hint = refusal_hint(e.decisions, job.target)
+                if job.verify is None and any(not d.accepted and not d.measured and not d.stale for d in e.decisions):
+                    e.hint += ("\n--no-verify: these severities are the declared ones (each code's reach as the loss "
+                               "registry states it); a verified export measures them on the corpus, and a loss that "
+                               "reaches only edge inputs there is a warning, not a refusal")
             self.error = e
-        if self.result is not None and not job.policy.strict:  # under --strict they are refusals
+        if not job.policy.strict and self.result is not None:  # under --strict they are refusals
             self.stale = stale_codes(job.policy, (d.code for d in self.result.decisions))
             self.accept_file = job.policy.accept_file_path
 
@@ -178,6 +186,40 @@ class _Attempt:
     @property
     def report(self):
         return self.result.verify if self.result else None
+
+
+@contextmanager
+def claimed(folder: Path):
+    """The output folder, locked for this export (a lock on the folder itself, so no lock file is
+    left): a second export to it fails clearly instead of racing the first to replace the file.
+    Created when missing, and removed again (with the parents it needed) when the export leaves it
+    empty: a bad input, Ctrl-C, a full disk."""
+    from ..errors import OutputError
+
+    made, p = [], Path(folder).absolute()
+    while not p.exists() and p != p.parent:
+        made.append(p)
+        p = p.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # not a folder, or no permission: the export names the reason
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputError(folder, "another mtok-export is writing to this folder now; run them one after "
+                                      "another, or give each its own --output") from None
+        yield
+    finally:
+        os.close(fd)
+        for p in made:  # the folder first, then the parents it needed
+            try:
+                p.rmdir()
+            except OSError:  # not empty: the export wrote there
+                break
 
 
 def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit_file, sarif_file=None):

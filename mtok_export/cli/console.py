@@ -72,7 +72,9 @@ class _Console:
 
             self._made = Console(**self._options)
             if not self._made.is_terminal:
-                self._made.file = _Unpadded(self._options.get("stderr", False))
+                given = self._options.get("file")
+                self._made.file = _Unpadded((lambda: given) if given is not None else
+                                            (lambda: sys.stderr) if self._options.get("stderr") else (lambda: sys.stdout))
                 if not os.environ.get("COLUMNS", "").isdigit():
                     self._made.width = WIDE
             self._made.quiet = self._quiet
@@ -80,13 +82,11 @@ class _Console:
 
 
 class _Unpadded:
-    """stdout or stderr (whichever `sys` holds when written to) without the spaces before each line end."""
+    """A stream (`stream()`: the file given, or whichever stdout or stderr `sys` holds when written
+    to) without the spaces before each line end."""
 
-    def __init__(self, stderr: bool):
-        self._stderr = stderr
-
-    def _stream(self):
-        return sys.stderr if self._stderr else sys.stdout
+    def __init__(self, stream):
+        self._stream = stream
 
     def write(self, text: str) -> int:
         return self._stream().write(_PADDING.sub("\n", text))

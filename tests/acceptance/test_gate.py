@@ -83,6 +83,41 @@ def test_a_stale_accept_file_warns_and_fails_under_strict(tmp_path):
     assert "error: the policy refuses 1 loss code(s): prefix-space (stale in the accept file)" in r.stderr
 
 
+def test_a_second_export_to_a_busy_output_fails_clearly(tmp_path):
+    import fcntl
+    import os
+
+    fd = os.open(tmp_path, os.O_RDONLY)  # what a running export holds
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", tmp_path, "--no-verify")
+    finally:
+        os.close(fd)
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"error: {tmp_path}: another mtok-export is writing to this folder now; run them one "
+                                "after another, or give each its own --output")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_export_leaves_no_empty_output_folder(tmp_path):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "tokenizer.json").write_bytes(b"")
+    r = export_cli("--path", tmp_path / "model", "--output", tmp_path / "new" / "out")
+    assert r.returncode == 2 and "tokenizer.json is empty" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
+def test_no_verify_refusal_says_its_severities_are_declared(tmp_path):
+    """t5-unigram with its reviewed accept file passes verified (unigram-ties measures as edge) but
+    --no-verify refuses it (declared: text): the hint says why."""
+    r = export_cli("--path", SAMPLES / "t5-unigram", "--output", tmp_path, "--no-verify", "--accept-file",
+                   SAMPLES / "accept" / "t5-unigram.txt")
+    assert r.returncode == 3, r.stderr
+    assert "error: the policy refuses 1 loss code(s): unigram-ties (text)" in r.stderr
+    assert ("--no-verify: these severities are the declared ones (each code's reach as the loss registry states "
+            "it); a verified export measures them on the corpus") in r.stderr
+
+
 def test_quiet_json_still_prints_the_json(tmp_path):
     r = export_cli("--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep", "-q", "--json")
     assert r.returncode == 3
