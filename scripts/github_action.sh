@@ -20,7 +20,8 @@ if [ "${#paths[@]}" -eq 0 ]; then
     exit 2
 fi
 read -r -d '' -a more <<<"${MTOK_ARGS:-}"
-args=(--output "$out" --report "$out/report.json" --junit "$out/junit.xml" --sarif "$out/results.sarif")
+args=(--output "$out" --report "$out/report.json" --junit "$out/junit.xml" --sarif "$out/results.sarif"
+      --summary "$out/summary.md")
 [ -n "${MTOK_TARGET:-}" ] && args+=(--target "$MTOK_TARGET")
 [ -n "${MTOK_ACCEPT_FILE:-}" ] && args+=(--accept-file "$MTOK_ACCEPT_FILE")
 code=0
@@ -31,6 +32,7 @@ if [ -n "${GITHUB_OUTPUT:-}" ]; then
         echo "report=$out/report.json"
         echo "junit=$out/junit.xml"
         echo "sarif=$out/results.sarif"
+        echo "summary=$out/summary.md"
         echo "output-dir=$out"
     } >>"$GITHUB_OUTPUT"
 fi

@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, SarifFile, Strict, print_decisions,
+from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, SarifFile, Strict, SummaryFile, print_decisions,
                    print_report, publish, verify_progress, write_file, write_outcomes)
 
 
@@ -84,6 +84,7 @@ def export(
     report_file: ReportFile = None,
     junit_file: JunitFile = None,
     sarif_file: SarifFile = None,
+    summary_file: SummaryFile = None,
     pattern: Annotated[Optional[str], typer.Option("--pattern", help="Split regex of a tiktoken rank file "
                                                    "[default: from configs beside it or the known-vocabulary table].")] = None,
     special: Annotated[Optional[str], typer.Option("--special", help="Special tokens of a tiktoken rank file: JSON "
@@ -127,15 +128,15 @@ def export(
     except MtokError as e:
         write_outcomes("mtok-export", e.exit_code, report_file, junit_file,
                        subject=_subject(" ".join(map(str, path)), output, None), started=started, error=e, hint=e.hint,
-                       sarif_file=sarif_file, json_stdout=as_json)
+                       sarif_file=sarif_file, summary_file=summary_file, json_stdout=as_json)
         if as_json:
             out.print_json(json.dumps(outcome_json("mtok-export", e.exit_code, error=e, hint=e.hint), default=str))
             raise typer.Exit(e.exit_code)
         raise
     if several:
         raise typer.Exit(_export_fleet(models, output, jobs, job, keep_llm_config, as_json, report_file, junit_file,
-                                       sarif_file))
-    _export_one(models[0], output, job, keep_llm_config, as_json, report_file, junit_file, sarif_file)
+                                       sarif_file, summary_file))
+    _export_one(models[0], output, job, keep_llm_config, as_json, report_file, junit_file, sarif_file, summary_file)
 
 
 class _Attempt:
@@ -222,7 +223,8 @@ def claimed(folder: Path):
                 break
 
 
-def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit_file, sarif_file=None):
+def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit_file, sarif_file=None,
+                summary_file=None):
     from ..errors import LossError, VerificationError
     from ..reports import outcome_json
     from .console import err, escape, out
@@ -235,7 +237,8 @@ def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit
     subject = _subject(model.label, output, result)
     if error is not None and (result is None or not isinstance(error, (LossError, VerificationError))):
         write_outcomes("mtok-export", code, report_file, junit_file, subject=subject, started=started, error=error,
-                       result=result, hint=hint, decisions=decisions, sarif_file=sarif_file, json_stdout=as_json)
+                       result=result, hint=hint, decisions=decisions, sarif_file=sarif_file, summary_file=summary_file,
+                       json_stdout=as_json)
         if as_json:
             out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, hint=hint), default=str))
             raise typer.Exit(code)
@@ -243,7 +246,7 @@ def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit
     report = a.report
     write_outcomes("mtok-export", code, report_file, junit_file, subject=subject, started=started, error=error,
                    result=result, report=report, decisions=decisions, hint=hint, sarif_file=sarif_file,
-                   json_stdout=as_json)
+                   summary_file=summary_file, json_stdout=as_json)
     if as_json:
         out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, result=result, report=report,
                                                decisions=decisions, hint=hint), ensure_ascii=False, default=str))
@@ -280,7 +283,7 @@ def _subject(path: Path, output: Path | None, result) -> str:
 
 
 def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_file, junit_file,
-                  sarif_file=None) -> int:
+                  sarif_file=None, summary_file=None) -> int:
     """Every model through the pool; -> the worst exit code."""
     from ..ci import on_github
     from ..errors import Interrupted
@@ -289,7 +292,8 @@ def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_f
     from .fleet import print_row, print_table, run_pool
 
     start = time.perf_counter()
-    want = (report_file is not None or as_json or sarif_file is not None or on_github(), junit_file is not None)
+    want = (report_file is not None or as_json or sarif_file is not None or summary_file is not None or on_github(),
+            junit_file is not None)
 
     def job(model):
         t = time.perf_counter()
@@ -313,7 +317,7 @@ def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_f
         write_file(report_file, json.dumps(outcome, ensure_ascii=False, indent=1, default=str) + "\n")
     if junit_file is not None:
         write_file(junit_file, junit_fleet("mtok-export", [(r["suite"], r["junit"], r["seconds"]) for r in rows]))
-    publish([r["report"] for r in rows if r["report"] is not None], sarif_file, as_json)
+    publish([r["report"] for r in rows if r["report"] is not None], sarif_file, summary_file, as_json)
     if as_json:
         out.write_json(outcome)
     elif not out.quiet:

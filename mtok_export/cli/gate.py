@@ -27,6 +27,9 @@ ReportFile = Annotated[Optional[Path], typer.Option("--report", help="Write the 
                                                     "exit code (0, 1, 2 or 3).")]
 JunitFile = Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML file here: one test case "
                                                    "per verification check and per loss.")]
+SummaryFile = Annotated[Optional[Path], typer.Option("--summary", help="Write the job summary here as markdown "
+                                                     "(per model: verdict, checks, losses, first mismatch, what to "
+                                                     "do); on GitHub Actions it also goes to $GITHUB_STEP_SUMMARY.")]
 SarifFile = Annotated[Optional[Path], typer.Option("--sarif", help="Write a SARIF 2.1.0 log here (code scanning): "
                                                    "a rule per loss code, a result per loss and per unexplained "
                                                    "mismatch class, at its line in the source.")]
@@ -34,7 +37,7 @@ SarifFile = Annotated[Optional[Path], typer.Option("--sarif", help="Write a SARI
 
 def write_outcomes(command: str, exit_code: int, report_file: Path | None, junit_file: Path | None, *,
                    subject: str, started: float, error=None, result=None, report=None, decisions=None, hint=None,
-                   sarif_file: Path | None = None, json_stdout: bool = False):
+                   sarif_file: Path | None = None, summary_file: Path | None = None, json_stdout: bool = False):
     """`subject`: the model and the output, naming the JUnit suite; `started`: `time.perf_counter()` when
     the command began; `json_stdout`: stdout carries --json (GitHub's workflow commands go to stderr)."""
     import time
@@ -43,7 +46,7 @@ def write_outcomes(command: str, exit_code: int, report_file: Path | None, junit
     from ..reports import junit_xml, outcome_json
 
     data = None
-    if report_file is not None or sarif_file is not None or on_github():
+    if report_file is not None or sarif_file is not None or summary_file is not None or on_github():
         data = outcome_json(command, exit_code, error=error, result=result, report=report, decisions=decisions,
                             hint=hint)
     if report_file is not None:
@@ -51,18 +54,20 @@ def write_outcomes(command: str, exit_code: int, report_file: Path | None, junit
     if junit_file is not None:
         write_file(junit_file, junit_xml(command, subject, exit_code, seconds=time.perf_counter() - started,
                                          error=error, report=report, decisions=decisions))
-    publish([data] if data is not None else [], sarif_file, json_stdout)
+    publish([data] if data is not None else [], sarif_file, summary_file, json_stdout)
 
 
-def publish(outcomes: list[dict], sarif_file: Path | None, json_stdout: bool) -> None:
-    """The CI formats made from outcome JSON: the --sarif file, and on GitHub Actions the job summary
-    and the workflow commands."""
+def publish(outcomes: list[dict], sarif_file: Path | None, summary_file: Path | None, json_stdout: bool) -> None:
+    """The CI formats made from outcome JSON: the --sarif and --summary files, and on GitHub Actions
+    the job summary and the workflow commands."""
     import sys
 
-    from ..ci import on_github, sarif, write_github
+    from ..ci import on_github, sarif, step_summary, write_github
 
     if sarif_file is not None:
         write_file(sarif_file, json.dumps(sarif(outcomes), ensure_ascii=False, indent=1, default=str) + "\n")
+    if summary_file is not None:
+        write_file(summary_file, "".join(step_summary(o) for o in outcomes))
     if on_github():
         write_github(outcomes, sys.stderr if json_stdout else sys.stdout)
 

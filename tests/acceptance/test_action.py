@@ -49,15 +49,16 @@ def test_the_step_sets_its_outputs_and_fails_with_the_tool(step):
     assert r.returncode == 3, r.stderr[-2000:]
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
     assert outputs == {"exit-code": "3", "report": "out/report.json", "junit": "out/junit.xml",
-                       "sarif": "out/results.sarif", "output-dir": "out"}
+                       "sarif": "out/results.sarif", "summary": "out/summary.md", "output-dir": "out"}
     report = json.loads((work / "out" / "report.json").read_text())
     assert [(m["name"], m["exit_code"]) for m in report["models"]] == [("qwen-bpe", 0), ("bert-wordpiece", 3)]
     assert (work / "out" / "qwen-bpe" / "tokenizer.mtok").is_file()
 
 
 def test_the_job_summary_of_a_passing_and_a_refused_model(step):
-    _, _, summary, _ = step
+    _, work, summary, _ = step
     text = summary.read_text()
+    assert (work / "out" / "summary.md").read_text() == text  # --summary: the same markdown, for other CIs
     good, bad = text.split("### ")[1:]
     assert good.startswith("✅ mtok-export qwen-bpe: exit 0") and "**passed" in good
     assert bad.startswith("⛔ mtok-export bert-wordpiece: exit 3")
