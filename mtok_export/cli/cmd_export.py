@@ -148,7 +148,8 @@ class _Attempt:
         from ..policy import refusal_hint, stale_codes
 
         self.result = self.error = None
-        self.stale: list[str] = []
+        self.stale: list[str] = []  # codes the model's accept file lists and its export no longer records
+        self.accept_file = ""
         job = base
         try:
             job = model.job(base)  # reads the model's own accept file
@@ -228,6 +229,7 @@ def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit
     from ..errors import LossError, VerificationError
     from ..reports import outcome_json
     from .console import err, escape, out
+    from .fleet import stale_warning
     from .progress import table_progress
 
     started = time.perf_counter()
@@ -263,9 +265,7 @@ def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit
             out.print(f"[bold red]{why}: kept as {escape(str(result.rejected))} to inspect (the next export that "
                       "passes removes it); the output was not replaced[/]")
     if a.stale:
-        err.print(f"warning: {a.accept_file} lists loss code(s) this export no longer records: {', '.join(a.stale)} "
-                  "(remove them, or the next time such a loss comes back it passes unreviewed; --strict refuses a "
-                  "stale accept file)", markup=False)
+        err.print(f"warning: {stale_warning(a.accept_file, a.stale)}", markup=False)
     if error is not None:
         raise error
     edge = [d.code for d in decisions if d.accepted_by == "edge"]
@@ -332,6 +332,7 @@ def _row(model, a: _Attempt, seconds: float, with_report: bool, with_junit: bool
     code, report, decisions = a.code, a.report, a.decisions or []
     row = {"name": model.name, "source": model.label, "exit_code": code, "outcome": EXIT_MEANING.get(code, "error"),
            "error": str(a.error) if a.error is not None else None, "hint": a.hint, "losses": len(decisions),
+           "stale": a.stale, "accept_file": a.accept_file,
            "refused": sum(1 for d in decisions if not d.accepted), "seconds": round(seconds, 3),
            "checks": ([sum(1 for c in report.checks if c.total and all(m.explanation for m in c.mismatches)),
                        sum(1 for c in report.checks if c.total)] if report is not None else None),

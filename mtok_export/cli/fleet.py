@@ -259,6 +259,13 @@ def print_row(row: dict, index: int, total: int) -> None:
         err.print(f"  error: {row['error']}", markup=False)
         if row["hint"]:
             err.print(f"  hint: {row['hint']}", markup=False)
+    if row.get("stale"):
+        err.print(f"  warning: {stale_warning(row['accept_file'], row['stale'])}", markup=False)
+
+
+def stale_warning(accept_file: str, codes: list[str]) -> str:
+    return (f"{accept_file} lists loss code(s) this export no longer records: {', '.join(codes)} (remove them, or "
+            "the next time such a loss comes back it passes unreviewed; --strict refuses a stale accept file)")
 
 
 def _what(row: dict) -> str:
