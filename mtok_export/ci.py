@@ -90,7 +90,8 @@ class _Places:
     def text(self, path: str) -> str | None:
         if path not in self._texts:
             try:
-                self._texts[path] = Path(path).read_text(encoding="utf-8") if Path(path).stat().st_size < 1 << 28 else None
+                small = Path(path).stat().st_size < 1 << 28  # a tokenizer file, not a GGUF's weights
+                self._texts[path] = Path(path).read_text(encoding="utf-8") if small else None
             except (OSError, UnicodeDecodeError):
                 self._texts[path] = None
         return self._texts[path]
@@ -122,22 +123,25 @@ def findings(outcome: dict) -> list[Finding]:
                   if d["severity_source"] == "measured" else "")
         said = {"refused": "refused by the policy", "edge": "accepted as an edge loss (a warning; --strict refuses it)",
                 "accepted": f"accepted by {d['accepted_by']}"}[verdict]
+        more = f" ({len(d['losses']) - 1} more)" if len(d["losses"]) > 1 else ""
         message = (f"loss {d['code']} ({d['severity']}, {d['severity_source']}{counts}): {said}. "
-                   f"{first['json_path']}: {first['reason']}" + (f" ({len(d['losses']) - 1} more)" if len(d["losses"]) > 1 else ""))
+                   f"{first['json_path']}: {first['reason']}{more}")
         out.append(Finding(d["code"], _LEVEL[verdict], message, *places.of(first["json_path"])))
     for c in (outcome.get("verify") or {}).get("classes") or ():
         if c["explanation"]:
             continue
         ex = c["example"]
         message = (f"{c['check']}: {c['count']} mismatch(es) no recorded loss reproduces; first: sample "
-                   f"{ex['sample']}, input {_clip(json.dumps(ex['text'], ensure_ascii=False))}, expected "
-                   f"{_clip(json.dumps(ex['expected'], ensure_ascii=False))}, got {_clip(json.dumps(ex['got'], ensure_ascii=False))}")
+                   f"{ex['sample']}, input {_shown(ex['text'])}, expected {_shown(ex['expected'])}, "
+                   f"got {_shown(ex['got'])}")
         where = ex.get("losses_at") or ["$"]
         out.append(Finding(UNEXPLAINED, "error", message, *places.of(where[0])))
     return out
 
 
-def _clip(text: str, n: int = 120) -> str:
+def _shown(value, n: int = 120) -> str:
+    """`value` as JSON on one line, cut to `n` characters."""
+    text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
@@ -163,7 +167,8 @@ def _rule(code: str) -> dict:
             "fullDescription": {"text": f"{k.summary} (layer {k.layer}; declared severity {k.severity.value}, "
                                         "measured on the corpus where verification runs)."},
             "help": {"text": f"By default {default}.  Accept it with --accept {code} or a line `{code}` in an "
-                             f"--accept-file checked into the model repository; `mtok losses` lists every code.{exact}"},
+                             "--accept-file checked into the model repository; `mtok losses` lists every code."
+                             + exact},
             "defaultConfiguration": {"level": "warning" if k.severity.value == "edge" else "error"},
             "properties": {"layer": k.layer, "severity": k.severity.value}}
 
@@ -269,20 +274,23 @@ def step_summary(outcome: dict) -> str:
     out = [f"### {icon} mtok-export {_md(name)}: exit {outcome['exit_code']}", "", f"**{_md(verdict(outcome))}**", ""]
     export = outcome.get("export")
     if export:
-        out += [f"Output `{export['output']}` ({export['size']:,} bytes, target {export['target']}"
-                + (f"; the file that failed is kept as `{export['rejected']}`" if export.get("rejected") else "") + ")", ""]
+        why = "verified, refused by the policy" if outcome["exit_code"] == 3 else "it failed verification"
+        kept = f"; not replaced: the file is kept as `{export['rejected']}` ({why})" if export.get("rejected") else ""
+        out += [f"Output `{export['output']}` ({export['size']:,} bytes, target {export['target']}{kept})", ""]
     v = outcome.get("verify")
     if v:
         out += ["| check | match | unexplained | reference |", "|---|---|---|---|"]
         for c in v["checks"]:
             match = f"{c['ok']}/{c['total']}" if c["total"] else f"- ({_md(c['note'] or 'not run')})"
-            out.append(f"| {c['name']} | {match} | {c['unexplained'] if c['total'] else ''} | {_md(c['reference'] or '')} |")
+            unexplained = c["unexplained"] if c["total"] else ""
+            out.append(f"| {c['name']} | {match} | {unexplained} | {_md(c['reference'] or '')} |")
         out.append("")
     losses = outcome.get("losses") or []
     if losses:
         out += ["| loss | severity | mismatches (everyday / edge) | verdict |", "|---|---|---|---|"]
         for d in losses:
-            counts = f"{d['mismatches']['everyday']} / {d['mismatches']['edge']}" if d["severity_source"] == "measured" else "-"
+            measured = d["severity_source"] == "measured"
+            counts = f"{d['mismatches']['everyday']} / {d['mismatches']['edge']}" if measured else "-"
             said = ("**refused**" if d["accepted_by"] is None else "warning (edge)" if d["accepted_by"] == "edge"
                     else f"accepted by {d['accepted_by']}")
             out.append(f"| `{d['code']}` | {d['severity']} ({d['severity_source']}) | {counts} | {said} |")
@@ -291,9 +299,8 @@ def step_summary(outcome: dict) -> str:
     if first is not None:
         ex = first["example"]
         out += [f"First unexplained mismatch ({first['check']}, {first['count']} in all), sample `{ex['sample']}`:",
-                "", "```", f"input    {_clip(json.dumps(ex['text'], ensure_ascii=False), 200)}",
-                f"expected {_clip(json.dumps(ex['expected'], ensure_ascii=False), 200)}",
-                f"got      {_clip(json.dumps(ex['got'], ensure_ascii=False), 200)}", "```", ""]
+                "", "```", f"input    {_shown(ex['text'], 200)}", f"expected {_shown(ex['expected'], 200)}",
+                f"got      {_shown(ex['got'], 200)}", "```", ""]
     if outcome.get("error") and outcome["exit_code"] != 0:
         out += [f"Error: {_md(outcome['error'])}", ""]
     if outcome.get("hint"):

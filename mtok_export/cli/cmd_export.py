@@ -16,8 +16,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, SarifFile, Strict, SummaryFile, print_decisions,
-                   print_report, publish, verify_progress, write_file, write_outcomes)
+from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, SarifFile, Strict, SummaryFile,
+                   print_decisions, print_report, publish, verify_progress, write_file, write_outcomes)
 
 
 def export(
