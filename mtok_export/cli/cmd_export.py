@@ -288,8 +288,8 @@ def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_f
     from ..ci import on_github
     from ..errors import Interrupted
     from ..reports import fleet_json, junit_fleet, worst_exit
-    from .console import out
-    from .fleet import print_row, print_table, run_pool
+    from .console import err, out
+    from .fleet import fleet_verdict, print_row, print_table, run_pool
 
     start = time.perf_counter()
     want = (report_file is not None or as_json or sarif_file is not None or summary_file is not None or on_github(),
@@ -322,6 +322,8 @@ def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_f
         out.write_json(outcome)
     elif not out.quiet:
         print_table(rows, code, time.perf_counter() - start)
+    if not as_json:
+        err.print(fleet_verdict(rows, code), markup=False)  # the verdict: the last line on stderr
     return code
 
 

@@ -257,8 +257,8 @@ def print_row(row: dict, index: int, total: int) -> None:
     err.print(line, markup=False)
     if row["exit_code"] and row["error"]:
         err.print(f"  error: {row['error']}", markup=False)
-        if row["hint"]:
-            err.print(f"  hint: {row['hint']}", markup=False)
+        for i, line in enumerate((row["hint"] or "").splitlines()):
+            err.print(f"  hint: {line}" if i == 0 else f"        {line}", markup=False)
     if row.get("stale"):
         err.print(f"  warning: {stale_warning(row['accept_file'], row['stale'])}", markup=False)
 
@@ -290,6 +290,17 @@ def print_table(rows: list[dict], code: int, seconds: float) -> None:
         t.add_row(r["name"], str(r["exit_code"]), SHORT.get(r["exit_code"], r["outcome"]), losses, checks,
                   f"{r['seconds']:.1f}")
     out.print(t)
+
+
+def fleet_verdict(rows: list[dict], code: int) -> str:
+    """The fleet's verdict in one line: the exit code, its meaning, and the models of each outcome."""
+    from ..reports import EXIT_MEANING
+
+    by: dict[str, list[str]] = {}
+    for r in rows:
+        by.setdefault(SHORT.get(r["exit_code"], r["outcome"]), []).append(r["name"])
+    parts = [f"{len(names)} {what}" + (f" ({', '.join(names)})" if what != "passed" else "") for what, names in by.items()]
+    return f"{'passed' if code == 0 else EXIT_MEANING.get(code, 'error')} (exit {code}): {', '.join(parts)}"
 
 
 SHORT = {0: "passed", 1: "mismatch", 2: "bad input", 3: "refused", 130: "interrupted", 143: "interrupted"}

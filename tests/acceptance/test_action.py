@@ -47,6 +47,7 @@ def step(tmp_path_factory):
 def test_the_step_sets_its_outputs_and_fails_with_the_tool(step):
     r, work, _, output = step
     assert r.returncode == 3, r.stderr[-2000:]
+    assert r.stderr.splitlines()[-1] == "loss refused by the policy (exit 3): 1 passed, 1 refused (bert-wordpiece)"
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
     assert outputs == {"exit-code": "3", "report": "out/report.json", "junit": "out/junit.xml",
                        "sarif": "out/results.sarif", "summary": "out/summary.md", "output-dir": "out"}

@@ -393,6 +393,7 @@ def test_each_model_folders_own_accept_file(models, tmp_path):
     own.write_text(own.read_text() + "prefix-space\n")  # a model's own file can go stale (the shared one cannot)
     r = export_cli("--path", models, "--output", tmp_path / "out", "--accept-file", shared, "--no-sweep")
     assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == "passed (exit 0): 3 passed"  # the fleet's verdict: the last line
     assert [line.strip() for line in r.stderr.splitlines() if "warning:" in line] == [
         f"warning: {own} lists loss code(s) this export no longer records: prefix-space (remove them, or the next "
         "time such a loss comes back it passes unreviewed; --strict refuses a stale accept file)"]
