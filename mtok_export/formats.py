@@ -360,6 +360,11 @@ def choose(path: Path) -> tuple[Path, Format, str | None]:
         best, fmt, note = choose(path.parent)
         return best, fmt, f"{path.name} is no tokenizer file: " + (note or f"read {best.name} ({fmt.name}) beside it")
     found = candidates(path)
+    empty = sorted(p.name for p in path.iterdir() if p.is_file() and p.stat().st_size == 0
+                   and any(p.name in f.names for f in FORMATS))
+    if not found and empty:  # what a failed download or copy leaves: not "no tokenizer.json found"
+        raise InputError(f"{path}: {', '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty (0 bytes: an "
+                         "interrupted download or copy?), and no other tokenizer file is here")
     if not found:
         raise InputError(f"{path}: no tokenizer.json, SentencePiece model, tiktoken rank file, vocab.json/encoder.json "
                          "+ merges, vocab.txt, tekken.json, GGUF, CLIP bpe .gz, .mtok or legacy tokenizer.txt found "

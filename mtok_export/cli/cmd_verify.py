@@ -81,12 +81,12 @@ def verify(
                            hint=getattr(e, "hint", None))
             raise
     write_outcomes("mtok verify", code, report_file, junit_file, subject=subject, started=started, error=error,
-                   report=report, decisions=decisions, hint=getattr(error, "hint", None))
+                   report=report, decisions=decisions, hint=getattr(error, "hint", None), json_stdout=as_json)
     if as_json:
         out.print_json(json.dumps(outcome_json("mtok verify", code, error=error, report=report, decisions=decisions,
                                                hint=getattr(error, "hint", None)), ensure_ascii=False, default=str))
         raise typer.Exit(code)
-    print_report(report)
+    print_report(report, any(not d.accepted for d in decisions))
     print_decisions(decisions)
     if error is not None:
         raise error

@@ -67,6 +67,10 @@ class Chosen:
         return f"reference: {self.library} ({self.detail})" if self.detail else f"reference: {self.library}"
 
 
+# The command that installs every reference that needs no compiler (pyproject's `references` extra)
+REFERENCES_INSTALL = "pip install 'mtok-export[references]'"
+
+
 def _lib(dist: str) -> str:
     return f"{dist} {cache.version(dist)}"
 
@@ -120,7 +124,7 @@ def _tiktoken(file: Path, tok) -> Chosen:
 
 
 def _mistral_common(file: Path, tok) -> Chosen:
-    _need("mistral_common", "mistral_common")
+    _need("mistral_common", "mistral_common", REFERENCES_INSTALL)
 
     def run(texts, chats):
         from mistral_common.tokens.tokenizers.tekken import Tekkenizer
@@ -273,12 +277,20 @@ class _IrNormalizer:
 
 # ------------------------------------------------------------------ CLIP's merges .gz: OpenAI's SimpleTokenizer
 
-CLIP_INSTALL = "pip install --no-deps clip-anytorch ftfy regex  (OpenAI CLIP's own tokenizer; no torch needed)"
+CLIP_INSTALL = f"{REFERENCES_INSTALL}  (OpenAI CLIP's own tokenizer, package openai-clip; no torch needed)"
+# The distributions that install OpenAI's `clip` package with its simple_tokenizer.py: the extra's
+# (its metadata asks no torch), then clip-anytorch (same tokenizer file; its metadata pulls torch)
+CLIP_DISTS = ("openai-clip", "clip-anytorch")
+
+
+def clip_dist() -> str:
+    """The installed distribution of OpenAI's `clip` package (the first of CLIP_DISTS when none is)."""
+    return next((d for d in CLIP_DISTS if cache.version(d) != "absent"), CLIP_DISTS[0])
 
 
 def clip_module():
-    """OpenAI CLIP's `simple_tokenizer` module (PyPI `clip-anytorch`), loaded from its file: the
-    package's `__init__` imports torch, the tokenizer does not."""
+    """OpenAI CLIP's `simple_tokenizer` module (PyPI `openai-clip` or `clip-anytorch`), loaded from its
+    file: the package's `__init__` imports torch, the tokenizer does not."""
     import importlib.util
     import sys
 
@@ -287,7 +299,7 @@ def clip_module():
     spec = importlib.util.find_spec("clip")
     where = [Path(p) / "simple_tokenizer.py" for p in (spec.submodule_search_locations or ())] if spec else []
     if not where or not where[0].is_file():
-        raise ReferenceUnavailable("OpenAI CLIP's tokenizer (clip-anytorch) is not installed", CLIP_INSTALL)
+        raise ReferenceUnavailable("OpenAI CLIP's tokenizer (openai-clip) is not installed", CLIP_INSTALL)
     for module in ("ftfy", "regex"):
         _need(module, module, CLIP_INSTALL)
     loaded = importlib.util.spec_from_file_location("mtok_clip_simple_tokenizer", where[0])
@@ -301,7 +313,7 @@ def _clip(file: Path, tok) -> Chosen:
     module = clip_module()
 
     def run(texts, chats):
-        digest = cache.key("reference-clip", list(texts), files=[file], dists=("clip-anytorch", "ftfy", "regex"))
+        digest = cache.key("reference-clip", list(texts), files=[file], dists=(clip_dist(), "ftfy", "regex"))
 
         def compute() -> dict:
             st = module.SimpleTokenizer(str(file))
@@ -314,7 +326,7 @@ def _clip(file: Path, tok) -> Chosen:
         v = cache.computed("reference-clip", digest, compute, valid=lambda v: isinstance(v, dict))
         return _no_chats(Reference(v["engine"], v["raw"], v["decoded"], [], [], _IrNormalizer(tok)), chats)
 
-    return Chosen(run, "clip", _lib("clip-anytorch"), (str(file),), "OpenAI CLIP's SimpleTokenizer")
+    return Chosen(run, "clip", _lib(clip_dist()), (str(file),), "OpenAI CLIP's SimpleTokenizer")
 
 
 # ------------------------------------------------------------------ .mtok and legacy tokenizer.txt: the runtime they were made for
