@@ -36,19 +36,29 @@ _FLAGS = ("single_word", "lstrip", "rstrip", "normalized", "special")
 
 @dataclass(frozen=True)
 class Declared:
-    """One token transformers passes to `tokenizers` on load (flags as `tokenizers.AddedToken` takes them)."""
+    """One token transformers passes to `tokenizers` on load: its text and flags (`token.id`: the id
+    `added_tokens_decoder` / added_tokens.json writes, -1 for none; not the id it gets)."""
 
-    content: str
-    single_word: bool = False
-    lstrip: bool = False
-    rstrip: bool = False
-    normalized: bool = True
-    special: bool = False
+    token: AddedToken
     source: str = ""  # where the configs declare it, for notes
-    config_id: int | None = None  # the id `added_tokens_decoder` / added_tokens.json writes (not the one it gets)
+
+    @property
+    def content(self) -> str:
+        return self.token.content
+
+    @property
+    def config_id(self) -> int | None:
+        return self.token.id if self.token.id >= 0 else None
 
     def flags(self) -> dict:
-        return {k: getattr(self, k) for k in _FLAGS}
+        return {k: getattr(self.token, k) for k in _FLAGS}
+
+    def as_special(self) -> Declared:
+        return replace(self, token=replace(self.token, special=True))
+
+
+def _declared(content: str, source: str, config_id: int = -1, **flags) -> Declared:
+    return Declared(AddedToken(config_id, content, **flags), source)
 
 
 @dataclass(frozen=True)
@@ -70,14 +80,14 @@ def _token(value, source: str, *, special: bool | None = None) -> Declared | Non
         is_special = bool(value.get("special", False)) if special is None else special
         flags = {k: value[k] for k in _FLAGS[:-1] if isinstance(value.get(k), bool)}
         flags.setdefault("normalized", not is_special)
-        return Declared(value["content"], special=is_special, source=source, **flags)
+        return _declared(value["content"], source, special=is_special, **flags)
     return None
 
 
 def _named(value, source: str) -> Declared | None:
     """A special token named by a config: a string is `AddedToken(text, special=True)` (not normalized)."""
     if isinstance(value, str):
-        return Declared(value, normalized=False, special=True, source=source) if value else None
+        return _declared(value, source, normalized=False, special=True) if value else None
     return _token(value, source)
 
 
@@ -112,7 +122,7 @@ def declared_added(tcfg: dict, stm: dict, added_json: dict, existing: set[str]) 
         for key, entry in (tcfg.get("added_tokens_decoder") or {}).items():
             t = _token(entry, f"tokenizer_config.json added_tokens_decoder[{key}]")
             if t is not None and str(key).isdigit():
-                decoder[int(key)] = replace(t, config_id=int(key))
+                decoder[int(key)] = replace(t, token=replace(t.token, id=int(key)))
     else:  # legacy: special_tokens_map.json over the config, then added_tokens.json
         roles.update(_roles(stm, "special_tokens_map.json", legacy=True))
         extras += [t for t in _extras(stm, "special_tokens_map.json", legacy=True)
@@ -121,22 +131,22 @@ def declared_added(tcfg: dict, stm: dict, added_json: dict, existing: set[str]) 
         for content, i in added_json.items():
             if isinstance(i, int) and not isinstance(i, bool) and content:
                 special = content in named
-                decoder[i] = Declared(content, normalized=not special, special=special,
-                                      source=f"added_tokens.json {content!r}", config_id=i)
+                decoder[i] = _declared(content, f"added_tokens.json {content!r}", i, normalized=not special,
+                                       special=special)
     decoder = dict(sorted(decoder.items()))
     # a standard role whose text the decoder holds is the decoder's token (its flags)
     by_content = {t.content: t for t in decoder.values()}
     roles = {k: by_content.get(t.content, t) if k in ROLES else t for k, t in roles.items()}
     named = {t.content for t in roles.values()}
     # a decoder token a role names is made special (transformers sets the flag on the shared object)
-    first = [replace(t, special=True) if t.content in named else t for t in decoder.values()]
+    first = [t.as_special() if t.content in named else t for t in decoder.values()]
     encoder = set(existing) | {t.content for t in first}
     for t in (*roles.values(), *extras):
         if t.content not in encoder:
-            first.append(replace(t, special=True) if t.content in named else t)
+            first.append(t.as_special() if t.content in named else t)
             encoder.add(t.content)
     # `add_special_tokens` makes every token of the second call special
-    then = [replace(t, special=True) for t in (*roles.values(), *extras)]
+    then = [t.as_special() for t in (*roles.values(), *extras)]
     return DeclaredAdded(tuple(first), tuple(then))
 
 

@@ -15,6 +15,7 @@ from ..ir import models as M
 from .finish import Parsed, finish, read_side_files
 from .hf_added import apply, declared_added
 from .hf_config import load_json
+from .interpretation import FolderInterpretation
 from .hf_json import parse_tokenizer_json
 
 
@@ -31,9 +32,12 @@ def parse_model_dir(directory: Path, *, tokenizer_file: Path | None = None) -> P
     vocab = M.vocab_of(parts["model"])
     declared = declared_added(side.tcfg, side.stm, side.added_json, {t.content for t in own})
     added = apply(own, vocab, len(parts["model"].vocab), declared, notes)  # tokenizers: the model's size
+    rule = f"{tj.name}'s {len(own)}" + (f", then the configs' {len(declared.first)} + {len(declared.then)} "
+                                        "as transformers adds them on load" if declared else "")
     return Parsed(model=parts["model"], side=side, inputs=[tj], normalizer=parts["normalizer"],
                   pre_tokenizer=parts["pre_tokenizer"], decoder=parts["decoder"],
-                  post_processor=parts["post_processor"], added=tuple(added), notes=notes)
+                  post_processor=parts["post_processor"], added=tuple(added), notes=notes,
+                  interpretation=FolderInterpretation(added_tokens=rule))
 
 
 def read_model_dir(directory: Path, chat_template: str | None = None, *,

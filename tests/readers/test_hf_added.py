@@ -105,7 +105,7 @@ def test_nothing_declared_adds_nothing():
     assert not hf_added.declared_added({}, {}, {}, {"<s>"})
     # a role the tokenizer.json already holds is re-added by the second call only (flags, special)
     d = hf_added.declared_added({"eos_token": "<s>"}, {}, {}, {"<s>"})
-    assert not d.first and [(t.content, t.special, t.normalized) for t in d.then] == [("<s>", True, False)]
+    assert not d.first and [(t.content, t.token.special, t.token.normalized) for t in d.then] == [("<s>", True, False)]
 
 
 @pytest.mark.runtime
