@@ -233,6 +233,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     else:
         checks["chat paths"].skipped = "no chat template"
     _stop_checks(checks["stop ids"], data, file_chat, source, lowered, lowering)
+    _name_components(checks, why)
     _name_references(checks, reference)
     return Report(str(mtok_path), lowering.target.name, rt.version, list(checks.values()), list(lowering.losses),
                   corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes),
@@ -247,7 +248,7 @@ def _disagreement_report(mtok_path, lowering, found: list[tuple[str, str]], refe
     check = Check("interpretation", reference="the folder's interpretation (manifest: interpretation)")
     for component, cause in found:
         compare(check, _Sample(f"interpretation:{component}", cause), "the interpretation", "the reader's own decision")
-        check.mismatches[-1].component = component
+        check.mismatches[-1].component = "interpretation"
     return Report(str(mtok_path), lowering.target.name, "(not run)", [check, *checks], list(lowering.losses),
                   reference=reference.describe())
 
@@ -271,6 +272,21 @@ def _sweep(check: Check, swept: list[str], encodes, want_raw, why) -> None:
         got_raw = got[len(prefix):] if got[:len(prefix)] == prefix else got
         compare(check, _Sample(f"sweep:{text[:40]}", text), want, got_raw, lambda: why.raw(text, want, got_raw),
                 slice="sweep")
+
+
+def _name_components(checks: dict[str, Check], why: Attribution) -> None:
+    """The component the first unexplained mismatch of each check points at (the one a dead end
+    shows, `Attribution.component`)."""
+    raw = {m.sample: m for m in checks["raw ids"].mismatches}
+    for c in checks.values():
+        m = next((m for m in c.mismatches if not m.explanation), None)
+        if m is None or m.component:
+            continue
+        if c.name == "engine ids" and m.sample in raw:  # the raw ids part already: their component
+            r = raw[m.sample]
+            m.component = r.component or why.component("raw ids", r.text, r.expected, r.got)
+        else:
+            m.component = why.component(c.name, m.text, m.expected, m.got, raw_matched=m.sample not in raw)
 
 
 def _name_references(checks: dict[str, Check], reference) -> None:

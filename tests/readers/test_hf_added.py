@@ -12,32 +12,12 @@ import pytest
 
 from mtok_export.formats import read_source
 from mtok_export.readers import hf_added
+from tests.support.small_tokenizers import byte_level_folder
 
 
 def _flags(content: str, **kw) -> dict:
     return {"content": content, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
             "special": False, **kw}
-
-
-def byte_level_folder(directory: Path, tcfg=None, stm=None, added_json=None) -> Path:
-    """A small byte-level BPE tokenizer.json (trained here) with `<|endoftext|>` as its one added
-    token, and the configs given (each a dict, or a function of the vocabulary size)."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    directory.mkdir(parents=True, exist_ok=True)
-    tk = Tokenizer(models.BPE())
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    text = ["Hello world, the tokens of a small test.", "Numbers 123 and words: tokenizer, token, test."] * 4
-    tk.train_from_iterator(text, trainers.BpeTrainer(vocab_size=300, show_progress=False,
-                                                     initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    tk.add_special_tokens([AddedToken("<|endoftext|>", special=True, normalized=False)])
-    tk.save(str(directory / "tokenizer.json"))
-    n = tk.get_vocab_size()
-    for name, cfg in (("tokenizer_config.json", tcfg), ("special_tokens_map.json", stm), ("added_tokens.json", added_json)):
-        if cfg is not None:
-            (directory / name).write_text(json.dumps(cfg(n) if callable(cfg) else cfg), encoding="utf-8")
-    return directory
 
 
 def tts_config(n: int) -> dict:

@@ -14,18 +14,7 @@ import pytest
 from mtok_export.formats import read_source
 from mtok_export.readers import bert_vocab
 from mtok_export.readers.interpretation import bert_casing, disagreements
-
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-WORDS = ["hello", "world", "the", "a", "test", ",", ".", "!", "##s", "##ing", "h", "e", "l", "o", "w", "r", "d", "t"]
-
-
-def bare_vocab(directory: Path, cased: bool) -> Path:
-    """A vocab.txt alone, BERT-shaped; a cased one also holds the capitalized words."""
-    directory.mkdir(parents=True, exist_ok=True)
-    words = SPECIALS + WORDS + (["Hello", "World", "The", "H", "W", "T"] if cased else [])
-    (directory / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
-    return directory
-
+from tests.support.small_tokenizers import bare_vocab
 
 def _id(directory: Path, token: str) -> int:
     return (directory / "vocab.txt").read_text(encoding="utf-8").split("\n").index(token)
