@@ -59,6 +59,8 @@ def build_manifest(job: Job, *, source: Tokenizer, lowered: Tokenizer, lowering:
         "bos_policy": lowering.bos,
         "chat_template": {
             "name": chat_src.name or "default", "source": chat_src.source,
+            # where it came from (`readers.chat_source`): kind, and the encoder / generator / reason
+            "origin": {"kind": chat_src.kind or "none", **dict(chat_src.detail)},
             "original_sha256": sha256_bytes(chat_src.text.encode("utf-8")) if chat_src.text else None,
             "embedded_sha256": sha256_bytes(chat_out.text.encode("utf-8")) if chat_out.text else None,
             "original": chat_src.text, "embedded": chat_out.text if chat_out.text != chat_src.text else "(same)",

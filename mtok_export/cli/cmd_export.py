@@ -42,7 +42,12 @@ def export(
     bos: Annotated[str, typer.Option(help="BOS policy when the chat template renders BOS itself: "
                                      "auto (template only), prefix (header prefix too), none.")] = "auto",
     chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or a "
-                                                         "template file to embed [default: the default one].")] = None,
+                                                         "template file to embed [default: the default one, "
+                                                         "else a port of the model's Python prompt encoder, else "
+                                                         "mistral_common's for a tekken or .model.vN file].")] = None,
+    no_chat: Annotated[bool, typer.Option("--no-chat", help="The model has no chat (a base model): embed no "
+                                          "template, and record that no template is right, instead of the loss "
+                                          "chat-template-missing.")] = False,
     header_specials: Annotated[str, typer.Option("--header-specials", help="needed: only the chat template's "
                                                  "turn mark in the header list that the runtime scans at every "
                                                  "byte (the others are still split out); all: every special token "
@@ -109,6 +114,11 @@ def export(
 
     started = time.perf_counter()
     try:
+        if no_chat:
+            if chat_template is not None:
+                raise InputError("--no-chat and --chat-template contradict each other: give one")
+            from ..ir.tokenizer import NO_CHAT
+            chat_template = NO_CHAT
         job = build_job(path[0], input=input_file, chat_template=chat_template, pattern=pattern, special=special,
                         family=family, fmt=fmt, target=target, bos=bos, header_specials=header_specials,
                         normalizer_form=normalizer_form, regex_form=regex_form, allow_lossy=allow_lossy, accept=accept,
@@ -308,7 +318,10 @@ def print_summary(r):
     row("prefix", tokens(low.prefix_ids, names))
     row("post program", one_line(low.post_processor) if low.post_processor else "none")
     chat = r.source.chat
-    row("chat template", f"{chat.source} ({chat.name}, {len(low.chat.text):,} chars)" if low.chat.text else "none")
+    if low.chat.text:
+        row("chat template", f"{chat.source} ({chat.name + ', ' if chat.name else ''}{len(low.chat.text):,} chars)")
+    else:  # why there is none: --no-chat, detected from the configs, or the chat-template-missing loss's reason
+        row("chat template", "none (" + "; ".join(f"{k}: {v}" for k, v in chat.detail) + ")" if chat.detail else "none")
     for detail in r.lowering.applied.get("legacy-type", ()):
         row("legacy type", detail)
     if r.lowering.applied:

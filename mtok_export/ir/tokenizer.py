@@ -28,6 +28,14 @@ class ChatTemplate:
     others: tuple[tuple[str, str], ...] = ()
     name: str = field(default="", compare=False)  # "" = the default template
     source: str = field(default="", compare=False)  # file (and key) it came from
+    # where the template came from (`readers.finish.SOURCE_KINDS`), and what says so: the encoder's
+    # name and sha256 of a port, mistral_common's version, why there is none, ...
+    kind: str = field(default="", compare=False)
+    detail: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+
+# `--no-chat` as a `--chat-template` value: the model has no chat (`readers.chat_source`); a job records it so
+NO_CHAT = ":no-chat"
 
 
 @dataclass(frozen=True, slots=True)

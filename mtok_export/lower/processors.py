@@ -101,6 +101,13 @@ def lower_post_processor(lw, tok):
         prefix = ()
     if prefix and chat.text and not lw.cleared_bos:
         chat = _unrender_prefix(lw, tok, chat, prefix)
+        if not lw.cleared_lead:
+            # The runtime encodes a rendered prompt with the header prefix, transformers' chat path
+            # without it: a template that never writes the prefix out gets it on the device only.
+            # No form is exact: `--bos none` moves the difference to plain encode() (bos-none).
+            lw.loss(L.CHAT_PREFIX, "post_processor", jp, f"the chat template does not render the prefix "
+                    f"{list(prefix)}; the runtime adds it to every chat prompt, transformers' apply_chat_template "
+                    "does not (--bos none leaves it out of chats and of plain encode())")
     if prefix:
         lw.did("post-processor-prefix", f"{jp}: {list(prefix)} as the header prefix list")
     program = None

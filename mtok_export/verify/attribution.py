@@ -314,6 +314,8 @@ class Attribution:
                 return ()
             why += raw_why
         if self.prefix + base != want and got_text == want_text:
+            if base == want and (added := self.of("chat-prefix")):
+                return (*why, *added)  # the runtime's prefix on a prompt transformers encodes without it
             # transformers' own tokenization of the prompt differs from HF tokenizers' (legacy=false)
             tok = [x for x in self.of("tokenizers") if x.spans(got_text)]
             if not tok:

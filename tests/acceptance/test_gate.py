@@ -162,7 +162,7 @@ def test_deepseek_split_regexes_export_exact(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     (src / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False))
-    r = export_cli("--path", src, "--output", tmp_path / "out", "--report", tmp_path / "r.json")
+    r = export_cli("--path", src, "--output", tmp_path / "out", "--report", tmp_path / "r.json", "--no-chat")
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert not [c for c in report["verify"]["classes"] if c["check"] == "raw ids"]
