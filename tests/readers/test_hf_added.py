@@ -96,16 +96,18 @@ def test_tokens_only_in_the_config_export_and_verify(tmp_path, monkeypatch):
 
     from mtok_export.errors import VerificationError
     from mtok_export.export import export
+    from mtok_export.ir.tokenizer import NO_CHAT
     from mtok_export.job import Job
     from mtok_export.verify import reference
 
     folder = byte_level_folder(tmp_path / "src", tcfg=tts_config)
-    r = export(Job(folder), tmp_path / "out")
+    job = Job.build(folder, chat_template=NO_CHAT)  # a tokenizer without a chat (`--no-chat`): the question is the tokens
+    r = export(job, tmp_path / "out")
     assert r.verify.ok and r.verify.unexplained == 0
     assert {f"<tts_{k}>" for k in range(7)} <= {t.content for t in read_source(folder).added_tokens}
 
     monkeypatch.setattr(reference, "hf_tokenizer", lambda f: Tokenizer.from_file(str(f)))
     monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))  # the reference must be recomputed
     with pytest.raises(VerificationError) as e:
-        export(Job(folder), tmp_path / "out2")
+        export(job, tmp_path / "out2")
     assert e.value.result.verify.unexplained > 0
