@@ -386,6 +386,9 @@ def read_source(path: Path, chat_template: str | None = None, *, pattern: str | 
     if fmt.parsed:
         tok = _finish(tok, chat_template)
     tok = dataclasses.replace(tok, provenance=dataclasses.replace(tok.provenance, format=fmt.name))
+    if tok.meta.interpretation is not None:  # which file is the source: this choice
+        tok = dataclasses.replace(tok, meta=dataclasses.replace(
+            tok.meta, interpretation=tok.meta.interpretation.with_(source=str(file), format=fmt.name)))
     if note is None:
         return tok
     return dataclasses.replace(tok, meta=dataclasses.replace(tok.meta, notes=(note, *tok.meta.notes)))

@@ -51,6 +51,8 @@ def build_manifest(job: Job, *, source: Tokenizer, lowered: Tokenizer, lowering:
         "hub": hub,  # {repo_id, revision, sha} of a Hub input: `mtok verify` fetches that commit again
         "job": job.to_json(),  # what `mtok verify` reads and lowers the source with again (`Job.from_manifest`)
         "inputs": [{"path": f.path, "sha256": f.sha256} for f in source.provenance.inputs],
+        # the decisions the folder left open, taken once: the reader and the reference followed them
+        "interpretation": source.meta.interpretation.to_json() if source.meta.interpretation is not None else None,
         "output": {"path": Path(output).name, "format": job.fmt, "sha256": sha256_bytes(data), "size": len(data)},
         "target": lowering.target.name,
         "runtime_required": lowering.target.requires,

@@ -151,8 +151,14 @@ def print_report(report, refused: bool = False):
         out.print(Text(f"    expected {clip(show(str(expected)), 100)}"))
         out.print(Text(f"    got      {clip(show(str(got)), 100)}"))
         if not codes:
-            for line in outcome_options(check, m.expected, m.got, report.target):
+            if m.component:
+                out.print(Text(f"    points at the {m.component}"))
+            options = outcome_options(check, m.expected, m.got, report.target, m.component)
+            for line in options:
                 out.print(Text(f"    option   {line}"))
+            if m.component and not options:
+                out.print(Text(f"    no option changes the {m.component}: report it ({COMPONENT_REPORT.get(m.component, '')}), "
+                               "with --report FILE and the source"))
     if report.ok and ref.get("self_check"):
         out.print("[bold yellow]self-check passed[/] (no independent reference ran: this proves the file against "
                   "this tool's own reading of the source, not against the source)")
@@ -178,25 +184,51 @@ def id_window(a: list, b: list, before: int = 4, after: int = 6) -> tuple[int, s
     return k, part(a), part(b)
 
 
-def outcome_options(check: str, expected, got, target: str = "") -> list[str]:
-    """The options that act where an unexplained difference is (for a dead end: what to try, or what
-    the file depends on), most specific first."""
+_BOS = "--bos prefix / --bos none: which ids the header prefix puts first (and whether the chat template's BOS stays)"
+# The options that change each pipeline component a dead end can point at (`verify.attribution.COMPONENTS`).
+COMPONENT_OPTIONS = {
+    "normalizer": ("--normalizer-form compose|no-compose|table: how NFC/NFKC/charsmap rules are written",),
+    "split": ("--regex-form explicit|fold: how a split regex with Unicode sub-categories is written",),
+    "added tokens": ("--header-specials all: every special token split out by the runtime, not only those with a "
+                     "role",),
+    "template": ("--chat-template NAME|FILE: embed another template; in an MNN model folder --keep-llm-config leaves "
+                 "llm_config.json's jinja block in charge",),
+}
+# What to report where no option changes the component.
+COMPONENT_REPORT = {
+    "interpretation": "the reader did not follow the folder's interpretation (the cause above): a bug of this tool",
+    "reader": "this tool's reading of the source gives other ids than the reference (HF on the IR differs from it "
+              "on this input): a reader bug, or a question the folder's interpretation (manifest) answers otherwise",
+    "vocabulary": "an id the written vocabulary does not hold where the reference has it",
+    "model": "the runtime's model (merges, ranks or scores) splits this input otherwise than the reference",
+    "decoder": "the runtime decodes these ids otherwise than the reference",
+}
+
+
+def outcome_options(check: str, expected, got, target: str = "", component: str = "") -> list[str]:
+    """The options that change the `component` the first divergence points at (for a dead end: what
+    to try), most specific first; none where no option changes it (`COMPONENT_REPORT` says what to
+    report).  Without a component, by the shape of the difference and the check."""
     lines: list[str] = []
+    head = tail = False
     if isinstance(expected, list) and isinstance(got, list):
         k = next((i for i, (x, y) in enumerate(zip(expected, got)) if x != y), min(len(expected), len(got)))
-        if k < min(3, len(expected), len(got)) and check != "raw ids":
-            lines.append("--bos prefix / --bos none: which ids the header prefix puts first (and whether the "
-                         "chat template's BOS stays)")
-        if k == min(len(expected), len(got)) and len(expected) > len(got):
-            lines.extend(_missing_tail(target))
+        head = k < min(3, len(expected), len(got)) and check != "raw ids"
+        tail = k == min(len(expected), len(got)) and len(expected) > len(got)
+    if component:
+        if component in ("bos/eos", "template") and head:
+            lines.append(_BOS)
+        if component == "bos/eos":
+            lines.extend(_missing_tail(target) if tail else [] if head else [_BOS])
+        return [*lines, *COMPONENT_OPTIONS.get(component, ())]
+    if head:
+        lines.append(_BOS)
+    if tail:
+        lines.extend(_missing_tail(target))
     if check in ("engine ids", "raw ids"):
-        lines.append("--normalizer-form compose|no-compose|table: how NFC/NFKC/charsmap rules are written")
-        lines.append("--regex-form explicit|fold: how a split regex with Unicode sub-categories is written")
-        lines.append("--header-specials all: every special token split out by the runtime, not only those "
-                     "with a role")
+        lines.extend(o for c in ("normalizer", "split", "added tokens") for o in COMPONENT_OPTIONS[c])
     elif check.startswith("chat"):
-        lines.append("--chat-template NAME|FILE: embed another template; in an MNN model folder "
-                     "--keep-llm-config leaves llm_config.json's jinja block in charge")
+        lines.extend(COMPONENT_OPTIONS["template"])
     return lines
 
 

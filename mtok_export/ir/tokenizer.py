@@ -86,6 +86,9 @@ class Metadata:
     # The engine the split regexes were written for: "oniguruma" (HF) or "tiktoken" (a rank file's:
     # there `{m,n}+` is possessive, in Oniguruma a repeated repetition).
     regex_dialect: str = "oniguruma"
+    # Every decision the source folder left open, taken once (`readers.interpretation.FolderInterpretation`):
+    # the reader built this IR by it, and the reference is set up by it.
+    interpretation: object = None
 
 
 @dataclass(frozen=True, slots=True)

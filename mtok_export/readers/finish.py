@@ -30,6 +30,7 @@ from ..ir import processors as R
 from ..unicode import ucd
 from .chat_source import choose
 from .hf_config import embedding_range_notes, header_special_order, id_list, load_json_object, token_text
+from .interpretation import Decision, FolderInterpretation
 
 # End-of-turn tokens of common chat families: stop ids when present.
 END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<end_of_turn>", "<|end_of_turn|>",
@@ -211,6 +212,7 @@ class Parsed:
     add_eos_token: bool | None = None
     differences: tuple = ()  # `Loss` values: where the IR knowingly differs from the source's library
     regex_dialect: str = "oniguruma"
+    interpretation: FolderInterpretation = FolderInterpretation()  # the reader's decisions (casing, class, ...)
 
 
 def finish(p: Parsed, chat_template: str | None = None) -> Tokenizer:
@@ -219,10 +221,12 @@ def finish(p: Parsed, chat_template: str | None = None) -> Tokenizer:
     side, notes, inputs = p.side, list(p.notes), [*p.inputs, *p.side.inputs]
     ids = dict(M.vocab_of(p.model))
     ids.update({t.content: t.id for t in p.added})
-    bos = p.bos if p.bos is not None else side.role("bos_token")
+    bos, bos_source = (p.bos, "the source file") if p.bos is not None else side.role_from("bos_token") or (None, "")
     eos, eos_source = p.eos, p.eos_source
     if eos is None:
         eos, eos_source = side.role_from("eos_token") or (None, "")
+    interpretation = p.interpretation.with_(bos=Decision(bos or "", bos_source or "none declared"),
+                                            eos=Decision(eos or "", eos_source or "none declared"))
     stops = stop_ids(ids, (ids[eos], eos_source or "eos_token") if eos and eos in ids else None,
                      side.directory or Path("."), side.gen, side.mcfg, p.extra_stops)
     chat = _chat(p, bos or "", eos or "", chat_template, inputs)
@@ -236,7 +240,8 @@ def finish(p: Parsed, chat_template: str | None = None) -> Tokenizer:
                       add_eos_token=tcfg.get("add_eos_token") if p.add_eos_token is None else p.add_eos_token,
                       model_vocab_size=side.mcfg.get("vocab_size"), stop_sources=tuple(stops.items()),
                       notes=tuple(notes), tokenizer_class=tcfg.get("tokenizer_class"), legacy=tcfg.get("legacy"),
-                      differences=tuple(p.differences), regex_dialect=p.regex_dialect),
+                      differences=tuple(p.differences), regex_dialect=p.regex_dialect,
+                      interpretation=interpretation),
         provenance=provenance(inputs),
     )
 
