@@ -13,7 +13,8 @@ Each export runs in its own process under a memory limit and a time limit (`test
 tokenizer.json, or with one tokenizer file, is one model; a folder of several single-file tokenizers
 (mistral_common's data, llama.cpp's vocab GGUFs) is one model per file.  A model whose files are
 byte-identical to one already listed is left out (the report names it).  Writes `zoo.json` and
-`zoo.md` into `--output` (default `out/zoo`)."""
+`zoo.md` into `--output` (default `out/zoo`), and while it runs `zoo.partial.jsonl` (a row per model
+as it ends)."""
 
 from __future__ import annotations
 
@@ -312,9 +313,14 @@ def main(argv=None) -> int:
         return 0
     start = time.perf_counter()
     finished = []
+    args.output.mkdir(parents=True, exist_ok=True)
+    partial = args.output / "zoo.partial.jsonl"  # each row as it ends: a long run can be read while it runs
+    partial.write_text("")
 
     def done(row):
         finished.append(row)
+        with open(partial, "a", encoding="utf-8") as f:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
         if not args.json:
             a = row["attempts"][0]
             print(f"[{len(finished)}/{len(models)}] {row['name']}: {row['class']} (exit "
@@ -327,7 +333,7 @@ def main(argv=None) -> int:
     seconds = time.perf_counter() - start
     result = {"tokenizers": len(rows), "seconds": round(seconds, 1), "jobs": args.jobs, "summary": summary(rows),
               "duplicates": duplicates, "models": rows}
-    args.output.mkdir(parents=True, exist_ok=True)
+    partial.unlink()
     (args.output / "zoo.json").write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     (args.output / "zoo.md").write_text(markdown(rows, duplicates, seconds, args.jobs), encoding="utf-8")
     if args.json:
