@@ -55,7 +55,7 @@ fuzz: setup
 # into $MTOK_CACHE_DIR/zoo once; never part of setup or test (CI runs a reduced zoo, tests/acceptance/test_zoo.py).
 ZOO_JOBS ?= 2
 zoo-fetch: setup
-	$(BIN)/python -m tests.support.zoo_fetch
+	$(BIN)/python scripts/zoo_fetch.py
 
 zoo: zoo-fetch
 	$(BIN)/python -m tests.support.zoo --jobs $(ZOO_JOBS)

