@@ -125,6 +125,7 @@ class Chat:
     add_generation_prompt: bool
     tools: list[dict[str, Any]] | None = None
     tags: tuple[str, ...] = ()
+    context: tuple[tuple[str, Any], ...] = ()  # other template variables, as `chat_parity.Conversation` has
 
 
 # ---------------------------------------------------------------------------------------------

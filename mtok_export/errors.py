@@ -65,7 +65,8 @@ class LossError(MtokError):
         self.losses = [x for d in refused for x in d.losses]
         self.hint = hint
         super().__init__(f"the policy refuses {len(refused)} loss code(s): "
-                         + ", ".join(f"{d.code} ({d.severity.value})" for d in refused))
+                         + ", ".join(f"{d.code} ({'stale in the accept file' if getattr(d, 'stale', False) else d.severity.value})"
+                                     for d in refused))
 
 
 class IdentityError(MtokError):

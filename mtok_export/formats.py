@@ -360,6 +360,11 @@ def choose(path: Path) -> tuple[Path, Format, str | None]:
         best, fmt, note = choose(path.parent)
         return best, fmt, f"{path.name} is no tokenizer file: " + (note or f"read {best.name} ({fmt.name}) beside it")
     found = candidates(path)
+    empty = sorted(p.name for p in path.iterdir() if p.is_file() and p.stat().st_size == 0
+                   and any(p.name in f.names for f in FORMATS))
+    if not found and empty:  # what a failed download or copy leaves: not "no tokenizer.json found"
+        raise InputError(f"{path}: {', '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty (0 bytes: an "
+                         "interrupted download or copy?), and no other tokenizer file is here")
     if not found:
         raise InputError(f"{path}: no tokenizer.json, SentencePiece model, tiktoken rank file, vocab.json/encoder.json "
                          "+ merges, vocab.txt, tekken.json, GGUF, CLIP bpe .gz, .mtok or legacy tokenizer.txt found "
@@ -381,6 +386,9 @@ def read_source(path: Path, chat_template: str | None = None, *, pattern: str | 
     if fmt.parsed:
         tok = _finish(tok, chat_template)
     tok = dataclasses.replace(tok, provenance=dataclasses.replace(tok.provenance, format=fmt.name))
+    if tok.meta.interpretation is not None:  # which file is the source: this choice
+        tok = dataclasses.replace(tok, meta=dataclasses.replace(
+            tok.meta, interpretation=tok.meta.interpretation.with_(source=str(file), format=fmt.name)))
     if note is None:
         return tok
     return dataclasses.replace(tok, meta=dataclasses.replace(tok.meta, notes=(note, *tok.meta.notes)))

@@ -18,6 +18,8 @@ TOKENIZER_FILES = (
     "special_tokens_map.json", "added_tokens.json", "chat_template.jinja", "chat_template.json",
     "*.model", "*.model.v*", "*.tiktoken", "tiktoken.model", "tekken.json",
     "vocab.json", "merges.txt", "vocab.txt", "tokenization_*.py",
+    # prompt encoders shipped as Python that `chat.ports` has a port of (read and hashed, never run)
+    "encoding_dsv4.py", "encoding/encoding_dsv4.py",
 )
 
 # owner/name as the Hub spells them, then an optional @branch, tag or commit

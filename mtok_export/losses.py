@@ -47,7 +47,7 @@ class Severity(str, Enum):
 EDGE, TEXT, CHAT, BOS_EOS, CRASH = Severity.EDGE, Severity.TEXT, Severity.CHAT, Severity.BOS_EOS, Severity.CRASH
 LAYERS = ("reference", "reader", "normalizer", "pre_tokenizer", "model", "added_tokens", "post_processor", "decoder",
           "chat_template", "legacy")
-PROJECTIONS = ("normalizer", "patch", "engine", "stream", "chat-bos", "chat-render", "tokenizers", "ties",
+PROJECTIONS = ("normalizer", "patch", "engine", "stream", "chat-bos", "chat-prefix", "chat-render", "tokenizers", "ties",
                "reader", "legacy")
 
 
@@ -258,8 +258,18 @@ SUFFIX_NOT_APPENDED = _kind("suffix-not-appended", "post_processor", "the target
                             "encode() appends no suffix", BOS_EOS, "engine")
 BOS_INNER = _kind("bos-inner", "chat_template", "--bos prefix with a template that renders BOS inside the "
                   "conversation: those BOS are not rendered", CHAT, "chat-bos")
+CHAT_PREFIX = _kind("chat-prefix", "post_processor", "the runtime's chat path adds the header prefix (BOS) to every "
+                    "prompt; the template renders none and transformers' apply_chat_template adds none", CHAT,
+                    "chat-prefix")
 CHAT_TEMPLATE = _kind("chat-template", "chat_template", "a construct MNN's Jinja engine renders differently", CHAT,
                       "chat-render")
+# No template found or generated for a model that may chat (`readers.chat_source`): the app formats every
+# conversation without the model's prompt format.  It explains no mismatch (the chat checks have
+# nothing to render), so its trigger never fires; `--chat-template FILE` gives one, `--no-chat` says
+# the model has no chat.
+CHAT_TEMPLATE_MISSING = _kind("chat-template-missing", "chat_template", "no chat template was found or generated: "
+                              "the app formats every conversation without the model's prompt format", CHAT, None,
+                              lambda loss, text: [])
 
 # Codes a target with some capability runs exactly: code -> (whether a `target.Target` has it, why),
 # for the refusal hint (`targets.runs_exactly` finds the target).

@@ -51,12 +51,16 @@ def build_manifest(job: Job, *, source: Tokenizer, lowered: Tokenizer, lowering:
         "hub": hub,  # {repo_id, revision, sha} of a Hub input: `mtok verify` fetches that commit again
         "job": job.to_json(),  # what `mtok verify` reads and lowers the source with again (`Job.from_manifest`)
         "inputs": [{"path": f.path, "sha256": f.sha256} for f in source.provenance.inputs],
+        # the decisions the folder left open, taken once: the reader and the reference followed them
+        "interpretation": source.meta.interpretation.to_json() if source.meta.interpretation is not None else None,
         "output": {"path": Path(output).name, "format": job.fmt, "sha256": sha256_bytes(data), "size": len(data)},
         "target": lowering.target.name,
         "runtime_required": lowering.target.requires,
         "bos_policy": lowering.bos,
         "chat_template": {
             "name": chat_src.name or "default", "source": chat_src.source,
+            # where it came from (`readers.chat_source`): kind, and the encoder / generator / reason
+            "origin": {"kind": chat_src.kind or "none", **dict(chat_src.detail)},
             "original_sha256": sha256_bytes(chat_src.text.encode("utf-8")) if chat_src.text else None,
             "embedded_sha256": sha256_bytes(chat_out.text.encode("utf-8")) if chat_out.text else None,
             "original": chat_src.text, "embedded": chat_out.text if chat_out.text != chat_src.text else "(same)",

@@ -9,7 +9,7 @@ everything, `--strict` refuses edge losses too."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import InputError
@@ -25,6 +25,9 @@ class Policy:
     allow_lossy: bool = False
     strict: bool = False
     allow_crash: bool = False  # --allow-crash: ship a file the runtime crashes on
+    # the accept file is a fleet's, shared by its models: a code one model does not record may be
+    # another's, so no code of it is stale (a model's own accept file, ACCEPT_FILE beside it, is)
+    shared: bool = False
 
     @classmethod
     def from_options(cls, accept=(), accept_file: Path | None = None, allow_lossy: bool = False,
@@ -46,6 +49,26 @@ class Policy:
         return cls(frozenset(data.get("accept", ())), frozenset(data.get("accept_file_codes", ())),
                    data.get("accept_file") or "", bool(data.get("allow_lossy")), bool(data.get("strict")),
                    bool(data.get("allow_crash")))
+
+
+# The accept file a model folder holds for itself: used when no --accept-file is given, and in a fleet
+# instead of the shared one, for that model
+ACCEPT_FILE = "mtok-accept.txt"
+
+
+def own_accept_file(policy: Policy, folder: Path) -> Policy:
+    """`policy` with the accept file `folder` holds (ACCEPT_FILE), when it holds one and --accept-file
+    named none or named a fleet's shared one."""
+    own = Path(folder) / ACCEPT_FILE
+    if (policy.accept_file_path and not policy.shared) or not own.is_file():
+        return policy
+    return replace(policy, accept_file=read_accept_file(own), accept_file_path=str(own), shared=False)
+
+
+def stale_codes(policy: Policy, recorded) -> list[str]:
+    """The codes the accept file lists that the export no longer records (`recorded`: its loss
+    codes): a baseline that would hide the next time such a loss comes back."""
+    return [] if policy.shared else sorted(policy.accept_file - set(recorded))
 
 
 def read_accept_file(path: Path) -> frozenset[str]:
@@ -76,6 +99,7 @@ class Decision:
     losses: list[Loss] = field(default_factory=list)
     everyday: int = 0  # mismatches explained on the everyday slice
     edge: int = 0  # ... and on the edge slice
+    stale: bool = False  # a code the accept file lists and the export no longer records (--strict refuses it)
 
     @property
     def accepted(self) -> bool:
@@ -85,7 +109,7 @@ class Decision:
         return {"code": self.code, "severity": self.severity.value, "severity_source": "measured" if self.measured
                 else "declared", "accepted_by": self.accepted_by, "mismatches": {"everyday": self.everyday,
                                                                                   "edge": self.edge},
-                "losses": [loss_json(x) for x in self.losses]}
+                "losses": [loss_json(x) for x in self.losses], **({"stale": True} if self.stale else {})}
 
 
 def loss_json(x: Loss) -> dict:
@@ -118,6 +142,8 @@ def decide(losses: list[Loss], policy: Policy, reach: dict | None = None) -> lis
         else:
             by = None
         out.append(Decision(code, severity, measured, by, group, r.get("everyday", 0), r.get("edge", 0)))
+    if policy.strict:  # a stale accept file refuses the export: the next run would hide that loss's return
+        out.extend(Decision(c, KINDS[c].severity, False, None, stale=True) for c in stale_codes(policy, by_code))
     return out
 
 
@@ -130,7 +156,7 @@ def refusal_hint(decisions: list[Decision], target: str = DEFAULT, *, api: bool 
     then, per refused code, what the end user of the file would see (its first loss's reason, with an
     example input) and the target that runs it exactly, if one does."""
     refused = [d for d in decisions if not d.accepted]
-    codes = [d.code for d in refused if d.severity != CRASH]
+    codes = [d.code for d in refused if not d.stale and d.severity != CRASH]
     crashes = [d.code for d in refused if d.severity == CRASH]
     lines = []
     if codes and api:
@@ -146,6 +172,10 @@ def refusal_hint(decisions: list[Decision], target: str = DEFAULT, *, api: bool 
         if any(d.code == "regex-stack" for d in decisions):
             lines.append(("regex_form='fold'" if api else "--regex-form fold") + NO_CRASH_FOLD)
     for d in refused:
+        if d.stale:
+            lines.append(f"{d.code}: the accept file lists it, but this export no longer records it: remove it "
+                         "from the file (strict refuses a stale accept file)")
+            continue
         x = d.losses[0] if d.losses else None
         sees = f"{x.reason}" + (f" (e.g. {x.example!r})" if x.example else "") if x else KINDS[d.code].summary
         lines.append(f"{d.code}: the end user would see: {sees}")

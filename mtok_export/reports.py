@@ -21,7 +21,8 @@ def verify_json(report) -> dict:
                     "unexplained": sum(1 for m in c.mismatches if not m.explanation)} for c in report.checks],
         "classes": [{"check": check, "explanation": list(codes), "count": n,
                      "example": {"sample": m.sample, "text": m.text, "expected": m.expected, "got": m.got,
-                                 "slice": m.slice, "losses_at": list(m.where)}}
+                                 "slice": m.slice, "losses_at": list(m.where)},
+                     **({"component": m.component} if m.component else {})}
                     for check, codes, n, m in report.classes()],
         "reach": report.reach(),
         "unexplained": report.unexplained,

@@ -13,9 +13,10 @@ from .compare.layers import diff_layers
 from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .dump.sanitize import show
 from .errors import IdentityError, InputError
+from .formats import read_source
 from .hub import fetch as fetch_hub
 from .job import Job, VerifyOptions
-from .manifest import manifest_path, read_manifest
+from .manifest import manifest_path, read_manifest, sha256_bytes
 from .model_folder import find
 from .readers.finish import sha256
 from .readers.mnn_file import read_mnn_bytes, read_mnn_file
@@ -169,3 +170,34 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
         return against(choose_or_self_check(source))
     except ReferenceUnavailable as e:  # known only once it ran (e.g. llama.cpp cannot load this tokenizer)
         return against(self_check(source, e))
+
+
+def template_drift(file: Path, against: Path | None = None) -> dict:
+    """The chat template the manifest recorded against the one its source gives now (issue 32): for a
+    Hub input, the revision the export asked for (its branch or tag) as the Hub (or, offline, the
+    cache) resolves it today; else the source folder, or `against`.  A different sha256 is a
+    re-issued template.  {"drift", "recorded": {sha256, revision}, "current": {sha256, revision, source}}."""
+    file = Path(file)
+    m = read_manifest(file)
+    if m is None:
+        raise InputError(f"{file}: no manifest beside it ({manifest_path(file).name}): nothing records its template")
+    chat = m.get("chat_template") or {}
+    hub = m.get("hub") if isinstance(m.get("hub"), dict) else None
+    revision = None
+    if against is not None:
+        source = Path(against)
+    elif hub and hub.get("repo_id"):
+        snap = fetch_hub(hub["repo_id"], hub.get("revision"))
+        source, revision = snap.path, snap.sha
+    else:
+        source = _manifest_source(m, file)
+    read = (m.get("job") or {}).get("read") or {}
+    now = read_source(source, read.get("chat_template"), pattern=read.get("pattern"), special=read.get("special"),
+                      family=read.get("family")).chat
+    current = sha256_bytes(now.text.encode("utf-8")) if now.text else None
+    return {"drift": current != chat.get("original_sha256"),
+            "recorded": {"sha256": chat.get("original_sha256"), "revision": (hub or {}).get("sha"),
+                         "origin": chat.get("origin")},
+            "current": {"sha256": current, "revision": revision, "source": str(source),
+                        "origin": {"kind": now.kind or "none", **dict(now.detail)}}}
+

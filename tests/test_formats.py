@@ -213,6 +213,15 @@ def test_no_candidate_is_an_error(tmp_path):
         read_source(tmp_path / "missing")
 
 
+def test_an_empty_tokenizer_json_is_named_as_empty(tmp_path):
+    (tmp_path / "tokenizer.json").write_bytes(b"")
+    (tmp_path / "README.md").write_text("hello", encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        read_source(tmp_path)
+    assert str(e.value) == (f"{tmp_path}: tokenizer.json is empty (0 bytes: an interrupted download or copy?), and "
+                            "no other tokenizer file is here")
+
+
 def test_vocab_json_without_merges_is_not_a_candidate(tmp_path):
     shutil.copy(CORPUS / "gpt2/vocab.json", tmp_path / "vocab.json")
     with pytest.raises(InputError, match="found"):

@@ -3,12 +3,15 @@ an accept file, measured severity over declared, and unknown codes refused."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from mtok_export import losses as L
-from mtok_export.errors import InputError
+from mtok_export.errors import InputError, LossError
 from mtok_export.losses import Loss, Severity
-from mtok_export.policy import Policy, decide, read_accept_file
+from mtok_export.policy import (ACCEPT_FILE, Policy, decide, own_accept_file, read_accept_file, refusal_hint,
+                                stale_codes)
 
 
 def _loss(kind):
@@ -50,3 +53,42 @@ def test_policy_rejects_unknown_codes(tmp_path):
         read_accept_file(f)
     with pytest.raises(InputError, match="cannot read"):
         read_accept_file(tmp_path / "missing.txt")
+
+
+def test_stale_accepted_codes(tmp_path):
+    """A code the accept file lists that the export no longer records: listed by stale_codes (the CLI
+    warns), refused under --strict (a decision of its own, named in the error), never for a fleet's
+    shared accept file (another model may record it)."""
+    f = tmp_path / "accepted.txt"
+    f.write_text("stream-decode\nprefix-space\n")
+    losses = [_loss(L.STREAM_DECODE)]
+    policy = Policy.from_options(accept_file=f)
+    assert stale_codes(policy, ["stream-decode"]) == ["prefix-space"]
+    assert [d.code for d in decide(losses, policy)] == ["stream-decode"]  # a warning only
+    strict = Policy.from_options(accept_file=f, strict=True)
+    d = {x.code: x for x in decide(losses, strict)}
+    assert (d["prefix-space"].stale, d["prefix-space"].accepted, d["prefix-space"].losses) == (True, False, [])
+    assert d["prefix-space"].to_json()["stale"] is True and "stale" not in d["stream-decode"].to_json()
+    error = LossError(list(d.values()))
+    assert str(error) == "the policy refuses 1 loss code(s): prefix-space (stale in the accept file)"
+    hint = refusal_hint(list(d.values()))
+    assert hint == ("prefix-space: the accept file lists it, but this export no longer records it: remove it from "
+                    "the file (strict refuses a stale accept file)")
+    shared = dataclasses.replace(strict, shared=True)
+    assert stale_codes(shared, ["stream-decode"]) == [] and [x.code for x in decide(losses, shared)] == ["stream-decode"]
+
+
+def test_a_model_folders_own_accept_file(tmp_path):
+    shared_file, own = tmp_path / "shared.txt", tmp_path / "model" / ACCEPT_FILE
+    shared_file.write_text("bos-template\n")
+    own.parent.mkdir()
+    assert own_accept_file(Policy(), own.parent) == Policy()  # none there: as it was
+    own.write_text("stream-decode\n")
+    for policy in (Policy(), dataclasses.replace(Policy.from_options(accept_file=shared_file), shared=True)):
+        mine = own_accept_file(policy, own.parent)
+        assert (mine.accept_file, mine.accept_file_path, mine.shared) == ({"stream-decode"}, str(own), False)
+    given = Policy.from_options(accept_file=shared_file)  # --accept-file of one export: it wins
+    assert own_accept_file(given, own.parent) == given
+    own.write_text("no-such-code\n")
+    with pytest.raises(InputError, match="no-such-code"):
+        own_accept_file(Policy(), own.parent)

@@ -49,6 +49,8 @@ Rewrites (each named by the lint rule it fixes; every one was checked on MNN 3.6
   defined and x.k is mapping`` (the runtime's undefined is a mapping).
 * ``length-undefined``: ``x.k|length`` -> ``0`` when ``x.k`` is undefined (the runtime says 1).
 * ``arith-op``: ``'s' * n`` (string repetition) -> a loop over ``range(n)`` inserted before the tag.
+* ``trailing-newline``: the template's final newline (after text or ``}}``), which jinja2 drops and
+  the runtime prints, is dropped.
 * ``filter`` (``|safe``): jinja2's ``'a'|safe + x`` HTML-escapes ``x`` (Markup + str); the escaping is
   written out with ``.replace()``.
 
@@ -73,6 +75,7 @@ from ..target import Target
 from .environment import normalize_newlines, parse_environment
 from .jinja_emit import UNEMITTABLE, emit, emit_target
 from .lint import Finding, lint_template
+from .rules import trailing_newline
 from .rewrite import TOJSON_DEFINITION, UNDEFINED, ExprRewriter, Loop, Macro, header_text, is_pure
 from .source_map import SourceMap, marker_end
 
@@ -113,6 +116,8 @@ def lower_template(text: str, target: Target, *, disable=()) -> LoweredTemplate:
         return LoweredTemplate(source, (), tuple(before), text)  # nothing to lower safely
     lowered, applied = _Lowerer(source, ast, frozenset(disable) - {"runtime-hang", "tuple-literal"}).run()
     after = lint_template(lowered)
+    if "trailing-newline" in applied:  # the lowered text is the runtime's: its last newline is meant
+        after = [f for f in after if f.rule != "trailing-newline"]
     remaining, fixed_findings = _match(before, after)
     hang = [f for f in remaining if f.rule == "runtime-hang"]
     if hang:
@@ -195,6 +200,11 @@ class _Lowerer(ExprRewriter):
         out = self.source
         for start, end, new in sorted(edits, reverse=True):
             out = out[:start] + new + out[end:]
+        if self.on("trailing-newline") and any(trailing_newline(self.src)):
+            # jinja2 drops one final newline of the source, the runtime keeps it: without it both
+            # render the same text (the lint rule's own test says when the newline is printed)
+            out = out[:-1]
+            self._mark("trailing-newline")
         if self.uses_tojson:  # on the first line: the line structure stays
             out = TOJSON_DEFINITION + out
         return out, self.applied

@@ -5,16 +5,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+import fcntl
 import json
+import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from .gate import (Accept, AcceptFile, AllowCrash, AllowLossy, JunitFile, NoRobust, ReportFile, RobustSeconds, Strict,
-                   print_decisions, print_report,
-                   verify_progress, write_file, write_outcomes)
+from .gate import (Accept, AcceptFile, AllowCrash, AllowLossy, JunitFile, NoRobust, ReportFile, RobustSeconds,
+                   SarifFile, Strict, SummaryFile, print_decisions, print_report, publish, verify_progress, write_file,
+                   write_outcomes)
 
 
 def export(
@@ -44,7 +48,12 @@ def export(
     bos: Annotated[str, typer.Option(help="BOS policy when the chat template renders BOS itself: "
                                      "auto (template only), prefix (header prefix too), none.")] = "auto",
     chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or a "
-                                                         "template file to embed [default: the default one].")] = None,
+                                                         "template file to embed [default: the default one, "
+                                                         "else a port of the model's Python prompt encoder, else "
+                                                         "mistral_common's for a tekken or .model.vN file].")] = None,
+    no_chat: Annotated[bool, typer.Option("--no-chat", help="The model has no chat (a base model): embed no "
+                                          "template, and record that no template is right, instead of the loss "
+                                          "chat-template-missing.")] = False,
     header_specials: Annotated[str, typer.Option("--header-specials", help="needed: only the chat template's "
                                                  "turn mark in the header list that the runtime scans at every "
                                                  "byte (the others are still split out); all: every special token "
@@ -88,6 +97,8 @@ def export(
                                           "(several models: {exit_code, models: [one outcome each]}).")] = False,
     report_file: ReportFile = None,
     junit_file: JunitFile = None,
+    sarif_file: SarifFile = None,
+    summary_file: SummaryFile = None,
     pattern: Annotated[Optional[str], typer.Option("--pattern", help="Split regex of a tiktoken rank file "
                                                    "[default: from configs beside it or the known-vocabulary table].")] = None,
     special: Annotated[Optional[str], typer.Option("--special", help="Special tokens of a tiktoken rank file: JSON "
@@ -119,6 +130,11 @@ def export(
 
     started = time.perf_counter()
     try:
+        if no_chat:
+            if chat_template is not None:
+                raise InputError("--no-chat and --chat-template contradict each other: give one")
+            from ..ir.tokenizer import NO_CHAT
+            chat_template = NO_CHAT
         job = build_job(path[0], input=input_file, chat_template=chat_template, pattern=pattern, special=special,
                         family=family, fmt=fmt, target=target, bos=bos, header_specials=header_specials,
                         normalizer_form=normalizer_form, regex_form=regex_form, allow_lossy=allow_lossy, accept=accept,
@@ -129,16 +145,20 @@ def export(
         models, several = expand([*path, *(more or [])])
         if several and input_file is not None:
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")
+        if several and job.policy.accept_file_path:  # one --accept-file for every model: no code of it is stale
+            job = dataclasses.replace(job, policy=dataclasses.replace(job.policy, shared=True))
     except MtokError as e:
         write_outcomes("mtok-export", e.exit_code, report_file, junit_file,
-                       subject=_subject(" ".join(map(str, path)), output, None), started=started, error=e, hint=e.hint)
+                       subject=_subject(" ".join(map(str, path)), output, None), started=started, error=e, hint=e.hint,
+                       sarif_file=sarif_file, summary_file=summary_file, json_stdout=as_json)
         if as_json:
             out.print_json(json.dumps(outcome_json("mtok-export", e.exit_code, error=e, hint=e.hint), default=str))
             raise typer.Exit(e.exit_code)
         raise
     if several:
-        raise typer.Exit(_export_fleet(models, output, jobs, job, keep_llm_config, as_json, report_file, junit_file))
-    _export_one(models[0], output, job, keep_llm_config, as_json, report_file, junit_file)
+        raise typer.Exit(_export_fleet(models, output, jobs, job, keep_llm_config, as_json, report_file, junit_file,
+                                       sarif_file, summary_file))
+    _export_one(models[0], output, job, keep_llm_config, as_json, report_file, junit_file, sarif_file, summary_file)
 
 
 class _Attempt:
@@ -147,22 +167,33 @@ class _Attempt:
     def __init__(self, model, output, base, keep_llm_config: bool, progress=None, steps=None):
         from ..api import export as run
         from ..errors import LossError, MtokError, VerificationError
-        from ..policy import refusal_hint
+        from ..policy import refusal_hint, stale_codes
 
         self.result = self.error = None
-        job = model.job(base)
+        self.stale: list[str] = []  # codes the model's accept file lists and its export no longer records
+        self.accept_file = ""
+        job = base
         try:
+            job = model.job(base)  # reads the model's own accept file
             if output is None:  # beside the input; a Hub model's cache folder is no place for it
                 output = Path(model.name).absolute() if model.repo else job.source if job.source.is_dir() else None
             try:
-                self.result = run(job, output, progress=progress, steps=steps, keep_llm_config=keep_llm_config)
+                with claimed(Path(output) if output is not None else job.source.parent):
+                    self.result = run(job, output, progress=progress, steps=steps, keep_llm_config=keep_llm_config)
             except (LossError, VerificationError) as e:
                 self.result = e.result
                 raise
         except MtokError as e:
             if isinstance(e, LossError):  # the library's hint names API arguments; ours, the options
                 e.hint = refusal_hint(e.decisions, job.target)
+                if job.verify is None and any(not d.accepted and not d.measured and not d.stale for d in e.decisions):
+                    e.hint += ("\n--no-verify: these severities are the declared ones (each code's reach as the loss "
+                               "registry states it); a verified export measures them on the corpus, and a loss that "
+                               "reaches only edge inputs there is a warning, not a refusal")
             self.error = e
+        if not job.policy.strict and self.result is not None:  # under --strict they are refusals
+            self.stale = stale_codes(job.policy, (d.code for d in self.result.decisions))
+            self.accept_file = job.policy.accept_file_path
 
     @property
     def code(self) -> int:
@@ -181,10 +212,46 @@ class _Attempt:
         return self.result.verify if self.result else None
 
 
-def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit_file):
+@contextmanager
+def claimed(folder: Path):
+    """The output folder, locked for this export (a lock on the folder itself, so no lock file is
+    left): a second export to it fails clearly instead of racing the first to replace the file.
+    Created when missing, and removed again (with the parents it needed) when the export leaves it
+    empty: a bad input, Ctrl-C, a full disk."""
+    from ..errors import OutputError
+
+    made, p = [], Path(folder).absolute()
+    while not p.exists() and p != p.parent:
+        made.append(p)
+        p = p.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # not a folder, or no permission: the export names the reason
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputError(folder, "another mtok-export is writing to this folder now; run them one after "
+                                      "another, or give each its own --output") from None
+        yield
+    finally:
+        os.close(fd)
+        for p in made:  # the folder first, then the parents it needed
+            try:
+                p.rmdir()
+            except OSError:  # not empty: the export wrote there
+                break
+
+
+def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit_file, sarif_file=None,
+                summary_file=None):
     from ..errors import LossError, VerificationError
     from ..reports import outcome_json
-    from .console import err, out
+    from .console import err, escape, out
+    from .fleet import stale_warning
     from .progress import table_progress
 
     started = time.perf_counter()
@@ -194,28 +261,41 @@ def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit
     subject = _subject(model.label, output, result)
     if error is not None and (result is None or not isinstance(error, (LossError, VerificationError))):
         write_outcomes("mtok-export", code, report_file, junit_file, subject=subject, started=started, error=error,
-                       result=result, hint=hint, decisions=decisions)
+                       result=result, hint=hint, decisions=decisions, sarif_file=sarif_file, summary_file=summary_file,
+                       json_stdout=as_json)
         if as_json:
             out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, hint=hint), default=str))
             raise typer.Exit(code)
         raise error
     report = a.report
     write_outcomes("mtok-export", code, report_file, junit_file, subject=subject, started=started, error=error,
-                   result=result, report=report, decisions=decisions, hint=hint)
+                   result=result, report=report, decisions=decisions, hint=hint, sarif_file=sarif_file,
+                   summary_file=summary_file, json_stdout=as_json)
     if as_json:
         out.print_json(json.dumps(outcome_json("mtok-export", code, error=error, result=result, report=report,
                                                decisions=decisions, hint=hint), ensure_ascii=False, default=str))
         raise typer.Exit(code)
+    refused = any(not d.accepted for d in decisions or ())
     if not out.quiet:  # --quiet: nothing to print (and the tables would load rich for nothing)
         print_summary(result)
         if report is not None:
-            print_report(report)
+            print_report(report, refused)
         print_decisions(decisions)
+        if result.rejected:
+            why = ("it verified, but the policy refuses its losses" if refused and (report is None or report.ok)
+                   else "it failed verification")
+            out.print(f"[bold red]{why}: kept as {escape(str(result.rejected))} to inspect (the next export that "
+                      "passes removes it); the output was not replaced[/]")
+    if a.stale:
+        err.print(f"warning: {stale_warning(a.accept_file, a.stale)}", markup=False)
     if error is not None:
         raise error
     edge = [d.code for d in decisions if d.accepted_by == "edge"]
-    if edge:
-        err.print(f"[yellow]warning:[/] edge losses accepted by default: {', '.join(edge)} (--strict refuses them)")
+    # the verdict, one line on stderr like the `error:` line of every other outcome
+    err.print(f"passed: wrote {result.path}" + (f", verified on MNN {report.runtime}" if report is not None
+                                                else ", not verified (--no-verify)")
+              + (f"; edge losses accepted with a warning (--strict refuses them): {', '.join(edge)}" if edge else ""),
+              markup=False)
 
 
 def _subject(path: Path, output: Path | None, result) -> str:
@@ -224,15 +304,18 @@ def _subject(path: Path, output: Path | None, result) -> str:
     return f"{path} -> {result.path if result is not None else output or path}"
 
 
-def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_file, junit_file) -> int:
+def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_file, junit_file,
+                  sarif_file=None, summary_file=None) -> int:
     """Every model through the pool; -> the worst exit code."""
+    from ..ci import on_github
     from ..errors import Interrupted
     from ..reports import fleet_json, junit_fleet, worst_exit
-    from .console import out
-    from .fleet import print_row, print_table, run_pool
+    from .console import err, out
+    from .fleet import fleet_verdict, print_row, print_table, run_pool
 
     start = time.perf_counter()
-    want = (report_file is not None or as_json, junit_file is not None)
+    want = (report_file is not None or as_json or sarif_file is not None or summary_file is not None or on_github(),
+            junit_file is not None)
 
     def job(model):
         t = time.perf_counter()
@@ -256,10 +339,13 @@ def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_f
         write_file(report_file, json.dumps(outcome, ensure_ascii=False, indent=1, default=str) + "\n")
     if junit_file is not None:
         write_file(junit_file, junit_fleet("mtok-export", [(r["suite"], r["junit"], r["seconds"]) for r in rows]))
+    publish([r["report"] for r in rows if r["report"] is not None], sarif_file, summary_file, as_json)
     if as_json:
         out.write_json(outcome)
     elif not out.quiet:
         print_table(rows, code, time.perf_counter() - start)
+    if not as_json:
+        err.print(fleet_verdict(rows, code), markup=False)  # the verdict: the last line on stderr
     return code
 
 
@@ -270,6 +356,7 @@ def _row(model, a: _Attempt, seconds: float, with_report: bool, with_junit: bool
     code, report, decisions = a.code, a.report, a.decisions or []
     row = {"name": model.name, "source": model.label, "exit_code": code, "outcome": EXIT_MEANING.get(code, "error"),
            "error": str(a.error) if a.error is not None else None, "hint": a.hint, "losses": len(decisions),
+           "stale": a.stale, "accept_file": a.accept_file,
            "refused": sum(1 for d in decisions if not d.accepted), "seconds": round(seconds, 3),
            "checks": ([sum(1 for c in report.checks if c.total and all(m.explanation for m in c.mismatches)),
                        sum(1 for c in report.checks if c.total)] if report is not None else None),
@@ -320,7 +407,10 @@ def print_summary(r):
     row("prefix", tokens(low.prefix_ids, names))
     row("post program", one_line(low.post_processor) if low.post_processor else "none")
     chat = r.source.chat
-    row("chat template", f"{chat.source} ({chat.name}, {len(low.chat.text):,} chars)" if low.chat.text else "none")
+    if low.chat.text:
+        row("chat template", f"{chat.source} ({chat.name + ', ' if chat.name else ''}{len(low.chat.text):,} chars)")
+    else:  # why there is none: --no-chat, detected from the configs, or the chat-template-missing loss's reason
+        row("chat template", "none (" + "; ".join(f"{k}: {v}" for k, v in chat.detail) + ")" if chat.detail else "none")
     for detail in r.lowering.applied.get("legacy-type", ()):
         row("legacy type", detail)
     if r.lowering.applied:
@@ -330,5 +420,3 @@ def print_summary(r):
     verb = "[bold green]wrote[/]" if r.written else "[bold red]rejected[/]" if r.rejected else "[bold red]not written[/]"
     out.print(f"{verb} {escape(str(r.path))} ({size(r.size)}, {r.seconds:.2f} s, target {r.lowering.target.name})")
     out.print(t)
-    if r.rejected:
-        out.print(Text(f"the file failed and was kept as {r.rejected}; the output was not replaced", style="bold red"))

@@ -42,6 +42,10 @@ def verify(
     no_robust: NoRobust = False,
     robust_seconds: RobustSeconds = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the tables.")] = False,
+    template_drift: Annotated[bool, typer.Option("--template-drift", help="Only compare the chat template the "
+                                                 "manifest recorded (sha256, Hub revision) with the one the source "
+                                                 "gives now (a Hub id: its branch's current revision): exit 1 "
+                                                 "when it was re-issued.")] = False,
     report_file: ReportFile = None,
     junit_file: JunitFile = None,
 ):
@@ -50,6 +54,8 @@ def verify(
     The file's own structure is checked first (exit 2 with the byte offset when it is malformed).
     Exit 0 when every mismatch is reproduced by a loss the policy accepts (the manifest's policy
     unless options are given), 1 when a mismatch is not reproduced, 3 when a loss is refused."""
+    if template_drift:
+        return _template_drift(file, against, as_json)
     from ..api import verify as run
     from ..errors import LossError, MtokError, VerificationError
     from ..job import VerifyOptions
@@ -81,15 +87,33 @@ def verify(
                            hint=getattr(e, "hint", None))
             raise
     write_outcomes("mtok verify", code, report_file, junit_file, subject=subject, started=started, error=error,
-                   report=report, decisions=decisions, hint=getattr(error, "hint", None))
+                   report=report, decisions=decisions, hint=getattr(error, "hint", None), json_stdout=as_json)
     if as_json:
         out.print_json(json.dumps(outcome_json("mtok verify", code, error=error, report=report, decisions=decisions,
                                                hint=getattr(error, "hint", None)), ensure_ascii=False, default=str))
         raise typer.Exit(code)
-    print_report(report)
+    print_report(report, any(not d.accepted for d in decisions))
     print_decisions(decisions)
     if error is not None:
         raise error
+
+
+def _template_drift(file: Path, against: Path | None, as_json: bool):
+    from ..verification import template_drift
+    from .console import out
+
+    d = template_drift(file, against)
+    rec, cur = d["recorded"], d["current"]
+    at = lambda r: f" at revision {r}" if r else ""  # noqa: E731
+    if as_json:
+        out.print_json(json.dumps(d, ensure_ascii=False))
+    elif d["drift"]:
+        out.print(f"chat template re-issued: {cur['source']}{at(cur['revision'])} gives sha256 {cur['sha256']}; "
+                  f"{file} embeds sha256 {rec['sha256']}{at(rec['revision'])}: export it again", markup=False)
+    else:
+        out.print(f"chat template unchanged: {cur['source']}{at(cur['revision'])} gives the recorded sha256 "
+                  f"{rec['sha256']}", markup=False)
+    raise typer.Exit(1 if d["drift"] else 0)
 
 
 class _Result:  # what VerificationError needs of an export result

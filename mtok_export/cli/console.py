@@ -4,11 +4,19 @@ Each console is a rich `Console` made on first use: importing rich costs about 1
 `mtok --help`, `--quiet` runs (whose consoles print nothing) and runs that print no line never pay.
 
 Without a terminal (CI logs, pipes) rich would wrap at 80 columns, one word of a table cell per
-line; there the consoles are `WIDE` instead, unless `COLUMNS` says otherwise."""
+line; there the consoles are `WIDE` instead, unless `COLUMNS` says otherwise, and the spaces rich pads
+a table's cells with at the end of a line are dropped (a CI pane shows lines, not a grid).
+
+`--json` output is printed under `--quiet` too: the JSON was asked for, the rest is what quiet
+silences."""
 
 from __future__ import annotations
 
 import os
+import re
+import sys
+
+_PADDING = re.compile(r"[ \t]+\n")
 
 # Wide enough for every table row the commands print (`mtok losses`: 273 characters) and long notes;
 # tables and text take only the width they need, so nothing is padded to it.
@@ -38,19 +46,22 @@ class _Console:
         if not self._quiet:
             self._console().print(*args, **kwargs)
 
-    def print_json(self, *args, **kwargs):
-        if not self._quiet:
-            self._console().print_json(*args, **kwargs)
+    def print_json(self, text: str):
+        if self._quiet:  # asked for with --json: printed, without loading rich
+            import json
+
+            self.write_json(json.loads(text))
+        else:
+            self._console().print_json(text)
 
     def write_json(self, data):
         """`data` as print_json prints it (indent 2, not ASCII-escaped), without rich: rendering the
-        outcomes of a dozen models (megabytes) through rich takes about as long as exporting them."""
-        if not self._quiet:
-            import json
-            import sys
+        outcomes of a dozen models (megabytes) through rich takes about as long as exporting them.
+        Printed under --quiet too."""
+        import json
 
-            stream = sys.stderr if self._options.get("stderr") else sys.stdout
-            stream.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+        stream = sys.stderr if self._options.get("stderr") else sys.stdout
+        stream.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
     def __getattr__(self, name):  # is_terminal, width, ...: the real console's
         return getattr(self._console(), name)
@@ -60,10 +71,38 @@ class _Console:
             from rich.console import Console
 
             self._made = Console(**self._options)
-            if not self._made.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
-                self._made.width = WIDE
+            if not self._made.is_terminal:
+                given = self._options.get("file")
+                self._made.file = _Unpadded((lambda: given) if given is not None else
+                                            (lambda: sys.stderr) if self._options.get("stderr") else (lambda: sys.stdout))
+                if not os.environ.get("COLUMNS", "").isdigit():
+                    self._made.width = WIDE
             self._made.quiet = self._quiet
         return self._made
+
+
+class _Unpadded:
+    """A stream (`stream()`: the file given, or whichever stdout or stderr `sys` holds when written
+    to) without the spaces before each line end."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream().write(_PADDING.sub("\n", text))
+
+    def flush(self):
+        self._stream().flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self._stream().fileno()
+
+    @property
+    def encoding(self):
+        return getattr(self._stream(), "encoding", "utf-8")
 
 
 out = _Console(highlight=False, soft_wrap=True, emoji=False)

@@ -47,8 +47,15 @@ class Model:
 
     def job(self, base: Job) -> Job:
         """`base` (the options, checked once) reading this model: its path, or its Hub id, which
-        `api.export` fetches in the model's own process."""
-        return dataclasses.replace(base, source=self.path if self.repo is None else Path(self.label))
+        `api.export` fetches in the model's own process; with the accept file its folder holds
+        (`policy.ACCEPT_FILE`) when --accept-file named none or a fleet's shared one."""
+        from ..policy import own_accept_file
+
+        job = dataclasses.replace(base, source=self.path if self.repo is None else Path(self.label))
+        if self.repo is None:
+            folder = self.path if self.path.is_dir() else self.path.parent
+            job = dataclasses.replace(job, policy=own_accept_file(base.policy, folder))
+        return job
 
 
 def expand(values: list[Path]) -> tuple[list[Model], bool]:
@@ -250,8 +257,15 @@ def print_row(row: dict, index: int, total: int) -> None:
     err.print(line, markup=False)
     if row["exit_code"] and row["error"]:
         err.print(f"  error: {row['error']}", markup=False)
-        if row["hint"]:
-            err.print(f"  hint: {row['hint']}", markup=False)
+        for i, line in enumerate((row["hint"] or "").splitlines()):
+            err.print(f"  hint: {line}" if i == 0 else f"        {line}", markup=False)
+    if row.get("stale"):
+        err.print(f"  warning: {stale_warning(row['accept_file'], row['stale'])}", markup=False)
+
+
+def stale_warning(accept_file: str, codes: list[str]) -> str:
+    return (f"{accept_file} lists loss code(s) this export no longer records: {', '.join(codes)} (remove them, or "
+            "the next time such a loss comes back it passes unreviewed; --strict refuses a stale accept file)")
 
 
 def _what(row: dict) -> str:
@@ -276,6 +290,17 @@ def print_table(rows: list[dict], code: int, seconds: float) -> None:
         t.add_row(r["name"], str(r["exit_code"]), SHORT.get(r["exit_code"], r["outcome"]), losses, checks,
                   f"{r['seconds']:.1f}")
     out.print(t)
+
+
+def fleet_verdict(rows: list[dict], code: int) -> str:
+    """The fleet's verdict in one line: the exit code, its meaning, and the models of each outcome."""
+    from ..reports import EXIT_MEANING
+
+    by: dict[str, list[str]] = {}
+    for r in rows:
+        by.setdefault(SHORT.get(r["exit_code"], r["outcome"]), []).append(r["name"])
+    parts = [f"{len(names)} {what}" + (f" ({', '.join(names)})" if what != "passed" else "") for what, names in by.items()]
+    return f"{'passed' if code == 0 else EXIT_MEANING.get(code, 'error')} (exit {code}): {', '.join(parts)}"
 
 
 SHORT = {0: "passed", 1: "mismatch", 2: "bad input", 3: "refused", 130: "interrupted", 143: "interrupted"}

@@ -36,23 +36,49 @@ ReportFile = Annotated[Optional[Path], typer.Option("--report", help="Write the 
                                                     "exit code (0, 1, 2 or 3).")]
 JunitFile = Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML file here: one test case "
                                                    "per verification check and per loss.")]
+SummaryFile = Annotated[Optional[Path], typer.Option("--summary", help="Write the job summary here as markdown "
+                                                     "(per model: verdict, checks, losses, first mismatch, what to "
+                                                     "do); on GitHub Actions it also goes to $GITHUB_STEP_SUMMARY.")]
+SarifFile = Annotated[Optional[Path], typer.Option("--sarif", help="Write a SARIF 2.1.0 log here (code scanning): "
+                                                   "a rule per loss code, a result per loss and per unexplained "
+                                                   "mismatch class, at its line in the source.")]
 
 
 def write_outcomes(command: str, exit_code: int, report_file: Path | None, junit_file: Path | None, *,
-                   subject: str, started: float, error=None, result=None, report=None, decisions=None, hint=None):
+                   subject: str, started: float, error=None, result=None, report=None, decisions=None, hint=None,
+                   sarif_file: Path | None = None, summary_file: Path | None = None, json_stdout: bool = False):
     """`subject`: the model and the output, naming the JUnit suite; `started`: `time.perf_counter()` when
-    the command began."""
+    the command began; `json_stdout`: stdout carries --json (GitHub's workflow commands go to stderr)."""
     import time
 
+    from ..ci import on_github
     from ..reports import junit_xml, outcome_json
 
-    if report_file is not None:
+    data = None
+    if report_file is not None or sarif_file is not None or summary_file is not None or on_github():
         data = outcome_json(command, exit_code, error=error, result=result, report=report, decisions=decisions,
                             hint=hint)
+    if report_file is not None:
         write_file(report_file, json.dumps(data, ensure_ascii=False, indent=1, default=str) + "\n")
     if junit_file is not None:
         write_file(junit_file, junit_xml(command, subject, exit_code, seconds=time.perf_counter() - started,
                                          error=error, report=report, decisions=decisions))
+    publish([data] if data is not None else [], sarif_file, summary_file, json_stdout)
+
+
+def publish(outcomes: list[dict], sarif_file: Path | None, summary_file: Path | None, json_stdout: bool) -> None:
+    """The CI formats made from outcome JSON: the --sarif and --summary files, and on GitHub Actions
+    the job summary and the workflow commands."""
+    import sys
+
+    from ..ci import on_github, sarif, step_summary, write_github
+
+    if sarif_file is not None:
+        write_file(sarif_file, json.dumps(sarif(outcomes), ensure_ascii=False, indent=1, default=str) + "\n")
+    if summary_file is not None:
+        write_file(summary_file, "".join(step_summary(o) for o in outcomes))
+    if on_github():
+        write_github(outcomes, sys.stderr if json_stdout else sys.stdout)
 
 
 def write_file(path: Path, text: str):
@@ -85,7 +111,9 @@ def print_decisions(decisions, console=None):
             console.print(Text(f"    [{d.code}] ... {len(d.losses) - 3} more (all in --report)"))
 
 
-def print_report(report):
+def print_report(report, refused: bool = False):
+    """The check table, the mismatch classes and the verification's own line; `refused`: the policy
+    refuses some recorded loss (then that line says the losses decide, never "verify passed")."""
     from rich.table import Table
     from rich.text import Text
 
@@ -93,14 +121,17 @@ def print_report(report):
     from .console import out
 
     ref = report.reference or {}
-    t = Table("check", "match", "reference", "note", box=None, padding=(0, 2), title=f"verify on MNN {report.runtime}",
-              title_justify="left")
+    t = Table("check", "match", "unexplained", "reference", "note", box=None, padding=(0, 2),
+              title=f"verify on MNN {report.runtime}", title_justify="left")
     notes: list[str] = []
     for c in report.checks:
         mark = "" if c.total == 0 else ("[green]" if c.ok == c.total else "[red]") + f"{c.ok}/{c.total}[/]"
         if c.skipped and c.skipped not in notes:
             notes.append(c.skipped)
-        t.add_row(c.name, mark or "-", c.reference if c.total else "", f"({notes.index(c.skipped) + 1})" if c.skipped else "")
+        bad = sum(1 for m in c.mismatches if not m.explanation)
+        unexplained = "" if c.total == 0 else f"[bold red]{bad}[/]" if bad else "0"
+        t.add_row(c.name, mark or "-", unexplained, c.reference if c.total else "",
+                  f"({notes.index(c.skipped) + 1})" if c.skipped else "")
     out.print(t)
     if ref.get("self_check"):
         out.print(Text(f"  reference: none, self-check only: {ref.get('why')}"
@@ -129,14 +160,22 @@ def print_report(report):
         out.print(Text(f"    expected {clip(show(str(expected)), 100)}"))
         out.print(Text(f"    got      {clip(show(str(got)), 100)}"))
         if not codes:
-            for line in outcome_options(check, m.expected, m.got, report.target):
+            if m.component:
+                out.print(Text(f"    points at the {m.component}"))
+            options = outcome_options(check, m.expected, m.got, report.target, m.component)
+            for line in options:
                 out.print(Text(f"    option   {line}"))
+            if m.component and not options:
+                out.print(Text(f"    no option changes the {m.component}: report it ({COMPONENT_REPORT.get(m.component, '')}), "
+                               "with --report FILE and the source"))
     if report.robustness is not None:
         out.print(Text(f"robustness: {report.robustness.verdict()}",
                        style="bold red" if report.robustness.crash else ""))
     if report.ok and ref.get("self_check"):
         out.print("[bold yellow]self-check passed[/] (no independent reference ran: this proves the file against "
                   "this tool's own reading of the source, not against the source)")
+    elif report.ok and refused:
+        out.print("[bold]verify: no unexplained mismatch[/]; the policy refuses some of the recorded losses (below)")
     elif report.ok:
         out.print("[bold green]verify passed[/]" + (" (every mismatch reproduced by a recorded loss)"
                                                      if any(c.mismatches for c in report.checks) else ""))
@@ -157,25 +196,51 @@ def id_window(a: list, b: list, before: int = 4, after: int = 6) -> tuple[int, s
     return k, part(a), part(b)
 
 
-def outcome_options(check: str, expected, got, target: str = "") -> list[str]:
-    """The options that act where an unexplained difference is (for a dead end: what to try, or what
-    the file depends on), most specific first."""
+_BOS = "--bos prefix / --bos none: which ids the header prefix puts first (and whether the chat template's BOS stays)"
+# The options that change each pipeline component a dead end can point at (`verify.attribution.COMPONENTS`).
+COMPONENT_OPTIONS = {
+    "normalizer": ("--normalizer-form compose|no-compose|table: how NFC/NFKC/charsmap rules are written",),
+    "split": ("--regex-form explicit|fold: how a split regex with Unicode sub-categories is written",),
+    "added tokens": ("--header-specials all: every special token split out by the runtime, not only those with a "
+                     "role",),
+    "template": ("--chat-template NAME|FILE: embed another template; in an MNN model folder --keep-llm-config leaves "
+                 "llm_config.json's jinja block in charge",),
+}
+# What to report where no option changes the component.
+COMPONENT_REPORT = {
+    "interpretation": "the reader did not follow the folder's interpretation (the cause above): a bug of this tool",
+    "reader": "this tool's reading of the source gives other ids than the reference (HF on the IR differs from it "
+              "on this input): a reader bug, or a question the folder's interpretation (manifest) answers otherwise",
+    "vocabulary": "an id the written vocabulary does not hold where the reference has it",
+    "model": "the runtime's model (merges, ranks or scores) splits this input otherwise than the reference",
+    "decoder": "the runtime decodes these ids otherwise than the reference",
+}
+
+
+def outcome_options(check: str, expected, got, target: str = "", component: str = "") -> list[str]:
+    """The options that change the `component` the first divergence points at (for a dead end: what
+    to try), most specific first; none where no option changes it (`COMPONENT_REPORT` says what to
+    report).  Without a component, by the shape of the difference and the check."""
     lines: list[str] = []
+    head = tail = False
     if isinstance(expected, list) and isinstance(got, list):
         k = next((i for i, (x, y) in enumerate(zip(expected, got)) if x != y), min(len(expected), len(got)))
-        if k < min(3, len(expected), len(got)) and check != "raw ids":
-            lines.append("--bos prefix / --bos none: which ids the header prefix puts first (and whether the "
-                         "chat template's BOS stays)")
-        if k == min(len(expected), len(got)) and len(expected) > len(got):
-            lines.extend(_missing_tail(target))
+        head = k < min(3, len(expected), len(got)) and check != "raw ids"
+        tail = k == min(len(expected), len(got)) and len(expected) > len(got)
+    if component:
+        if component in ("bos/eos", "template") and head:
+            lines.append(_BOS)
+        if component == "bos/eos":
+            lines.extend(_missing_tail(target) if tail else [] if head else [_BOS])
+        return [*lines, *COMPONENT_OPTIONS.get(component, ())]
+    if head:
+        lines.append(_BOS)
+    if tail:
+        lines.extend(_missing_tail(target))
     if check in ("engine ids", "raw ids"):
-        lines.append("--normalizer-form compose|no-compose|table: how NFC/NFKC/charsmap rules are written")
-        lines.append("--regex-form explicit|fold: how a split regex with Unicode sub-categories is written")
-        lines.append("--header-specials all: every special token split out by the runtime, not only those "
-                     "with a role")
+        lines.extend(o for c in ("normalizer", "split", "added tokens") for o in COMPONENT_OPTIONS[c])
     elif check.startswith("chat"):
-        lines.append("--chat-template NAME|FILE: embed another template; in an MNN model folder "
-                     "--keep-llm-config leaves llm_config.json's jinja block in charge")
+        lines.extend(COMPONENT_OPTIONS["template"])
     return lines
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UnsupportedError
-from ..verify.reference import ReferenceUnavailable, run_hf
+from ..verify.reference import ReferenceUnavailable, hf_tokenizer as reference_tokenizer, run_hf
 from ..verify.references import choose
 from ..verify.reference_tiktoken import hf_from_ir
 from ..verify.runtime import run_runtime
@@ -31,13 +31,12 @@ class Run:
 
 
 def hf_tokenizer(tok):
-    """(HF `Tokenizer` for `tok`, description): the source tokenizer.json when the IR came from one,
-    else one built from the IR; (None, reason) when the IR has no tokenizer.json form."""
-    from tokenizers import Tokenizer
-
+    """(HF `Tokenizer` for `tok`, description): the source tokenizer.json when the IR came from one
+    (with the added tokens its configs declare, as verification's reference), else one built from the
+    IR; (None, reason) when the IR has no tokenizer.json form."""
     inputs = tok.provenance.inputs
     if inputs and Path(inputs[0].path).name == "tokenizer.json" and Path(inputs[0].path).is_file():
-        hf = Tokenizer.from_file(inputs[0].path)
+        hf = reference_tokenizer(Path(inputs[0].path))
         hf.no_truncation()
         hf.no_padding()
         return hf, "tokenizers on tokenizer.json"

@@ -28,6 +28,14 @@ class ChatTemplate:
     others: tuple[tuple[str, str], ...] = ()
     name: str = field(default="", compare=False)  # "" = the default template
     source: str = field(default="", compare=False)  # file (and key) it came from
+    # where the template came from (`readers.finish.SOURCE_KINDS`), and what says so: the encoder's
+    # name and sha256 of a port, mistral_common's version, why there is none, ...
+    kind: str = field(default="", compare=False)
+    detail: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+
+# `--no-chat` as a `--chat-template` value: the model has no chat (`readers.chat_source`); a job records it so
+NO_CHAT = ":no-chat"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +86,9 @@ class Metadata:
     # The engine the split regexes were written for: "oniguruma" (HF) or "tiktoken" (a rank file's:
     # there `{m,n}+` is possessive, in Oniguruma a repeated repetition).
     regex_dialect: str = "oniguruma"
+    # Every decision the source folder left open, taken once (`readers.interpretation.FolderInterpretation`):
+    # the reader built this IR by it, and the reference is set up by it.
+    interpretation: object = None
 
 
 @dataclass(frozen=True, slots=True)

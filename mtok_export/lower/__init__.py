@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from .. import losses as L
 from ..losses import Loss, LossKind
 from ..target import Target
 from . import decoders, models, normalizers, pre_tokenizers, processors
@@ -105,6 +106,10 @@ def lower(tok, target: Target, bos: str = "auto", progress=None, forms: Forms = 
         tok = models.header_specials(lw, tok, turn_mark=forms.header_specials == "needed")
     if tok.chat.text:
         tok = replace(tok, chat=replace(tok.chat, text=lint_chat_template(lw, tok.chat.text)))
+    elif tok.chat.kind == "none" and lw.target.jinja:
+        lw.loss(L.CHAT_TEMPLATE_MISSING, "chat template", "$.chat_template",
+                f"{dict(tok.chat.detail).get('why', 'no template')}: give one with --chat-template FILE, or say the "
+                "model has no chat with --no-chat")
     if tok.chat.others:
         names = ", ".join(n for n, _ in tok.chat.others)
         lw.notes.append(f"the file carries one chat template ({tok.chat.name or 'default'}); "

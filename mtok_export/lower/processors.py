@@ -101,6 +101,14 @@ def lower_post_processor(lw, tok):
         prefix = ()
     if prefix and chat.text and not lw.cleared_bos:
         chat = _unrender_prefix(lw, tok, chat, prefix)
+        if not lw.cleared_lead and where == "none" and _prefix_text(tok, prefix) not in chat.text:
+            # The runtime encodes a rendered prompt with the header prefix, transformers' chat path
+            # without it: a template that never writes the prefix out gets it on the device only.
+            # No form is exact: `--bos none` moves the difference to plain encode() (bos-none).
+            # (A template that does write it and kept it is no such loss: verify shows it doubled.)
+            lw.loss(L.CHAT_PREFIX, "post_processor", jp, f"the chat template does not render the prefix "
+                    f"{list(prefix)}; the runtime adds it to every chat prompt, transformers' apply_chat_template "
+                    "does not (--bos none leaves it out of chats and of plain encode())")
     if prefix:
         lw.did("post-processor-prefix", f"{jp}: {list(prefix)} as the header prefix list")
     program = None
@@ -113,14 +121,19 @@ def lower_post_processor(lw, tok):
     return replace(tok, post_processor=program, prefix_ids=tuple(prefix), chat=chat)
 
 
+def _prefix_text(tok, prefix) -> str:
+    """The text of the prefix ids (added tokens first, then the vocabulary)."""
+    by_id = {t.id: t.content for t in tok.added_tokens} | {i: t for t, i in vocab_of(tok.model).items()}
+    return "".join(by_id.get(i, "") for i in prefix)
+
+
 def _unrender_prefix(lw, tok, chat, prefix):
     """A template that renders the post-processor's tokens as text (GLM-4: `[gMASK]<sop>` first in
     every prompt): the runtime's chat path encodes the render and the header prefix adds those ids
     again.  Take the first place that writes them out of the template when every built-in
     conversation then renders the same text without them (checked, so a construct the cut would
     break keeps the template as it was); plain encode() keeps the prefix, as HF adds it."""
-    by_id = {t.id: t.content for t in tok.added_tokens} | {i: t for t, i in vocab_of(tok.model).items()}
-    lead = "".join(by_id.get(i, "") for i in prefix)
+    lead = _prefix_text(tok, prefix)
     at = chat.text.find(lead) if lead else -1
     if at < 0:
         return chat

@@ -3,7 +3,9 @@
 that transformers' BERT slow->fast conversion builds:
 
 * normalizer BertNormalizer(clean_text=True, handle_chinese_chars=tokenize_chinese_chars (True),
-  strip_accents=strip_accents (None: follows lowercase), lowercase=do_lower_case (True));
+  strip_accents=strip_accents (None: follows lowercase), lowercase=the folder's casing
+  (`interpretation.bert_casing`: do_lower_case, else decided from the vocabulary; the reference
+  reads the same decision));
 * pre-tokenizer BertPreTokenizer; model WordPiece(unk_token, "##", 100); decoder WordPiece("##");
 * post-processor TemplateProcessing `[CLS] $A [SEP]` / `[CLS] $A [SEP] $B:1 [SEP]:1`;
 * added tokens: the special-token roles (defaults `[UNK] [SEP] [PAD] [CLS] [MASK]`), special and
@@ -26,6 +28,7 @@ from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..ir import Tokenizer
 from .finish import Parsed, collect_added, finish, read_side_files
+from .interpretation import FolderInterpretation, bert_casing
 
 _DEFAULTS = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
              "mask_token": "[MASK]"}
@@ -86,7 +89,9 @@ def parse_bert_vocab(path: Path) -> Parsed:
     notes: list[str] = []
     vocab = read_vocab_txt(vocab_path, notes)
     side = read_side_files(vocab_path.parent)
-    lower = _flag(side, "do_lower_case", True)
+    _flag(side, "do_lower_case", None)  # checked: a boolean or absent
+    casing = bert_casing(vocab, side.tcfg)
+    lower = casing.value
     strip = _flag(side, "strip_accents", None)
     chinese = _flag(side, "tokenize_chinese_chars", True)
     if side.tcfg.get("never_split"):
@@ -110,7 +115,9 @@ def parse_bert_vocab(path: Path) -> Parsed:
         pair=(R.Piece(cls, 0, True), R.Piece("A"), R.Piece(sep, 0, True), R.Piece("B", 1), R.Piece(sep, 1, True)),
         special_tokens=tuple(R.SpecialToken(n, (i,), (n,)) for n, i in sorted({cls: cls_id, sep: sep_id}.items())))
     model = M.WordPiece(vocab=vocab, unk_token=unk, continuing_subword_prefix="##", max_input_chars_per_word=100)
-    return Parsed(model=model, side=side, inputs=[vocab_path], added=added, notes=notes,
+    interpretation = FolderInterpretation(lowercase=casing, added_tokens="the configs' roles and added tokens, as "
+                                          "transformers' BertTokenizer adds them")
+    return Parsed(model=model, side=side, inputs=[vocab_path], added=added, notes=notes, interpretation=interpretation,
                   normalizer=N.BertNormalizer(clean_text=True, handle_chinese_chars=chinese, strip_accents=strip,
                                               lowercase=lower),
                   pre_tokenizer=P.BertPreTokenizer(), decoder=D.WordPiece(prefix="##", cleanup=True),

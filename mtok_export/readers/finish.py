@@ -9,8 +9,8 @@ the `Tokenizer` from it the same way for every format (`formats.read_source` run
 * special ids: every special added token, longest content first (`hf_config.header_special_order`);
 * stop ids: eos (the file's own, else the configs' role), the eos ids of generation_config.json and
   config.json, the format's own stop tokens, then the family end-of-turn tokens, each with its source;
-* the chat template: the one a self-contained file carries (GGUF), else the directory's
-  (chat_template.jinja / .json / tokenizer_config.json), or `--chat-template`;
+* the chat template and its source: `chat_source.choose` (`--no-chat`, `--chat-template`, the one a
+  self-contained file carries, the directory's, a port of a Python encoder, mistral_common's);
 * metadata from tokenizer_config.json / config.json, and provenance (every file read, hashed).
 
 `SideFiles` are the JSON files beside a vocabulary; a reader reads them itself because its parse may
@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from ..chat.nesting import check_template
-from ..errors import InputError, UnsupportedError
+from ..errors import UnsupportedError
 from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Provenance, Tokenizer
 from ..ir import models as M
+from ..ir import processors as R
 from ..unicode import ucd
-from .hf_config import (Templates, embedding_range_notes, find_templates, header_special_order, id_list,
-                        load_json_object, pick_template, token_text)
+from .chat_source import choose
+from .hf_config import embedding_range_notes, header_special_order, id_list, load_json_object, token_text
+from .interpretation import Decision, FolderInterpretation
 
 # End-of-turn tokens of common chat families: stop ids when present.
 END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<end_of_turn>", "<|end_of_turn|>",
@@ -206,10 +207,12 @@ class Parsed:
     eos_source: str = ""  # where `eos` came from (for its stop id)
     extra_stops: tuple[tuple[str, str], ...] = ()  # (text, source): the format's own stop tokens
     template: tuple[str, str] | None = None  # (text, source) carried by a self-contained file; None: the directory's
+    mistral_file: Path | None = None  # a file mistral_common generates the chat template from (tekken, *.model.vN)
     add_bos_token: bool | None = None  # None: tokenizer_config.json's
     add_eos_token: bool | None = None
     differences: tuple = ()  # `Loss` values: where the IR knowingly differs from the source's library
     regex_dialect: str = "oniguruma"
+    interpretation: FolderInterpretation = FolderInterpretation()  # the reader's decisions (casing, class, ...)
 
 
 def finish(p: Parsed, chat_template: str | None = None) -> Tokenizer:
@@ -218,10 +221,12 @@ def finish(p: Parsed, chat_template: str | None = None) -> Tokenizer:
     side, notes, inputs = p.side, list(p.notes), [*p.inputs, *p.side.inputs]
     ids = dict(M.vocab_of(p.model))
     ids.update({t.content: t.id for t in p.added})
-    bos = p.bos if p.bos is not None else side.role("bos_token")
+    bos, bos_source = (p.bos, "the source file") if p.bos is not None else side.role_from("bos_token") or (None, "")
     eos, eos_source = p.eos, p.eos_source
     if eos is None:
         eos, eos_source = side.role_from("eos_token") or (None, "")
+    interpretation = p.interpretation.with_(bos=Decision(bos or "", bos_source or "none declared"),
+                                            eos=Decision(eos or "", eos_source or "none declared"))
     stops = stop_ids(ids, (ids[eos], eos_source or "eos_token") if eos and eos in ids else None,
                      side.directory or Path("."), side.gen, side.mcfg, p.extra_stops)
     chat = _chat(p, bos or "", eos or "", chat_template, inputs)
@@ -235,29 +240,26 @@ def finish(p: Parsed, chat_template: str | None = None) -> Tokenizer:
                       add_eos_token=tcfg.get("add_eos_token") if p.add_eos_token is None else p.add_eos_token,
                       model_vocab_size=side.mcfg.get("vocab_size"), stop_sources=tuple(stops.items()),
                       notes=tuple(notes), tokenizer_class=tcfg.get("tokenizer_class"), legacy=tcfg.get("legacy"),
-                      differences=tuple(p.differences), regex_dialect=p.regex_dialect),
+                      differences=tuple(p.differences), regex_dialect=p.regex_dialect,
+                      interpretation=interpretation),
         provenance=provenance(inputs),
     )
 
 
 def _chat(p: Parsed, bos: str, eos: str, choice: str | None, inputs: list) -> ChatTemplate:
-    """The template a self-contained file carries (`choice` can only replace it by a file), else the
-    directory's (`hf_config.pick_template`)."""
+    """The template and where it came from: `chat_source.choose`, the one place that decides it."""
     side = p.side
-    if p.template is not None:
-        (text, source), where = p.template, str(p.inputs[0])
-        if choice is not None:
-            try:
-                text, source, where = Path(choice).read_text(encoding="utf-8"), choice, choice
-            except (OSError, UnicodeDecodeError) as e:
-                raise InputError(f"--chat-template {choice}: a {Path(where).suffix[1:].upper() or 'self-contained'} "
-                                 f"file holds one template; give a UTF-8 file ({getattr(e, 'strerror', None) or e})"
-                                 ) from None
-            inputs.append(Path(choice))
-        check_template(text, where)
-        return ChatTemplate(text, bos, eos, False, name="", source=source)
-    directory = side.directory or Path(".")
-    templates = find_templates(directory, side.tcfg, side.config_path) if side.directory is not None else Templates()
-    text, name, source, others = pick_template(templates, directory, side.config_path, choice, inputs)
-    return ChatTemplate(text, bos, eos, side.tcfg.get("clean_up_tokenization_spaces") is True, others, name=name,
-                        source=source)
+    return choose(directory=side.directory, tcfg=side.tcfg, config_path=side.config_path, carried=p.template,
+                  main=Path(p.inputs[0]), mistral_file=p.mistral_file, choice=choice, bos=bos, eos=eos,
+                  inputs=inputs, encoder_only=_encoder_only(p))
+
+
+def _encoder_only(p: Parsed) -> str:
+    """Why the tokenizer is an encoder model's, which does not chat ("": nothing says so): WordPiece
+    (BERT's family) or BERT's / RoBERTa's [CLS] ... [SEP] post-processor."""
+    if isinstance(p.model, M.WordPiece):
+        return "a WordPiece vocabulary (an encoder model's)"
+    for step in getattr(p.post_processor, "processors", None) or (p.post_processor,):
+        if isinstance(step, (R.BertProcessing, R.RobertaProcessing)):
+            return f"the {type(step).__name__} post-processor (an encoder model's)"
+    return ""

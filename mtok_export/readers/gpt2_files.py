@@ -31,6 +31,7 @@ from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..ir.byte_level import BYTE_CHARS
 from .finish import Parsed, SideFiles, collect_added, finish, read_side_files
+from .interpretation import FAIRSEQ_HEAD
 from .hf_config import load_json
 from .openai_bpe import clip_tokenizer
 
@@ -44,7 +45,6 @@ _CLASS_FAMILY = {
     "WhisperTokenizer": "whisper",
     "CLIPTokenizer": "clip",
 }
-_FAIRSEQ_HEAD = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
 # Special-token defaults of the slow tokenizer classes (used when no config names a role).
 _ROLE_DEFAULTS = {
     "gpt2": {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"},
@@ -115,7 +115,7 @@ def _family(side: SideFiles, vocab: dict[str, int], family: str | None, notes: l
     if any(t.endswith("</w>") for t in vocab):
         notes.append("no tokenizer_class: CLIP's pipeline inferred from the vocabulary's </w> tokens")
         return "clip"
-    if all(vocab.get(t) == i for t, i in _FAIRSEQ_HEAD.items()):
+    if all(vocab.get(t) == i for t, i in FAIRSEQ_HEAD.items()):
         notes.append("no tokenizer_class: RoBERTa post-processing (<s> $A </s>) inferred from the fairseq "
                      "vocabulary head <s>=0 <pad>=1 </s>=2 <unk>=3")
         return "roberta"

@@ -1,8 +1,9 @@
 """A HuggingFace model directory (`tokenizer.json` and the configs beside it) -> what it holds
 (`finish.Parsed`; `finish.finish` decides the header lists and the template as for every format).
 
-The added tokens are tokenizer.json's, plus any `added_tokens_decoder` entry of tokenizer_config.json
-for an id tokenizer.json does not have (noted: the two files usually agree)."""
+The added tokens are tokenizer.json's plus what the configs declare, added as transformers adds them
+on load (`hf_added`: the same rule sets up the reference, so file and reference hold the same tokens;
+a token only a config declares is noted)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..ir import Tokenizer
-from .finish import Parsed, decoder_entries, decoder_token, finish, read_side_files
+from ..ir import models as M
+from .finish import Parsed, finish, read_side_files
+from .hf_added import apply, declared_added
 from .hf_config import load_json
+from .interpretation import FolderInterpretation
 from .hf_json import parse_tokenizer_json
 
 
@@ -24,15 +28,16 @@ def parse_model_dir(directory: Path, *, tokenizer_file: Path | None = None) -> P
         raise InputError(f"{directory}: no tokenizer.json here")
     parts, notes = parse_tokenizer_json(load_json(tj), str(tj))
     side = read_side_files(directory)
-    added = list(parts["added_tokens"])
-    known = {t.id for t in added}
-    for key, t in decoder_entries(side.tcfg):
-        if key not in known:
-            added.append(decoder_token(key, t))
-            notes.append(f"added token {t['content']!r} (id {key}) is only in tokenizer_config.json's added_tokens_decoder")
+    own = parts["added_tokens"]
+    vocab = M.vocab_of(parts["model"])
+    declared = declared_added(side.tcfg, side.stm, side.added_json, {t.content for t in own})
+    added = apply(own, vocab, len(parts["model"].vocab), declared, notes)  # tokenizers: the model's size
+    rule = f"{tj.name}'s {len(own)}" + (f", then the configs' {len(declared.first)} + {len(declared.then)} "
+                                        "as transformers adds them on load" if declared else "")
     return Parsed(model=parts["model"], side=side, inputs=[tj], normalizer=parts["normalizer"],
                   pre_tokenizer=parts["pre_tokenizer"], decoder=parts["decoder"],
-                  post_processor=parts["post_processor"], added=tuple(added), notes=notes)
+                  post_processor=parts["post_processor"], added=tuple(added), notes=notes,
+                  interpretation=FolderInterpretation(added_tokens=rule))
 
 
 def read_model_dir(directory: Path, chat_template: str | None = None, *,

@@ -66,6 +66,7 @@ from ..ir import AddedToken, Tokenizer
 from ..ir import models as M
 from ..ir.sentencepiece import SPACE, PieceType, bos_eos_template, sp_decoder, sp_merges, sp_normalizer
 from ..losses import Loss
+from .chat_source import MISTRAL_SP_FILE
 from .finish import SPECIAL_ROLES, Parsed, SideFiles, decoder_entries, decoder_token, finish, read_side_files
 from .hf_config import find_templates
 
@@ -269,7 +270,11 @@ def parse_proto(proto, path: Path, side: SideFiles, add_bos=None, add_eos=None) 
                   eos=eos[0] if eos else "",
                   eos_source="config eos_token" if side.role("eos_token") else "the model's eos_id",
                   add_bos_token=bool(post and want_bos and bos), add_eos_token=bool(post and want_eos and eos),
-                  differences=_differences(model, added, proto, bare))
+                  differences=_differences(model, added, proto, bare),
+                  # the model stays bare (plain text as sentencepiece encodes it), so the template
+                  # mistral_common generates would not give its chat ids on MNN: `chat_source` embeds
+                  # none and says why (chat-template-missing)
+                  mistral_file=path if MISTRAL_SP_FILE.search(path.name) else None)
 
 
 def _pieces(proto, path: Path) -> list[tuple[str, float, PieceType]]:

@@ -108,7 +108,7 @@ def parse_tekken(path: Path) -> Parsed:
     return Parsed(model=M.BPE(vocab=vocab, merges=merges, ignore_merges=True), side=read_side_files(path.parent),
                   inputs=[path], added=added, notes=notes, pre_tokenizer=pre, decoder=D.ByteLevel(),
                   post_processor=post, bos=bos, eos=eos, add_bos_token=True, add_eos_token=False,
-                  differences=(diff,))
+                  differences=(diff,), mistral_file=path)
 
 
 def _specials(data: dict, n: int, path: Path) -> list[str]:

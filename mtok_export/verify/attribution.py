@@ -24,7 +24,9 @@ from .. import losses as L
 from ..errors import Interrupted
 from ..chat.render import render
 from ..ir import models as M
+from ..ir import pre_tokenizers as P
 from ..ir.paths import replace_at
+from ..ir.walk import walk
 from ..losses import CHAT_RULES, Loss
 from ..lower.processors import single_prefix
 from ..writers.hf_json import TableText
@@ -32,6 +34,12 @@ from . import emulate
 from .projection import Projection
 
 Explanation = tuple[Loss, ...]  # empty: unexplained
+
+# The pipeline components an unexplained difference can point at (`Attribution.component`), in the
+# order the question is asked; the CLI names, per component, the options that change it.
+COMPONENTS = ("interpretation", "reader", "template", "bos/eos", "decoder", "added tokens", "vocabulary",
+              "normalizer", "split", "model")
+_CHAT = ("chat text", "chat ids", "chat paths")
 
 
 class Attribution:
@@ -135,6 +143,39 @@ class Attribution:
             alone = [x for x, sp in loose.items() if self.confined(text, proj, got, sp)]
             return tuple(readers + (alone or list(loose)))
         return ()
+
+    def component(self, check: str, text: str, want, got, raw_matched: bool = False) -> str:
+        """The component (`COMPONENTS`) the first divergence of one unexplained mismatch points at:
+        by check (chat: the template; stop ids, or engine ids whose raw ids matched: BOS/EOS;
+        streaming decode: the decoder), else for ids: HF on the IR against the reference (they
+        differ: the reader), then at the first differing id an added token or an id outside the
+        written vocabulary, then the runtime's normalizer model against HF's on this text, a split
+        regex over non-ASCII text, else the model."""
+        if check in _CHAT:
+            return "template"
+        if check == "stop ids" or (check == "engine ids" and raw_matched):
+            return "bos/eos"
+        if check == "streaming decode":
+            return "decoder"
+        if not (isinstance(want, list) and isinstance(got, list)):
+            return ""
+        if self.project_raw(text, ()) != want:
+            return "reader"
+        k = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+        at = {*want[k:k + 1], *got[k:k + 1]}
+        if at & {t.id for t in self.lowered.added_tokens if t.content in text}:  # one the text holds, not [UNK]
+            return "added tokens"
+        added = {t.id for t in self.lowered.added_tokens}
+        if any(i not in self._token and i not in added for i in at):
+            return "vocabulary"
+        hf = self._hf_for((), False).normalize(text)
+        if self.lowered.normalizer is not None and hf is not None and \
+                emulate.normalize_around(self.lowered.normalizer, text, self._added) != hf:
+            return "normalizer"
+        if not text.isascii() and any(isinstance(n, P.Split) or (isinstance(n, P.ByteLevel) and n.use_regex)
+                                      for n in walk(self.source.pre_tokenizer)):
+            return "split"
+        return "model"
 
     def _acts(self, loss: Loss, text: str, base: list[int]) -> bool:
         """Does this loss alone change the reference's ids for `text`?"""
@@ -273,6 +314,8 @@ class Attribution:
                 return ()
             why += raw_why
         if self.prefix + base != want and got_text == want_text:
+            if base == want and (added := self.of("chat-prefix")):
+                return (*why, *added)  # the runtime's prefix on a prompt transformers encodes without it
             # transformers' own tokenization of the prompt differs from HF tokenizers' (legacy=false)
             tok = [x for x in self.of("tokenizers") if x.spans(got_text)]
             if not tok:

@@ -56,6 +56,7 @@ class Conversation:
     messages: tuple[dict[str, Any], ...]
     tools: list[dict[str, Any]] | None = None
     tags: tuple[str, ...] = ()
+    context: tuple[tuple[str, Any], ...] = ()  # other template variables (thinking_mode, ...), both engines
 
 
 def builtin_conversations() -> tuple[Conversation, ...]:
@@ -88,7 +89,7 @@ def reference_render(template: str, conv: Conversation, *, bos: str, eos: str) -
     try:
         rendered, _ = render_jinja_template([[_aliased(m) for m in conv.messages]], tools=conv.tools,
                                             chat_template=template, add_generation_prompt=True,
-                                            bos_token=bos, eos_token=eos)
+                                            bos_token=bos, eos_token=eos, **dict(conv.context))
     except Exception:  # noqa: BLE001  any template error: transformers renders nothing either
         return None
     return rendered[0]
@@ -97,7 +98,7 @@ def reference_render(template: str, conv: Conversation, *, bos: str, eos: str) -
 def _render_item(template: str, conv: Conversation, eos: str) -> dict:
     messages = [{"role": "json", "content": json.dumps(_aliased(m), ensure_ascii=False)}
                 for m in conv.messages]
-    context = {"tools": conv.tools, "documents": None}
+    context = {"tools": conv.tools, "documents": None, **dict(conv.context)}
     return {"jinja": {"chat_template": template, "eos": eos, "context": context}, "messages": messages}
 
 

@@ -20,6 +20,7 @@ from ..errors import InputError, MtokError
 from ..losses import EDGE, RUNTIME_CRASH, Loss, Severity
 from ..model_folder import jinja_block
 from ..mtok.header import read_header
+from ..readers.interpretation import disagreements
 from ..readers.mnn_file import read_mnn_bytes
 from .attribution import Attribution
 from .chat_parity import (
@@ -52,6 +53,7 @@ class Mismatch:
     explanation: tuple[str, ...]  # loss codes that reproduce it; empty: unexplained
     slice: str = "everyday"  # "everyday" or "edge" (the corpus slices), or "sweep"
     where: tuple[str, ...] = ()  # the JSON paths of those losses in the source
+    component: str = ""  # unexplained: the pipeline component the first divergence points at (`attribution.COMPONENTS`)
 
 
 @dataclass
@@ -159,6 +161,9 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     seconds of runtime encodes (`verify.robust`; None: not run); a crash in it is the loss
     `runtime-crash`, added to `lowering.losses`.  `progress(step)` is told each phase."""
     step = progress or (lambda s: None)
+    found = disagreements(source)
+    if found:  # the reader did not follow the folder's interpretation the reference follows: one finding
+        return _disagreement_report(mtok_path, lowering, found, reference)
     usable = [s for s in samples if "\x00" not in s.text]
     left_out = len(samples) - len(usable)
     has_chat = bool(lowered.chat.text) and bool(lowering.target.jinja)
@@ -241,6 +246,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     else:
         checks["chat paths"].skipped = "no chat template"
     _stop_checks(checks["stop ids"], data, file_chat, source, lowered, lowering)
+    _name_components(checks, why)
     robustness = None
     if robust_request is not None:
         step("robustness")
@@ -284,6 +290,19 @@ def _robustness(check: Check, items, run, seconds: float, reference, why, loweri
     return result
 
 
+def _disagreement_report(mtok_path, lowering, found: list[tuple[str, str]], reference) -> Report:
+    """The report of a reader that decided a question of the folder on its own (`interpretation.
+    disagreements`): its cause, once, instead of the mismatches it would cause on every input."""
+    why = "not run: the reader and the reference interpret the folder differently (see interpretation)"
+    checks = [Check(name, skipped=why) for name in CHECKS]
+    check = Check("interpretation", reference="the folder's interpretation (manifest: interpretation)")
+    for component, cause in found:
+        compare(check, _Sample(f"interpretation:{component}", cause), "the interpretation", "the reader's own decision")
+        check.mismatches[-1].component = "interpretation"
+    return Report(str(mtok_path), lowering.target.name, "(not run)", [check, *checks], list(lowering.losses),
+                  reference=reference.describe())
+
+
 def _ask(reference, what: str, call):
     """`call()` on the reference; a library's own error is named (exit 2, no traceback).  Ours and
     `ReferenceUnavailable` (the caller falls back to a self-check) go on as they are."""
@@ -303,6 +322,21 @@ def _sweep(check: Check, swept: list[str], encodes, want_raw, why) -> None:
         got_raw = got[len(prefix):] if got[:len(prefix)] == prefix else got
         compare(check, _Sample(f"sweep:{text[:40]}", text), want, got_raw, lambda: why.raw(text, want, got_raw),
                 slice="sweep")
+
+
+def _name_components(checks: dict[str, Check], why: Attribution) -> None:
+    """The component the first unexplained mismatch of each check points at (the one a dead end
+    shows, `Attribution.component`)."""
+    raw = {m.sample: m for m in checks["raw ids"].mismatches}
+    for c in checks.values():
+        m = next((m for m in c.mismatches if not m.explanation), None)
+        if m is None or m.component:
+            continue
+        if c.name == "engine ids" and m.sample in raw:  # the raw ids part already: their component
+            r = raw[m.sample]
+            m.component = r.component or why.component("raw ids", r.text, r.expected, r.got)
+        else:
+            m.component = why.component(c.name, m.text, m.expected, m.got, raw_matched=m.sample not in raw)
 
 
 def _name_references(checks: dict[str, Check], reference) -> None:

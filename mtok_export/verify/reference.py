@@ -1,14 +1,18 @@
-"""The reference side of verification: HF `tokenizers` on the source `tokenizer.json` (ids with and
-without special tokens, decode) and transformers' `apply_chat_template` (text and ids)."""
+"""The reference side of verification: HF `tokenizers` on the source `tokenizer.json` with the added
+tokens its folder's configs declare, added as transformers adds them on load (`hf_tokenizer`: a HF
+folder's reference, defined once; ids with and without special tokens, decode), and transformers'
+`apply_chat_template` (text and ids)."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import cache
 from ..chat.render import TemplateLimitError, bounded
+from ..readers import hf_added
 from .reference_drift import drift
 
 # What `AutoTokenizer.from_pretrained` may read is small; weights are skipped (and never hashed).
@@ -50,14 +54,13 @@ def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | N
                        # the derivation's source too (this module, the drift comparison): an entry written
                        # by another version (how transformers is loaded, how a conversation is tokenized)
                        # must not answer for this one
-                       files=[*files, Path(__file__), Path(__file__).with_name("reference_drift.py")],
+                       files=[*files, Path(__file__), Path(__file__).with_name("reference_drift.py"),
+                              Path(hf_added.__file__)],
                        dists=("tokenizers", "transformers"))
     fresh: list[Reference] = []  # computed here: its normalizer is already loaded
 
     def compute() -> dict:
-        from tokenizers import Tokenizer
-
-        tk = Tokenizer.from_file(str(tokenizer_file))
+        tk = hf_tokenizer(tokenizer_file)
         ref = run_hf(tk, texts)
         auto = _auto_tokenizer(src_dir, required=bool(chats))
         if chats:  # rendered by transformers, tokenized by the file's engine like every other check
@@ -94,18 +97,46 @@ class _LazyNormalizer:
 
 def hf_raw_ids(tokenizer_file: Path, texts: list[str]) -> list[list[int]]:
     """Only the ids without special tokens (the vocabulary sweep's question), cached by content."""
-    digest = cache.key("reference-raw", files=[tokenizer_file], dists=("tokenizers",),
-                       blobs=(cache.strings_blob(texts),))
+    configs = [tokenizer_file.parent / n for n in CONFIGS if (tokenizer_file.parent / n).is_file()]
+    digest = cache.key("reference-raw", files=[tokenizer_file, *configs, Path(hf_added.__file__)],
+                       dists=("tokenizers",), blobs=(cache.strings_blob(texts),))
 
     def compute() -> list:
-        from tokenizers import Tokenizer
-
-        tk = Tokenizer.from_file(str(tokenizer_file))
+        tk = hf_tokenizer(tokenizer_file)
         tk.no_truncation()
         tk.no_padding()
         return [e.ids for e in tk.encode_batch(list(texts), add_special_tokens=False)]
 
     return cache.computed("reference-raw", digest, compute, valid=lambda v: isinstance(v, list) and len(v) == len(texts))
+
+
+# The configs whose added tokens transformers adds to a tokenizer.json on load.
+CONFIGS = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
+
+
+def _json_object(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_bytes()) if path.is_file() else {}
+    except ValueError:  # a config transformers cannot read either: it adds nothing from it
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def hf_tokenizer(tokenizer_file: Path):
+    """The reference of a tokenizer.json: `tokenizers.Tokenizer.from_file`, then the two calls
+    transformers' fast tokenizer makes on load with the added tokens the folder's configs declare
+    (`readers.hf_added`: which tokens, with which flags; `tokenizers` itself gives their ids), so
+    the reference holds what the model's users run."""
+    from tokenizers import AddedToken, Tokenizer
+
+    tokenizer_file = Path(tokenizer_file)
+    tk = Tokenizer.from_file(str(tokenizer_file))
+    existing = {t.content for t in tk.get_added_tokens_decoder().values()}
+    declared = hf_added.declared_added(*(_json_object(tokenizer_file.parent / n) for n in CONFIGS), existing)
+    if declared:
+        tk.add_tokens([AddedToken(t.content, **t.flags()) for t in declared.first])
+        tk.add_special_tokens([AddedToken(t.content, **t.flags()) for t in declared.then])
+    return tk
 
 
 def hf_encode_seconds(tokenizer_file: Path, text: str) -> float:

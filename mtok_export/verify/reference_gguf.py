@@ -30,7 +30,7 @@ its `AutoTokenizer` GGUF path needs torch, and built directly it matched 4 of th
 it can load exactly (gpt-2, phi-3, qwen2, qwen35; llama-spm 31/46).
 
 llama-cpp-python is on PyPI as a source distribution only: `pip install llama-cpp-python` compiles
-llama.cpp (about 20 minutes on 2 busy cores; seconds from pip's wheel cache afterwards).  Results
+llama.cpp (7.6 CPU-minutes, about 4 on 2 free cores; seconds from pip's wheel cache afterwards).  Results
 are cached by content: the file's header and key-value section (the whole tokenizer, not the
 tensors after it), the texts and conversations, this module's source and the library versions."""
 
@@ -46,8 +46,8 @@ from ..errors import InputError
 from .chat_parity import reference_render
 from .reference import Reference, ReferenceUnavailable
 
-INSTALL = ('pip install llama-cpp-python  (compiles llama.cpp: set CMAKE_ARGS="-DGGML_NATIVE=OFF '
-           '-DLLAMA_CURL=OFF" for a portable build)')
+INSTALL = ("pip install 'mtok-export[gguf-reference]'  (llama-cpp-python: compiles llama.cpp, about 4 min on 2 "
+           'free cores; set CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF" for a portable build)')
 _CACHED = ("engine", "raw", "decoded", "chat_text", "chat_ids")
 
 

@@ -23,6 +23,7 @@ from .. import cache
 from ..formats import BY_NAME, classify
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
+from ..readers.interpretation import FolderInterpretation, bert_casing, config_object, transformers_class
 from .reference import Reference, ReferenceUnavailable, hf_encode_seconds, hf_raw_ids, hf_reference, run_hf
 from . import mnn341
 from .reference_gguf import INSTALL as GGUF_INSTALL
@@ -68,6 +69,10 @@ class Chosen:
         if self.unavailable is not None:
             return f"reference: none, self-check only ({self.unavailable.why})"
         return f"reference: {self.library} ({self.detail})" if self.detail else f"reference: {self.library}"
+
+
+# The command that installs every reference that needs no compiler (pyproject's `references` extra)
+REFERENCES_INSTALL = "pip install 'mtok-export[references]'"
 
 
 def _lib(dist: str) -> str:
@@ -124,7 +129,7 @@ def _tiktoken(file: Path, tok) -> Chosen:
 
 
 def _mistral_common(file: Path, tok) -> Chosen:
-    _need("mistral_common", "mistral_common")
+    _need("mistral_common", "mistral_common", REFERENCES_INSTALL)
 
     def run(texts, chats):
         from mistral_common.tokens.tokenizers.tekken import Tekkenizer
@@ -146,62 +151,28 @@ def _tekken_decode(tk, ids) -> str:
 
 # ------------------------------------------------------------------ vocab.json + merges, vocab.txt: transformers
 
-# The transformers class a vocabulary file pair was written for, when no config names one: by content.
-_FAIRSEQ_HEAD = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
-
-
-def _config(directory: Path, name: str) -> dict:
-    p = directory / name
-    try:
-        data = json.loads(p.read_bytes()) if p.is_file() else {}
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def transformers_class(files: list[Path], tok) -> tuple[str, str]:
-    """(the transformers tokenizer class name, how it was decided) for a vocab.json/merges or vocab.txt
-    source: the class `tokenizer_config.json` names, else the one transformers maps `config.json`'s
-    `model_type` to, else by content (a vocab.txt is BERT's; `</w>` tokens are CLIP's; the fairseq
-    head `<s> <pad> </s> <unk>` is RoBERTa's; else GPT-2's)."""
-    directory = files[0].parent
-    cls = _config(directory, "tokenizer_config.json").get("tokenizer_class")
-    if isinstance(cls, str) and cls:
-        return cls.removesuffix("Fast"), "tokenizer_class in tokenizer_config.json"
-    model_type = _config(directory, "config.json").get("model_type")
-    if isinstance(model_type, str):
-        from transformers.models.auto.tokenization_auto import TOKENIZER_MAPPING_NAMES
-
-        names = TOKENIZER_MAPPING_NAMES.get(model_type)
-        name = names if isinstance(names, str) else next((n for n in (names or ()) if n), None)
-        if name:
-            return name.removesuffix("Fast"), f"model_type {model_type!r} in config.json"
-    if files[0].suffix == ".txt":
-        return "BertTokenizer", "no config names a class: a vocab.txt is BERT's"
-    vocab = tok.model.vocab
-    if any(t.endswith("</w>") for t in vocab):
-        return "CLIPTokenizer", "no config names a class: the vocabulary's tokens end in </w> (CLIP's)"
-    if all(vocab.get(t) == i for t, i in _FAIRSEQ_HEAD.items()):
-        return "RobertaTokenizer", "no config names a class: the vocabulary starts with fairseq's <s> <pad> </s> <unk>"
-    return "GPT2Tokenizer", "no config names a class: GPT-2's"
-
-
 _SIDE_FILES = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "config.json",
                "generation_config.json", "chat_template.jinja", "chat_template.json")
 
 
-def _cased(vocab_txt: Path) -> bool:
-    """Does a BERT vocabulary hold upper-case letters outside its [BRACKETED] specials?"""
-    for line in vocab_txt.read_text(encoding="utf-8").splitlines():
-        if not (line.startswith("[") and line.endswith("]")) and line != line.lower():
-            return True
-    return False
+def decided(tok, files: list[Path]) -> FolderInterpretation:
+    """The folder's interpretation the reader built `tok` by (`Metadata.interpretation`), with the
+    class and casing a vocab.json/merges or vocab.txt reference needs: the reader's decisions where it
+    took them, else the same functions' (never a second rule)."""
+    it = tok.meta.interpretation or FolderInterpretation()
+    txt = files[0].suffix == ".txt"
+    if it.tokenizer_class is None:
+        it = it.with_(tokenizer_class=transformers_class(files[0].parent, txt, tok.model.vocab))
+    if txt and it.lowercase is None:
+        it = it.with_(lowercase=bert_casing(tok.model.vocab, config_object(files[0].parent, "tokenizer_config.json")))
+    return it
 
 
 def _transformers(file: Path, tok) -> Chosen:
     _need("transformers", "transformers")
     files = [Path(f.path) for f in tok.provenance.inputs[:1 if file.suffix == ".txt" else 2]]
-    name, how = transformers_class(files, tok)
+    it = decided(tok, files)
+    name, how = it.tokenizer_class.value, it.tokenizer_class.how
     import transformers
 
     cls = getattr(transformers, name, None)
@@ -212,10 +183,9 @@ def _transformers(file: Path, tok) -> Chosen:
                                    f"{' + '.join(f.name for f in files)}", "pass --family, or a tokenizer.json")
     kwargs, detail = {}, f"{name}: {how}"
     directory = files[0].parent
-    if name == "BertTokenizer" and "do_lower_case" not in _config(directory, "tokenizer_config.json"):
-        kwargs["do_lower_case"] = not _cased(files[0])
-        detail += f"; {'uncased' if kwargs['do_lower_case'] else 'cased'}: decided from the vocabulary (no " \
-                  "do_lower_case in a config)"
+    if name == "BertTokenizer" and it.lowercase is not None:  # the folder's one casing decision
+        kwargs["do_lower_case"] = it.lowercase.value
+        detail += f"; {'uncased' if it.lowercase.value else 'cased'}: {it.lowercase.how}"
     side = [directory / n for n in _SIDE_FILES if (directory / n).is_file()]
 
     def run(texts, chats):
@@ -277,12 +247,20 @@ class _IrNormalizer:
 
 # ------------------------------------------------------------------ CLIP's merges .gz: OpenAI's SimpleTokenizer
 
-CLIP_INSTALL = "pip install --no-deps clip-anytorch ftfy regex  (OpenAI CLIP's own tokenizer; no torch needed)"
+CLIP_INSTALL = f"{REFERENCES_INSTALL}  (OpenAI CLIP's own tokenizer, package openai-clip; no torch needed)"
+# The distributions that install OpenAI's `clip` package with its simple_tokenizer.py: the extra's
+# (its metadata asks no torch), then clip-anytorch (same tokenizer file; its metadata pulls torch)
+CLIP_DISTS = ("openai-clip", "clip-anytorch")
+
+
+def clip_dist() -> str:
+    """The installed distribution of OpenAI's `clip` package (the first of CLIP_DISTS when none is)."""
+    return next((d for d in CLIP_DISTS if cache.version(d) != "absent"), CLIP_DISTS[0])
 
 
 def clip_module():
-    """OpenAI CLIP's `simple_tokenizer` module (PyPI `clip-anytorch`), loaded from its file: the
-    package's `__init__` imports torch, the tokenizer does not."""
+    """OpenAI CLIP's `simple_tokenizer` module (PyPI `openai-clip` or `clip-anytorch`), loaded from its
+    file: the package's `__init__` imports torch, the tokenizer does not."""
     import importlib.util
     import sys
 
@@ -291,7 +269,7 @@ def clip_module():
     spec = importlib.util.find_spec("clip")
     where = [Path(p) / "simple_tokenizer.py" for p in (spec.submodule_search_locations or ())] if spec else []
     if not where or not where[0].is_file():
-        raise ReferenceUnavailable("OpenAI CLIP's tokenizer (clip-anytorch) is not installed", CLIP_INSTALL)
+        raise ReferenceUnavailable("OpenAI CLIP's tokenizer (openai-clip) is not installed", CLIP_INSTALL)
     for module in ("ftfy", "regex"):
         _need(module, module, CLIP_INSTALL)
     loaded = importlib.util.spec_from_file_location("mtok_clip_simple_tokenizer", where[0])
@@ -305,7 +283,7 @@ def _clip(file: Path, tok) -> Chosen:
     module = clip_module()
 
     def run(texts, chats):
-        digest = cache.key("reference-clip", list(texts), files=[file], dists=("clip-anytorch", "ftfy", "regex"))
+        digest = cache.key("reference-clip", list(texts), files=[file], dists=(clip_dist(), "ftfy", "regex"))
 
         def compute() -> dict:
             st = module.SimpleTokenizer(str(file))
@@ -318,7 +296,7 @@ def _clip(file: Path, tok) -> Chosen:
         v = cache.computed("reference-clip", digest, compute, valid=lambda v: isinstance(v, dict))
         return _no_chats(Reference(v["engine"], v["raw"], v["decoded"], [], [], _IrNormalizer(tok)), chats)
 
-    return Chosen(run, "clip", _lib("clip-anytorch"), (str(file),), "OpenAI CLIP's SimpleTokenizer")
+    return Chosen(run, "clip", _lib(clip_dist()), (str(file),), "OpenAI CLIP's SimpleTokenizer")
 
 
 # ------------------------------------------------------------------ .mtok and legacy tokenizer.txt: the runtime they were made for

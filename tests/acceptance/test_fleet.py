@@ -376,3 +376,24 @@ def job(model):
     assert (proc.returncode, out.strip()) == (3, "KeyboardInterrupt"), err
     assert sorted(p.name for p in tmp_path.glob("file-*")) == []
     assert "Traceback" not in err
+
+
+@pytest.mark.runtime
+def test_each_model_folders_own_accept_file(models, tmp_path):
+    """A fleet with one shared --accept-file (qwen-bpe's: nothing) where bert-wordpiece and t5-unigram
+    hold their own reviewed lists as mtok-accept.txt: each model is judged by its own; without its
+    file a model is judged by the shared one (t5-unigram, refused)."""
+    shutil.copy(SAMPLES / "accept" / "bert-wordpiece.txt", models / "bert-wordpiece" / "mtok-accept.txt")
+    shared = SAMPLES / "accept" / "qwen-bpe.txt"
+    r = export_cli("--path", models, "--output", tmp_path / "out", "--accept-file", shared, "--no-sweep", "--json")
+    codes = {m["name"]: m["exit_code"] for m in json.loads(r.stdout)["models"]}
+    assert codes == {"qwen-bpe": 0, "bert-wordpiece": 0, "t5-unigram": 3}, r.stderr
+    shutil.copy(SAMPLES / "accept" / "t5-unigram.txt", models / "t5-unigram" / "mtok-accept.txt")
+    own = models / "bert-wordpiece" / "mtok-accept.txt"
+    own.write_text(own.read_text() + "prefix-space\n")  # a model's own file can go stale (the shared one cannot)
+    r = export_cli("--path", models, "--output", tmp_path / "out", "--accept-file", shared, "--no-sweep")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == "passed (exit 0): 3 passed"  # the fleet's verdict: the last line
+    assert [line.strip() for line in r.stderr.splitlines() if "warning:" in line] == [
+        f"warning: {own} lists loss code(s) this export no longer records: prefix-space (remove them, or the next "
+        "time such a loss comes back it passes unreviewed; --strict refuses a stale accept file)"]

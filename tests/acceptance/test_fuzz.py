@@ -5,6 +5,8 @@ produce bytes our strict reader rejects.  The chat-template and GGUF-field targe
 
 from __future__ import annotations
 
+import tempfile
+
 import pytest
 
 from tests.support import fuzz_limited
@@ -26,9 +28,12 @@ def test_reader_survives_mutated_inputs(reader):
 
 
 @pytest.mark.parametrize("target", fuzz_limited.TARGETS)
-def test_limited_target_survives_hostile_cases(target):
+def test_limited_target_survives_hostile_cases(target, tmp_path, monkeypatch):
     # chat templates and GGUF fields: each case in a memory- and time-limited child (fuzz_limited.py)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the parent's and the children's temporary folder
+    monkeypatch.setattr(tempfile, "tempdir", None)
     stats = fuzz_limited.fuzz(target, 8, seed=13)
     assert stats.tried >= 10 and stats.counts["clean"] > 0, stats.as_row()
     detail = "\n".join(f"{k}  <-  {v}" for k, v in stats.examples.items())
     assert stats.defects == 0, f"{stats.as_row()}\n{detail}"
+    assert list(tmp_path.iterdir()) == []  # the killed children's scratch folders went with the parent's

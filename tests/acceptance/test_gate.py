@@ -41,12 +41,87 @@ def qwen_out(tmp_path_factory):
 def test_plain_export_passes_with_edge_warnings(qwen_out):
     out, r = qwen_out
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "warning (edge)" in r.stdout and "warning: edge losses accepted by default" in r.stderr
+    assert "warning (edge)" in r.stdout
+    verdict = r.stderr.splitlines()[-1]  # the verdict: the last line on stderr, like every outcome's `error:`
+    assert verdict.startswith(f"passed: wrote {out / 'tokenizer.mtok'}, verified on MNN ")
+    assert "edge losses accepted with a warning (--strict refuses them): " in verdict
     report = json.loads((out / "r.json").read_text())
     assert report["exit_code"] == 0 and report["verify"]["unexplained"] == 0
     assert {x["accepted_by"] for x in report["losses"]} == {"edge"}
     suite = ET.parse(out / "j.xml").getroot()
     assert suite.get("failures") == "0" and suite.find("testcase[@name='check raw ids']") is not None
+
+
+def test_a_refusal_reads_as_one_in_a_ci_log(tmp_path):
+    """Piped, as CI runs it: the verdict is the `error:` line on stderr; stdout never says "verify
+    passed" beside the refusal, says why the .rejected file is kept, pads no line, and its check table
+    has an `unexplained` column."""
+    r = export_cli("--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "verify passed" not in r.stdout and "passed" not in r.stderr
+    assert "verify: no unexplained mismatch; the policy refuses some of the recorded losses (below)" in r.stdout
+    assert (f"it verified, but the policy refuses its losses: kept as {tmp_path / 'tokenizer.mtok.rejected'} to "
+            "inspect") in r.stdout
+    assert [line for line in r.stderr.splitlines() if line.startswith("error:")] == [
+        "error: the policy refuses 2 loss code(s): stream-decode (text), suffix-not-appended (bos-eos)"]
+    assert not [line for line in (r.stdout + r.stderr).splitlines() if line != line.rstrip()]
+    header = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("check "))
+    assert header.split() == ["check", "match", "unexplained", "reference", "note"]
+    row = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("engine ids "))
+    assert row.split()[2:4] == ["0/469", "0"]  # every engine-ids mismatch is reproduced by a loss
+
+
+def test_a_stale_accept_file_warns_and_fails_under_strict(tmp_path):
+    accept = tmp_path / "accept.txt"
+    accept.write_text((SAMPLES / "accept" / "bert-wordpiece.txt").read_text() + "prefix-space  # fixed long ago\n")
+    args = ("--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep", "--accept-file", accept)
+    r = export_cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert f"warning: {accept} lists loss code(s) this export no longer records: prefix-space (remove them" in r.stderr
+    r = export_cli(*args, "--strict", "--allow-lossy")  # --allow-lossy accepts losses, not a stale baseline
+    assert r.returncode == 3, r.stderr
+    assert "error: the policy refuses 1 loss code(s): prefix-space (stale in the accept file)" in r.stderr
+
+
+def test_a_second_export_to_a_busy_output_fails_clearly(tmp_path):
+    import fcntl
+    import os
+
+    fd = os.open(tmp_path, os.O_RDONLY)  # what a running export holds
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", tmp_path, "--no-verify")
+    finally:
+        os.close(fd)
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"error: {tmp_path}: another mtok-export is writing to this folder now; run them one "
+                                "after another, or give each its own --output")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_export_leaves_no_empty_output_folder(tmp_path):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "tokenizer.json").write_bytes(b"")
+    r = export_cli("--path", tmp_path / "model", "--output", tmp_path / "new" / "out")
+    assert r.returncode == 2 and "tokenizer.json is empty" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
+def test_no_verify_refusal_says_its_severities_are_declared(tmp_path):
+    """t5-unigram with its reviewed accept file passes verified (unigram-ties measures as edge) but
+    --no-verify refuses it (declared: text): the hint says why."""
+    r = export_cli("--path", SAMPLES / "t5-unigram", "--output", tmp_path, "--no-verify", "--accept-file",
+                   SAMPLES / "accept" / "t5-unigram.txt")
+    assert r.returncode == 3, r.stderr
+    assert "error: the policy refuses 1 loss code(s): unigram-ties (text)" in r.stderr
+    assert ("--no-verify: these severities are the declared ones (each code's reach as the loss registry states "
+            "it); a verified export measures them on the corpus") in r.stderr
+
+
+def test_quiet_json_still_prints_the_json(tmp_path):
+    r = export_cli("--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep", "-q", "--json")
+    assert r.returncode == 3
+    assert json.loads(r.stdout)["outcome"] == "loss refused by the policy"
 
 
 def test_manifest_records_the_export(qwen_out):
@@ -162,7 +237,7 @@ def test_deepseek_split_regexes_export_exact(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     (src / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False))
-    r = export_cli("--path", src, "--output", tmp_path / "out", "--report", tmp_path / "r.json")
+    r = export_cli("--path", src, "--output", tmp_path / "out", "--report", tmp_path / "r.json", "--no-chat")
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert not [c for c in report["verify"]["classes"] if c["check"] == "raw ids"]

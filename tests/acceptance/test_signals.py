@@ -77,6 +77,16 @@ def test_export_stopped_in_every_phase_keeps_the_output(tmp_path, env, out_dir, 
     assert_clean(env, marker)
 
 
+def test_ctrl_c_leaves_no_empty_output_folder(tmp_path, env):
+    """An export to a folder that did not exist, stopped while it verifies (its .verifying file is in
+    the folder then): the folder, and the parent it needed, go with the temporary file."""
+    out = tmp_path / "new" / "out"
+    proc = start("runtime", export_argv(out), env)
+    _, err = signal_when(proc, paused(proc, "runtime"), signal.SIGINT)
+    assert_stopped(proc.returncode, err, signal.SIGINT, "Ctrl-C")
+    assert not (tmp_path / "new").exists()
+
+
 @pytest.mark.parametrize("signum,name", SIGNALS[1:], ids=[n for _, n in SIGNALS[1:]])
 def test_a_signal_swallowed_while_the_worker_runs_still_stops(tmp_path, env, out_dir, signum, name):
     # The window of the flaky test_runtime_cleanup: the exception raised in the work done while the

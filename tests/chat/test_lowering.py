@@ -51,6 +51,8 @@ CASES = [
      "system<user;system>user;"),
     ("loop-attr", "{% for m in messages %}{{ loop.revindex }}{{ loop.revindex0 }}{% endfor %}", CHAT, "2110"),
     ("comment-whitespace", "A\n  {# note #}\nB", USER, "A\nB"),
+    ("trailing-newline", "{{ messages[0].content }}\n", USER, "hi"),
+    ("trailing-newline", "### Response:\n\n", USER, "### Response:\n"),
     ("set-block", "{% set x %}abc{{ messages[0].role }}\n{% if true %}!{% endif %}{% endset %}[{{ x }}]",
      USER, "[abcuser\n!]"),
     ("set-block", "{% set x %}\n  {# c #}\nA\n{% endset %}  {# d #}\n[{{ x }}]", USER, "  [A\n]"),

@@ -110,7 +110,7 @@ def test_export_bogus_choice(cli, tmp_path, opt):
 
 def test_export_lossless_writes(cli, tmp_path):
     src, out_dir = write_dir(tmp_path / "src", LOSSLESS), tmp_path / "out"
-    code, out, err = cli("mtok-export", "--path", src, "-o", out_dir, "--no-verify")
+    code, out, err = cli("mtok-export", "--path", src, "-o", out_dir, "--no-verify", "--no-chat")  # no template
     assert code == 0, err
     assert "wrote" in out and str(out_dir / "tokenizer.mtok") in out
     assert sorted(p.name for p in out_dir.iterdir()) == ["tokenizer.mtok", "tokenizer.mtok.json"]  # + manifest
@@ -119,7 +119,7 @@ def test_export_lossless_writes(cli, tmp_path):
 
 def test_export_default_output_is_the_source_dir(cli, tmp_path):
     write_dir(tmp_path, LOSSLESS)
-    code, _, _ = cli("mtok", "export", "--path", tmp_path, "--no-verify")
+    code, _, _ = cli("mtok", "export", "--path", tmp_path, "--no-verify", "--no-chat")
     assert code == 0 and (tmp_path / "tokenizer.mtok").is_file()
 
 

@@ -158,7 +158,9 @@ def serve(target: str) -> None:
     from mtok_export.targets import build
 
     base = read_source(REPO / "samples/llama-spm") if target == "chat-template" else None
-    tmp = Path(tempfile.mkdtemp(prefix="mtok-fuzz-"))
+    # inside the parent's cache folder (MTOK_CACHE_DIR, a TemporaryDirectory it removes): the parent
+    # kills this process (hangs, the end of the run), which never cleans up after itself
+    tmp = Path(tempfile.mkdtemp(prefix="mtok-fuzz-", dir=os.environ.get("MTOK_CACHE_DIR")))
 
     def run(case: dict):
         if target == "chat-template":

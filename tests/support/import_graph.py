@@ -22,6 +22,7 @@ LAYERS = (
     ("compare",),  # diff / stats
     ("verify",),  # reference and runtime engines, the corpus, checks, attribution
     ("inspection",),  # what a written file holds: readers, dump, manifest (not the export stack)
+    ("ci",),  # SARIF, GitHub job summary and workflow commands, made from the outcome JSON of `reports`
     ("manifest", "reports", "model_folder", "policy", "job"),  # job: every choice of an export, one value
     ("targets",),  # the registry of runtimes (`target.Target` entries): lower, then an output format writes
     ("formats",),  # every input/output format: sniff, read, write

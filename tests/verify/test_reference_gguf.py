@@ -165,7 +165,7 @@ def test_library_missing_is_reference_unavailable(monkeypatch):
     with pytest.raises(ReferenceUnavailable) as info:
         gguf_reference(GGUF / "ggml-vocab-gpt-2.gguf", ["x"], [])
     assert "llama-cpp-python is not installed" in info.value.why
-    assert info.value.install.startswith("pip install llama-cpp-python")
+    assert info.value.install.startswith("pip install 'mtok-export[gguf-reference]'")
 
 
 def _write(path: Path, *, model="gpt2", pre="gpt-2") -> Path:

@@ -10,6 +10,7 @@ import dataclasses
 import gzip
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,7 +135,30 @@ def test_unavailable_reference_names_the_install(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "mistral_common" else real(n, *a))
     with pytest.raises(ReferenceUnavailable) as e:
         choose(read_source(_tekken()))
-    assert (e.value.why, e.value.install) == ("mistral_common is not installed", "pip install mistral_common")
+    assert (e.value.why, e.value.install) == ("mistral_common is not installed", "pip install 'mtok-export[references]'")
+
+
+def test_unavailable_clip_reference_names_the_extra(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.delitem(sys.modules, "mtok_clip_simple_tokenizer", raising=False)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "clip" else real(n, *a))
+    with pytest.raises(ReferenceUnavailable) as e:
+        clip_module()
+    assert e.value.install.startswith("pip install 'mtok-export[references]'")
+
+
+def test_the_references_extra_brings_the_references_that_need_no_compiler():
+    """pyproject's `references` extra names the distributions of the tekken and CLIP references (and
+    the test extra brings it), so `pip install 'mtok-export[references]'` is the install command."""
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    names = {r.split("==")[0] for r in extras["references"]}
+    assert {"mistral_common", "openai-clip", "ftfy", "regex"} <= names
+    assert "mtok-export[references]" in extras["test"]
 
 
 # ------------------------------------------------------------------ CLIP: the case that used to pass

