@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from mtok_export.errors import LossError
+from mtok_export.ir.tokenizer import NO_CHAT
 from mtok_export.lower import Forms
 from mtok_export.readers.tiktoken import _O200K_PATTERN
 from mtok_export.verify.runtime import RobustRequest, run_runtime
@@ -52,7 +53,7 @@ def test_the_export_refuses_a_file_that_crashes_until_allow_crash(tmp_path):
 
     gpt2_with(tmp_path, [_O200K_PATTERN])  # writes tmp_path/src/tokenizer.json
     with pytest.raises(LossError) as info:
-        export(tmp_path / "src", tmp_path / "refused", sweep=False, allow_lossy=True)
+        export(tmp_path / "src", tmp_path / "refused", sweep=False, allow_lossy=True, chat_template=NO_CHAT)
     refused = {d.code for d in info.value.decisions if not d.accepted}
     assert refused == {"regex-stack", "runtime-crash"}
     report = info.value.result.verify
@@ -60,7 +61,7 @@ def test_the_export_refuses_a_file_that_crashes_until_allow_crash(tmp_path):
     assert report.robustness.verdict().startswith("CRASH")
     assert "regex_form='fold'" in info.value.hint and "allow_crash=True" in info.value.hint
     assert not (tmp_path / "refused" / "tokenizer.mtok").exists()
-    shipped = export(tmp_path / "src", tmp_path / "out", sweep=False, allow_crash=True)
+    shipped = export(tmp_path / "src", tmp_path / "out", sweep=False, allow_crash=True, chat_template=NO_CHAT)
     assert shipped.written
     assert shipped.manifest["verification"]["robustness"]["crash"]["status"] == "was killed by SIGSEGV"
     assert shipped.manifest["job"]["policy"]["allow_crash"] is True
