@@ -83,7 +83,8 @@ def main() -> int:
         tmp = Path(tmp_name)
         (tmp / "package").mkdir()
         dirs = sorted(d for d in CORPUS.iterdir() if (d / "tokenizer.json").is_file()) \
-            + package_models(tmp / "package") + list(args.path)
+            + package_models(tmp / "package")
+        dirs += [d for d in args.path if d.name not in {x.name for x in dirs}]  # a package model given again
         if args.only:
             dirs = [d for d in dirs if any(k in d.name for k in args.only.split(","))]
         exporter = None if args.no_mnn else mnn_exporter(args.mnn_git)
