@@ -48,6 +48,7 @@ demo: $(BIN)/mtok-export
 bench: setup
 	$(BIN)/python scripts/bench.py
 	$(BIN)/python scripts/bench_tables.py
+	$(BIN)/python scripts/bench_robust.py
 
 samples: setup
 	$(BIN)/python samples/make_samples.py

@@ -90,7 +90,8 @@ def export(source: Job | PathLike, output_dir: PathLike | None = None, *,
     of `Job.build` (`target`, `fmt`, `bos`, `header_specials`, `normalizer_form`,
     `regex_form`; `chat_template`,
     `pattern`, `special`, `family`, `input`; the acceptance policy `allow_lossy`, `accept` (codes),
-    `accept_file`, `strict`; `verify_on_runtime`, `corpus`, `runtime_python`, `sweep`).
+    `accept_file`, `strict`, `allow_crash`; `verify_on_runtime`, `corpus`, `runtime_python`, `sweep`,
+    `robust`: the robustness phase's seconds, None: off).
     -> `ExportResult` (the job, path, size, the source and lowered IRs, the lowering with its
     losses and passes, the verify report, the decisions, the manifest).
 
@@ -115,11 +116,13 @@ def export(source: Job | PathLike, output_dir: PathLike | None = None, *,
 def verify(file: PathLike, against: PathLike | None = None, *, target: str | None = None, bos: str | None = None,
            allow_lossy: bool = False, accept: Iterable[str] = (), accept_file: PathLike | None = None,
            strict: bool = False, corpus: PathLike | None = None, runtime_python: PathLike | None = None,
-           progress: Callable[[str], None] | None = None, sweep: bool = True) -> VerifyResult:
+           progress: Callable[[str], None] | None = None, sweep: bool = True,
+           robust: float | None = VerifyOptions.robust,
+           allow_crash: bool = False) -> VerifyResult:
     """Check `file` (or the tokenizer an MNN model folder names) with our strict reader, then run the
     MNN runtime on it and the reference on the source (`against`, else the one its manifest names)
     over the built-in corpus (plus `corpus`, JSONL), and apply the acceptance policy (the manifest's
-    unless one is given here).  The source is read and lowered with the job the manifest records
+    unless one is given here); `robust`: the robustness phase's seconds (None: off).  The source is read and lowered with the job the manifest records
     (`target` and `bos` replace its own when given).  `progress(step)` is told each phase.
 
     The steps are `verification.engine_path`, `prepare` and `run`, shared with the export."""
@@ -127,11 +130,12 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
 
     file, llm_config = engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
     _, source, low, lw, job = prepare(file, Path(against) if against is not None else None, target, bos)
-    if accept or accept_file or allow_lossy or strict:  # the options given replace the recorded policy
+    if accept or accept_file or allow_lossy or strict or allow_crash:  # the options given replace the recorded policy
         job = dataclasses.replace(job, policy=Policy.from_options(
-            accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict))
+            accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict, allow_crash))
     job = dataclasses.replace(job, verify=VerifyOptions(Path(corpus) if corpus else None,
-                                                        Path(runtime_python) if runtime_python else None, sweep))
+                                                        Path(runtime_python) if runtime_python else None, sweep,
+                                                        robust))
     report = run(file, source, low, lw, job.verify, progress=progress, llm_config=llm_config)
     return VerifyResult(report, decide(lw.losses, job.policy, report.reach()), job, file)
 

@@ -38,6 +38,9 @@ class VerifyOptions:
     corpus: Path | None = None  # extra strings (JSONL)
     python: Path | None = None  # interpreter with the MNN runtime
     sweep: bool = True  # the vocabulary sweep (every token's own text) besides the corpus
+    # the robustness phase's budget of runtime encode seconds (`verify.robust`; None: off): the phase
+    # may add a fifth to a default export's time (Qwen2.5, 8 s warm: 1.5 s measured +22% wall)
+    robust: float | None = 1.0
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class Job:
     regex_form: str = "explicit"
     policy: Policy = field(default_factory=Policy)
     verify: VerifyOptions | None = field(default_factory=VerifyOptions)  # None: --no-verify
+    max_word: int | None = None  # --max-word: cap a pre-tokenized word's length (`lower.Forms.max_word`)
 
     def __post_init__(self):
         object.__setattr__(self, "target", target_for(self.fmt, self.target).name)  # names --format / --target
@@ -62,6 +66,9 @@ class Job:
         _choice("--header-specials", self.header_specials, HEADER_SPECIALS)
         _choice("--normalizer-form", self.normalizer_form, NORMALIZER_FORMS)
         _choice("--regex-form", self.regex_form, REGEX_FORMS)
+        if self.max_word is not None and (self.max_word < 1 or self.fmt == "txt"):
+            raise InputError(f"--max-word {self.max_word}: " + ("a positive length" if self.max_word < 1 else
+                             "the legacy tokenizer.txt has no split to cap words with (use --format mtok)"))
 
     @classmethod
     def build(cls, source: str | os.PathLike, *, input: str | os.PathLike | None = None,
@@ -72,15 +79,17 @@ class Job:
               accept: Iterable[str] = (),
               accept_file: str | os.PathLike | None = None, strict: bool = False, verify_on_runtime: bool = True,
               corpus: str | os.PathLike | None = None, runtime_python: str | os.PathLike | None = None,
-              sweep: bool = True) -> Job:
+              sweep: bool = True, robust: float | None = VerifyOptions.robust, allow_crash: bool = False,
+              max_word: int | None = None) -> Job:
         """The job from the CLI's options, as keywords (the API's): `target` None is the default one;
-        `accept`, `accept_file`, `allow_lossy` and `strict` are the policy; `verify_on_runtime`,
-        `corpus`, `runtime_python` and `sweep` the verification."""
-        policy = Policy.from_options(accept, _path(accept_file), allow_lossy, strict)
-        verify = VerifyOptions(_path(corpus), _path(runtime_python), sweep) if verify_on_runtime else None
+        `accept`, `accept_file`, `allow_lossy`, `strict` and `allow_crash` are the policy;
+        `verify_on_runtime`, `corpus`, `runtime_python`, `sweep` and `robust` (seconds, None: off) the
+        verification."""
+        policy = Policy.from_options(accept, _path(accept_file), allow_lossy, strict, allow_crash)
+        verify = VerifyOptions(_path(corpus), _path(runtime_python), sweep, robust) if verify_on_runtime else None
         return cls(Path(source), _path(input), Options(chat_template, pattern, special, family), fmt,
                    target or DEFAULT, bos,
-                   header_specials, normalizer_form, regex_form, policy, verify)
+                   header_specials, normalizer_form, regex_form, policy, verify, max_word)
 
     @property
     def output(self) -> Format:
@@ -97,7 +106,7 @@ class Job:
 
     @property
     def forms(self) -> Forms:
-        return Forms(self.header_specials, self.normalizer_form, self.regex_form)
+        return Forms(self.header_specials, self.normalizer_form, self.regex_form, self.max_word)
 
     def lower(self, tok: Tokenizer, progress: Callable[[int, int], None] | None = None) \
             -> tuple[bytes, Tokenizer, Lowering]:
@@ -111,7 +120,7 @@ class Job:
                          "family": o.family},
                 "format": self.fmt, "target": self.target, "bos": self.bos, "header_specials": self.header_specials,
                 "normalizer_form": self.normalizer_form, "regex_form": self.regex_form,
-                "policy": self.policy.to_json()}
+                "policy": self.policy.to_json(), **({"max_word": self.max_word} if self.max_word else {})}
 
     @classmethod
     def from_manifest(cls, manifest: dict, source: Path, *, where: str = "the manifest",
@@ -126,7 +135,8 @@ class Job:
                                                    read.get("family")),
                        j.get("format") or fmt, j.get("target") or DEFAULT, j.get("bos") or "auto",
                        j.get("header_specials") or "needed", j.get("normalizer_form") or "compose",
-                       j.get("regex_form") or "explicit", Policy.from_json(_object(j.get("policy") or {}, "$.job.policy")), None)
+                       j.get("regex_form") or "explicit", Policy.from_json(_object(j.get("policy") or {}, "$.job.policy")), None,
+                       j.get("max_word"))
         except InputError as e:
             raise InputError(f"{where}: {e}") from None
 

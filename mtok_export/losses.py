@@ -6,7 +6,8 @@ A kind says
 * `layer`: where in the pipeline it acts (verify attributes a mismatch only to losses of the layer
   that can produce it);
 * `severity`: the declared reach (`edge` = only inputs essentially absent from natural text; `text`
-  = ordinary text ids or decoding; `chat` = rendered prompts; `bos-eos` = BOS/EOS/stop handling).
+  = ordinary text ids or decoding; `chat` = rendered prompts; `bos-eos` = BOS/EOS/stop handling;
+  `crash` = the runtime crashes: never measured down, accepted only by --allow-crash).
   Where verification runs, the measured reach replaces it (see `verify.attribution`);
 * `projection`: how verify reproduces the runtime's output from the source with this loss applied
   (None = no projection: the loss explains a mismatch only where its trigger fires and the difference
@@ -40,9 +41,10 @@ class Severity(str, Enum):
     TEXT = "text"
     CHAT = "chat"
     BOS_EOS = "bos-eos"
+    CRASH = "crash"
 
 
-EDGE, TEXT, CHAT, BOS_EOS = Severity.EDGE, Severity.TEXT, Severity.CHAT, Severity.BOS_EOS
+EDGE, TEXT, CHAT, BOS_EOS, CRASH = Severity.EDGE, Severity.TEXT, Severity.CHAT, Severity.BOS_EOS, Severity.CRASH
 LAYERS = ("reference", "reader", "normalizer", "pre_tokenizer", "model", "added_tokens", "post_processor", "decoder",
           "chat_template", "legacy")
 PROJECTIONS = ("normalizer", "patch", "engine", "stream", "chat-bos", "chat-prefix", "chat-render", "tokenizers", "ties",
@@ -194,7 +196,13 @@ REGEX_UNSUPPORTED = _kind("regex-unsupported", "pre_tokenizer", "a split regex t
                           "differently", TEXT)
 REGEX_STACK = _kind("regex-stack", "pre_tokenizer", "a split regex written with explicit ranges runs on std::wregex, "
                     "which recurses per character: one piece of about 33,000 characters (MNN 3.6.1, 8 MiB stack; "
-                    "fewer on a thread with a smaller stack) crashes the runtime", EDGE)
+                    "about 4,000 on Android's 1 MiB worker-thread stack) crashes the runtime", CRASH, None,
+                    lambda loss, text: [])
+MAX_WORD = _kind("max-word", "pre_tokenizer", "--max-word N: words longer than N characters are cut into N-character "
+                 "pieces before BPE (a bounded encode cost on untrusted input; exact on every word up to N)", TEXT,
+                 "patch", any_input)
+RUNTIME_CRASH = _kind("runtime-crash", "pre_tokenizer", "the runtime crashed on a robustness input (one long run of "
+                      "a character class, or a long document) in verification", CRASH, None, lambda loss, text: [])
 REGEX_FOLD = _kind("regex-fold", "pre_tokenizer", "a split regex in the fold engine's form (--regex-form fold): "
                    "its Unicode sub-categories, scripts and class operations read as whole categories on non-ASCII "
                    "text (o200k's case split holds on ASCII; non-ASCII letters count as both cases)", TEXT)

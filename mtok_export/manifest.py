@@ -86,6 +86,7 @@ def verification_json(report, runtime_python: str | None = None) -> dict | None:
         "checks": {c.name: {"ok": c.ok, "total": c.total, "unexplained": sum(1 for m in c.mismatches
                                                                              if not m.explanation),
                             "note": c.skipped, "reference": c.reference} for c in report.checks},
+        "robustness": report.robustness.to_json() if report.robustness is not None else None,
     }
 
 

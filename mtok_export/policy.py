@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import InputError
-from .losses import EDGE, EXACT_ON, KINDS, Loss, Severity
+from .losses import CRASH, EDGE, EXACT_ON, KINDS, Loss, Severity
 from .targets import DEFAULT, runs_exactly
 
 
@@ -24,29 +24,31 @@ class Policy:
     accept_file_path: str = ""
     allow_lossy: bool = False
     strict: bool = False
+    allow_crash: bool = False  # --allow-crash: ship a file the runtime crashes on
     # the accept file is a fleet's, shared by its models: a code one model does not record may be
     # another's, so no code of it is stale (a model's own accept file, ACCEPT_FILE beside it, is)
     shared: bool = False
 
     @classmethod
     def from_options(cls, accept=(), accept_file: Path | None = None, allow_lossy: bool = False,
-                     strict: bool = False) -> Policy:
+                     strict: bool = False, allow_crash: bool = False) -> Policy:
         codes = frozenset(c.strip() for a in accept or () for c in str(a).split(",") if c.strip())
         _known(codes, "--accept")
         in_file: frozenset[str] = frozenset()
         if accept_file is not None:
             in_file = read_accept_file(accept_file)
-        return cls(codes, in_file, str(accept_file or ""), allow_lossy, strict)
+        return cls(codes, in_file, str(accept_file or ""), allow_lossy, strict, allow_crash)
 
     def to_json(self) -> dict:
         return {"accept": sorted(self.accept), "accept_file": self.accept_file_path or None,
                 "accept_file_codes": sorted(self.accept_file), "allow_lossy": self.allow_lossy,
-                "strict": self.strict}
+                "strict": self.strict, "allow_crash": self.allow_crash}
 
     @classmethod
     def from_json(cls, data: dict) -> Policy:
         return cls(frozenset(data.get("accept", ())), frozenset(data.get("accept_file_codes", ())),
-                   data.get("accept_file") or "", bool(data.get("allow_lossy")), bool(data.get("strict")))
+                   data.get("accept_file") or "", bool(data.get("allow_lossy")), bool(data.get("strict")),
+                   bool(data.get("allow_crash")))
 
 
 # The accept file a model folder holds for itself: used when no --accept-file is given, and in a fleet
@@ -93,7 +95,7 @@ class Decision:
     code: str
     severity: Severity
     measured: bool  # severity measured on the corpus (else declared)
-    accepted_by: str | None  # "edge", "--accept", "--accept-file", "--allow-lossy"; None: refused
+    accepted_by: str | None  # "edge", "--accept", "--accept-file", "--allow-lossy", "--allow-crash"; None: refused
     losses: list[Loss] = field(default_factory=list)
     everyday: int = 0  # mismatches explained on the everyday slice
     edge: int = 0  # ... and on the edge slice
@@ -126,7 +128,10 @@ def decide(losses: list[Loss], policy: Policy, reach: dict | None = None) -> lis
         r = (reach or {}).get(code) or {}
         measured = bool(r.get("severity"))
         severity = Severity(r["severity"]) if measured else group[0].kind.severity
-        if policy.allow_lossy:
+        if group[0].kind.severity == CRASH:  # a crash is a crash, whatever the corpus reached
+            severity, measured = CRASH, False
+            by = "--allow-crash" if policy.allow_crash else None
+        elif policy.allow_lossy:
             by = "--allow-lossy"
         elif code in policy.accept:
             by = "--accept"
@@ -142,20 +147,30 @@ def decide(losses: list[Loss], policy: Policy, reach: dict | None = None) -> lis
     return out
 
 
+NO_CRASH_FOLD = (" writes the split regex for the fold engine, which does not recurse per character: no crash "
+                 "(loss regex-fold instead: non-ASCII letters count as both cases; accept it with --accept regex-fold)")
+
+
 def refusal_hint(decisions: list[Decision], target: str = DEFAULT, *, api: bool = False) -> str:
     """How to accept the refused codes, in the CLI's options or (`api`) the Python API's arguments;
     then, per refused code, what the end user of the file would see (its first loss's reason, with an
     example input) and the target that runs it exactly, if one does."""
     refused = [d for d in decisions if not d.accepted]
-    codes = [d.code for d in refused if not d.stale]
-    if not codes:
-        lines = []
-    elif api:
-        lines = [f"pass accept={codes!r} (or an accept_file listing them, checked into the model repo); "
-                 "allow_lossy=True accepts every loss"]
-    else:
-        lines = [f"accept them with --accept {','.join(codes)} (or list them in an --accept-file checked into the "
-                 "model repo); --allow-lossy accepts every loss"]
+    codes = [d.code for d in refused if not d.stale and d.severity != CRASH]
+    crashes = [d.code for d in refused if d.severity == CRASH]
+    lines = []
+    if codes and api:
+        lines.append(f"pass accept={codes!r} (or an accept_file listing them, checked into the model repo); "
+                     "allow_lossy=True accepts every loss but a crash")
+    elif codes:
+        lines.append(f"accept them with --accept {','.join(codes)} (or list them in an --accept-file checked into "
+                     "the model repo); --allow-lossy accepts every loss but a crash")
+    if crashes:
+        lines.append(f"{', '.join(crashes)}: the runtime crashes: neither "
+                     + ("accept= nor allow_lossy= accepts it; allow_crash=True ships it anyway" if api else
+                        "--accept nor --allow-lossy accepts it; --allow-crash ships it anyway"))
+        if any(d.code == "regex-stack" for d in decisions):
+            lines.append(("regex_form='fold'" if api else "--regex-form fold") + NO_CRASH_FOLD)
     for d in refused:
         if d.stale:
             lines.append(f"{d.code}: the accept file lists it, but this export no longer records it: remove it "

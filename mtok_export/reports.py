@@ -26,6 +26,7 @@ def verify_json(report) -> dict:
                     for check, codes, n, m in report.classes()],
         "reach": report.reach(),
         "unexplained": report.unexplained,
+        "robustness": report.robustness.to_json() if report.robustness is not None else None,
     }
 
 

@@ -154,7 +154,8 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
     reference of the source's format (`verify.references`); where none runs here, against HF built
     from our reading, with the loss `reference-unavailable` recorded (refused by default); `checked`:
     (bytes, the chat fields read from them) when the strict reader has just read what was written;
-    `options.sweep`: the vocabulary sweep too (on by default)."""
+    `options.sweep`: the vocabulary sweep too (on by default); `options.robust`: the robustness
+    phase's budget (on by default, `verify.robust`)."""
     samples = list(builtin_corpus()) + (list(load_corpus_file(options.corpus)) if options.corpus else [])
     def against(reference):
         if reference.self_check and not any(x.kind is REFERENCE_UNAVAILABLE for x in lowering.losses):
@@ -163,7 +164,7 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
                                         "$", f"{why.why}" + (f"; to run it: {why.install}" if why.install else "")))
         return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
                       python=options.python, progress=progress, reference=reference, llm_config=llm_config,
-                      checked=checked, sweep=options.sweep)
+                      checked=checked, sweep=options.sweep, robust=options.robust)
 
     try:
         return against(choose_or_self_check(source))

@@ -124,7 +124,7 @@ def test_the_manifest_holds_the_job_as_json(tmp_path):
                         "format": "mtok", "target": "mnn-3.6", "bos": "auto", "header_specials": "all",
                         "normalizer_form": "table", "regex_form": "explicit",
                         "policy": {"accept": [], "accept_file": None, "accept_file_codes": [], "allow_lossy": True,
-                                   "strict": False}}
+                                   "strict": False, "allow_crash": False}}
     assert "read_options" not in m and "policy" not in m  # the job holds them now
 
 

@@ -16,8 +16,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, SarifFile, Strict, SummaryFile,
-                   print_decisions, print_report, publish, verify_progress, write_file, write_outcomes)
+from .gate import (Accept, AcceptFile, AllowCrash, AllowLossy, JunitFile, NoRobust, ReportFile, RobustSeconds,
+                   SarifFile, Strict, SummaryFile, print_decisions, print_report, publish, verify_progress, write_file,
+                   write_outcomes)
 
 
 def export(
@@ -42,6 +43,7 @@ def export(
     accept: Accept = None,
     accept_file: AcceptFile = None,
     allow_lossy: AllowLossy = False,
+    allow_crash: AllowCrash = False,
     strict: Strict = False,
     bos: Annotated[str, typer.Option(help="BOS policy when the chat template renders BOS itself: "
                                      "auto (template only), prefix (header prefix too), none.")] = "auto",
@@ -72,6 +74,11 @@ def export(
                                             "the fold engine's form, as fast as MNN's own files and exact on "
                                             "ASCII, but non-ASCII letters count as both cases (loss regex-fold, "
                                             "accept it with --accept regex-fold).")] = "explicit",
+    max_word: Annotated[Optional[int], typer.Option("--max-word", min=1, help="Cut every word (a piece after the "
+                                                    "pre-tokenizers) longer than N characters into N-character pieces: "
+                                                    "MNN's BPE is quadratic in a word's length (a 20,000-character "
+                                                    "word costs seconds), so an app given untrusted input gets a "
+                                                    "bounded cost; exact for every word up to N (loss max-word).")] = None,
     keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", help="In an MNN model folder, leave "
                                                   "llm_config.json's jinja block as it is (the engine then uses that "
                                                   "template and EOS, and verification renders through it) "
@@ -81,6 +88,8 @@ def export(
     no_sweep: Annotated[bool, typer.Option("--no-sweep", help="Leave out the vocabulary sweep (every token's "
                                            "own text on the runtime and the reference): faster, and blind to "
                                            "what the corpus does not reach.")] = False,
+    no_robust: NoRobust = False,
+    robust_seconds: RobustSeconds = None,
     corpus: Annotated[Optional[Path], typer.Option(help="Extra verification strings, JSONL.")] = None,
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
                                                            "with the MNN runtime to verify with.")] = None,
@@ -113,6 +122,7 @@ def export(
     output location, 3 a loss the policy refuses.  Several models: the worst of theirs, in the order
     2 > 1 > 3 > 0 (an unreadable model may hide anything; a wrong file is worse than a refused loss)."""
     from ..errors import InputError, MtokError
+    from ..job import VerifyOptions
     from ..reports import outcome_json
     from .console import out
     from .fleet import expand
@@ -129,7 +139,9 @@ def export(
                         family=family, fmt=fmt, target=target, bos=bos, header_specials=header_specials,
                         normalizer_form=normalizer_form, regex_form=regex_form, allow_lossy=allow_lossy, accept=accept,
                         accept_file=accept_file, strict=strict, verify_on_runtime=not no_verify, corpus=corpus,
-                        runtime_python=runtime_python, sweep=not no_sweep)
+                        runtime_python=runtime_python, sweep=not no_sweep,
+                        robust=None if no_robust else robust_seconds or VerifyOptions.robust, allow_crash=allow_crash,
+                        max_word=max_word)
         models, several = expand([*path, *(more or [])])
         if several and input_file is not None:
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")

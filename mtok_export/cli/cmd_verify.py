@@ -15,8 +15,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .gate import (Accept, AcceptFile, AllowLossy, JunitFile, ReportFile, Strict, print_decisions, print_report,
-                   verify_progress, write_outcomes)
+from .gate import (Accept, AcceptFile, AllowCrash, AllowLossy, JunitFile, NoRobust, ReportFile, RobustSeconds, Strict,
+                   print_decisions, print_report, verify_progress, write_outcomes)
 
 
 def verify(
@@ -33,11 +33,14 @@ def verify(
     accept: Accept = None,
     accept_file: AcceptFile = None,
     allow_lossy: AllowLossy = False,
+    allow_crash: AllowCrash = False,
     strict: Strict = False,
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
                                                            "with the MNN runtime to test.")] = None,
     no_sweep: Annotated[bool, typer.Option("--no-sweep", help="Leave out the vocabulary sweep (every token's own "
                                            "text on the runtime and the reference).")] = False,
+    no_robust: NoRobust = False,
+    robust_seconds: RobustSeconds = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the tables.")] = False,
     template_drift: Annotated[bool, typer.Option("--template-drift", help="Only compare the chat template the "
                                                  "manifest recorded (sha256, Hub revision) with the one the source "
@@ -55,6 +58,7 @@ def verify(
         return _template_drift(file, against, as_json)
     from ..api import verify as run
     from ..errors import LossError, MtokError, VerificationError
+    from ..job import VerifyOptions
     from ..policy import refusal_hint
     from ..reports import outcome_json
     from .console import out
@@ -67,7 +71,9 @@ def verify(
         with verify_progress(as_json) as step:
             result = run(file, against, target=target, bos=bos, allow_lossy=allow_lossy, accept=accept or (),
                          accept_file=accept_file, strict=strict, corpus=corpus, runtime_python=runtime_python,
-                         progress=step, sweep=not no_sweep)
+                         progress=step, sweep=not no_sweep,
+                         robust=None if no_robust else robust_seconds or VerifyOptions.robust,
+                         allow_crash=allow_crash)
         report, decisions = result.report, result.decisions
         subject = f"{result.file} against {result.job.source}"  # the source the manifest names, without --against
         if not report.ok:

@@ -21,7 +21,16 @@ Accept = Annotated[Optional[list[str]], typer.Option(
 AcceptFile = Annotated[Optional[Path], typer.Option(
     "--accept-file", help="A file of accepted loss codes, one per line (# comments); check it into the model "
     "repo so a new loss after a tokenizer update fails CI.")]
-AllowLossy = Annotated[bool, typer.Option("--allow-lossy", help="Accept every loss (each is still listed).")]
+AllowLossy = Annotated[bool, typer.Option("--allow-lossy", help="Accept every loss (each is still listed) but a "
+                                          "crash.")]
+AllowCrash = Annotated[bool, typer.Option("--allow-crash", help="Ship a file the runtime crashes on (loss "
+                                          "runtime-crash or regex-stack); neither --accept nor --allow-lossy does.")]
+NoRobust = Annotated[bool, typer.Option("--no-robust", help="Leave out the robustness phase (long runs of each "
+                                        "character class and long documents on the runtime: crashes, time "
+                                        "growth).")]
+RobustSeconds = Annotated[Optional[float], typer.Option("--robust-seconds", min=0.1, help="Runtime seconds the "
+                                                        "robustness phase may spend on its encodes (longer runs as "
+                                                        "it allows) [default: 1.0].", show_default=False)]
 Strict = Annotated[bool, typer.Option("--strict", help="Refuse edge losses too (by default they are warnings).")]
 ReportFile = Annotated[Optional[Path], typer.Option("--report", help="Write the JSON outcome here, whatever the "
                                                     "exit code (0, 1, 2 or 3).")]
@@ -159,6 +168,9 @@ def print_report(report, refused: bool = False):
             if m.component and not options:
                 out.print(Text(f"    no option changes the {m.component}: report it ({COMPONENT_REPORT.get(m.component, '')}), "
                                "with --report FILE and the source"))
+    if report.robustness is not None:
+        out.print(Text(f"robustness: {report.robustness.verdict()}",
+                       style="bold red" if report.robustness.crash else ""))
     if report.ok and ref.get("self_check"):
         out.print("[bold yellow]self-check passed[/] (no independent reference ran: this proves the file against "
                   "this tool's own reading of the source, not against the source)")

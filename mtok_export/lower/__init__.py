@@ -28,11 +28,14 @@ class Forms:
     per canonical pair), "no-compose" (the code-point rules only) or "table" (MNN's code-point table);
     see lower/normalizers.py.
     `regex_form`: a split regex the fold engine cannot run exactly, as "explicit" code-point ranges for
-    std::wregex or in the fold engine's "fold" form (4-6x faster on MNN 3.6.1; see lower/regex.py)."""
+    std::wregex or in the fold engine's "fold" form (4-6x faster on MNN 3.6.1; see lower/regex.py).
+    `max_word`: cap a pre-tokenized word at this many characters (None: no cap), bounding the
+    runtime's BPE, quadratic in a word's length (see `pre_tokenizers.max_word`)."""
 
     header_specials: str = "needed"
     normalizer_form: str = "compose"
     regex_form: str = "explicit"
+    max_word: int | None = None
 
     def __post_init__(self):
         for name, value, known in (("header specials", self.header_specials, HEADER_SPECIALS),
@@ -40,6 +43,8 @@ class Forms:
                                    ("regex form", self.regex_form, REGEX_FORMS)):
             if value not in known:
                 raise ValueError(f"unknown {name} {value!r} (known: {', '.join(known)})")
+        if self.max_word is not None and self.max_word < 1:
+            raise ValueError(f"max word {self.max_word} is not a positive length")
 
 
 @dataclass
@@ -84,6 +89,8 @@ def lower(tok, target: Target, bos: str = "auto", progress=None, forms: Forms = 
                   progress=progress, forms=forms)
     normalizer = normalizers.lower_normalizer(lw, tok.normalizer, "$.normalizer")
     pre = pre_tokenizers.lower_pre_tokenizer(lw, tok.pre_tokenizer, "$.pre_tokenizer")
+    if forms.max_word is not None:
+        pre = pre_tokenizers.max_word(lw, tok.pre_tokenizer, pre, forms.max_word)
     tok = replace(
         tok,
         normalizer=pre_tokenizers.replacement_as_space(lw, pre, normalizer, tok.added_tokens),

@@ -94,10 +94,16 @@ def _metaspace(lw, p, jp: str, name: str):
     out = P.Metaspace(p.replacement, scheme, split=False)
     if not p.split:
         return out
-    # HF splits on the replacement, keeping it at the start of each piece (MergedWithNext).
+    # HF splits on the replacement, keeping it at the start of each piece (MergedWithNext): pieces
+    # /▁?[^▁]+|▁/.  A pattern holding ▁ runs on std::wregex, whose matcher recurses per character
+    # matched, so that pattern crashed the runtime on a long word (about 1,000 letters on a 256 KiB
+    # thread stack).  The runtime's own Split does the same with one-character matches: each ▁ is
+    # a match, which invert turns into the start of a new piece, and MergedWithPrevious appends the
+    # text after it (the leading text, before any ▁, is a piece of its own).
     r = escape(p.replacement)
-    lw.did("metaspace-split", f"{jp}: Metaspace split as a following Split on {p.replacement!r}")
-    return P.Sequence((out, P.Split(Pattern(f"{r}?[^{r}]+|{r}", True), "Isolated")))
+    lw.did("metaspace-split", f"{jp}: Metaspace split as a following Split(/{r}/, MergedWithPrevious, invert): "
+           f"each {p.replacement!r} starts a piece")
+    return P.Sequence((out, P.Split(Pattern(r, True), "MergedWithPrevious", invert=True)))
 
 
 def replacement_as_space(lw, pre, normalizer, added_tokens):
@@ -181,8 +187,9 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     elif explicit:
         lw.did("regex-explicit", f"{jp}: /{pattern}/ with its classes as explicit code-point ranges "
                f"({len(written):,} characters), which std::wregex runs exactly")
-        lw.loss(L.REGEX_STACK, name, jp, f"pattern /{pattern}/ now runs on std::wregex: a piece of about 33,000 "
-                "characters (fewer on a smaller thread stack) crashes the runtime", pattern=r"\S{4000,}|\s{4000,}")
+        lw.loss(L.REGEX_STACK, name, jp, f"pattern /{pattern}/ now runs on std::wregex, which recurses per "
+                "character: one piece of about 33,000 characters on an 8 MiB main-thread stack, about 4,000 on "
+                "Android's 1 MiB worker-thread stack, crashes the runtime", pattern=r"\S{4000,}|\s{4000,}")
         lw.loss(L.REGEX_UNICODE_VERSION, name, jp, f"its ranges are Unicode {unicodedata.unidata_version}'s: a "
                 "character assigned later is in none of the pattern's classes", "\U0001FAE8")
     elif written != pattern:
@@ -193,6 +200,29 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
         lw.loss(L.WHITESPACE_CLASS, name, jp, "the runtime's \\s does not match U+0085, U+2028 or U+2029, which "
                 "Oniguruma's does", "a\u2028b", trigger=("\x85", "\u2028", "\u2029"))
     return P.Split(Pattern(written, True), behavior, p.invert)
+
+
+def _capped(p, cap: P.Split):
+    """`p` (a pre-tokenizer or None) with `cap` run after it: before the first ByteLevel that only
+    maps bytes (so the cap counts characters), else last."""
+    kids = list(p.pretokenizers) if isinstance(p, P.Sequence) else [p] if p is not None else []
+    at = next((i for i, k in enumerate(kids) if isinstance(k, P.ByteLevel) and not k.use_regex), len(kids))
+    return P.Sequence(tuple(kids[:at] + [cap] + kids[at:]))
+
+
+def max_word(lw, source, lowered, n: int):
+    """--max-word N: a Split(/[\\s\\S]{1,N}/, Isolated) after the pre-tokenizers cuts every word
+    longer than N characters into N-character pieces, so MNN's BPE, quadratic in a word's length,
+    costs at most O(N^2) per N characters.  Every word up to N characters is as before.  The loss's
+    patch is the same split in the source, which HF runs (the projection is exact)."""
+    cap = P.Split(Pattern(r"[\s\S]{1,%d}" % n, True), "Isolated")
+    lw.did("max-word", f"$.pre_tokenizer: words longer than {n:,} characters cut by Split(/{cap.pattern.value}/, Isolated)")
+    lw.loss(L.MAX_WORD, "pre_tokenizer (--max-word)", "$.pre_tokenizer",
+            f"--max-word {n}: a word (a piece after the pre-tokenizers) longer than {n:,} characters is cut into "
+            f"{n:,}-character pieces before BPE, each merged alone: its ids differ from the source's (a long run "
+            f"of one class: letters, digits, spaces, a base64 blob); every word up to {n:,} characters is exact",
+            patch=("$.pre_tokenizer", _capped(source, cap)))
+    return _capped(lowered, cap)
 
 
 def uses_fold_engine(p) -> bool:

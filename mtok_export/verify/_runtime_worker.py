@@ -7,7 +7,9 @@ Keep it compatible with old Pythons (3.6+) and free of third-party imports besid
 Request:  {"config": path, "texts": [{"s": str} | {"hex": str}], "decode_ids": [int], "decode_encoded": bool,
            "chats": [[{"role": str, "content": str}, ...]], "encode_chats": bool,
            "renders": [{"jinja": {"chat_template", "eos", "context"}, "messages": [...]}],
-           "renders_apart": {"config": path, "seconds": float} (optional)}
+           "renders_apart": {"config": path, "seconds": float} (optional),
+           "robust": {"texts": [{"s": str} | {"hex": str}], "groups": [str], "stack": int, "seconds": float,
+                      "memory": int, "results": path} (optional)}
 Response: {"version": str, "encodes": [[int]], "decodes": [[int, hex]], "chats": [str | null],
            "chat_encodes": [[int] | null] (with encode_chats: each rendered chat encoded),
            "renders": [str | null]}
@@ -16,6 +18,13 @@ With "renders_apart" the renders load that config's tokenizer and may hang or fa
 the rest: the response without "renders" is written first, then the renders run under a timer of
 "seconds" (SIGALRM, whose default action ends the process even inside MNN's C++), and the response
 is written again with them.  A response without "renders" means they did not finish.
+With "robust" the robustness inputs run last, after the response is written (a crash costs only
+them): each encode on a thread with a stack of "stack" bytes (a recursion crash shows at short
+inputs), under an address-space limit of "memory" bytes more than the process holds and a timer of
+"seconds" plus a margin; one JSON line per input goes to "results" as it ends ({"i", "seconds" (wall),
+"cpu" (the encoding thread's CPU seconds), "ids"}, {"i", "skipped"} or {"i", "error"}), so a crash or a kill leaves the finished ones and PROGRESS names the
+input it died on.  Inputs of a group (a character class at growing lengths) are skipped once the
+group's growth predicts one would not finish within what is left of "seconds".
 Everything the process prints (including C/C++ output and Python tracebacks) goes to LOG; the
 current step is kept in PROGRESS so that the caller can say what was running when it crashed.
 """
@@ -89,6 +98,74 @@ def render_with(config_path, item, step, i):
         return None
     finally:
         del model
+
+
+def current_address_space():
+    """Bytes of address space this process holds (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def robust(model, req, step):
+    """The robustness inputs (see the module's docstring)."""
+    import threading
+    import time
+
+    try:
+        import resource
+        held = current_address_space()
+        if held:
+            resource.setrlimit(resource.RLIMIT_AS, (held + int(req["memory"]), resource.RLIM_INFINITY))
+    except (ImportError, ValueError, OSError):  # not Unix, or a lower hard limit: the timer still bounds it
+        pass
+    timer = getattr(signal, "setitimer", None)
+    if timer:  # a hard stop past the budget (SIGALRM's default action ends the process inside C++)
+        timer(signal.ITIMER_REAL, float(req["seconds"]) * 2 + 5)
+    results = os.open(req["results"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    end = time.monotonic() + float(req["seconds"])
+    # the encoding thread's CPU time: what the file costs, whatever else the machine runs (3.7+)
+    clock = getattr(time, "thread_time", time.perf_counter)
+    last = {}  # group -> (length, seconds) of its last finished input
+
+    def run():
+        for i, (t, group) in enumerate(zip(req["texts"], req["groups"])):
+            text = t["s"] if "s" in t else bytes.fromhex(t["hex"])
+            left = end - time.monotonic()
+            if group in last:  # quadratic from the last one: the runtime's BPE is, per word
+                n, seconds = last[group]
+                if seconds is None or seconds * (float(len(text)) / n) ** 2 > left:
+                    last[group] = (n, None)  # stopped: every longer input of the group is skipped too
+                    os.write(results, (json.dumps({"i": i, "skipped": "time budget"}) + "\n").encode())
+                    continue
+            elif left <= 0:
+                os.write(results, (json.dumps({"i": i, "skipped": "time budget"}) + "\n").encode())
+                continue
+            step("robust %d" % i)
+            start, cpu = time.perf_counter(), clock()
+            try:
+                ids = list(model.tokenizer_encode(text))
+            except Exception as e:  # MemoryError under the limit, or the binding's own error
+                os.write(results, (json.dumps({"i": i, "error": "%s: %s" % (type(e).__name__, e)}) + "\n").encode())
+                last[group] = (max(len(text), 1), None)
+                continue
+            seconds = time.perf_counter() - start
+            last[group] = (max(len(text), 1), max(seconds, 1e-6))
+            os.write(results, (json.dumps({"i": i, "seconds": seconds, "cpu": clock() - cpu, "ids": ids})
+                               + "\n").encode())
+
+    threading.stack_size(int(req["stack"]))
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    if timer:
+        timer(signal.ITIMER_REAL, 0)
+    os.close(results)
 
 
 def main(argv):
@@ -170,6 +247,9 @@ def main(argv):
                                  for i, item in enumerate(req.get("renders", []))]
         step("done")
         write_json(response_path, result)
+        if req.get("robust"):
+            robust(model, req["robust"], step)
+            step("done")
     except BaseException:
         write_json(response_path, {"error": {"kind": "python", "message": traceback.format_exc()}})
     return 0

@@ -17,7 +17,7 @@ from .. import cache
 from ..corpus import slice_of
 from ..dump.jsonify import id_to_token
 from ..errors import InputError, MtokError
-from ..losses import EDGE, Loss, Severity
+from ..losses import EDGE, RUNTIME_CRASH, Loss, Severity
 from ..model_folder import jinja_block
 from ..mtok.header import read_header
 from ..readers.interpretation import disagreements
@@ -31,11 +31,12 @@ from .chat_parity import (
     render_request,
 )
 from .reference import ReferenceUnavailable
+from . import robust as R
 from .runtime import run_runtime
 from .sweep import sweep_texts
 
 CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "chat paths",
-          "stop ids", "vocab sweep")
+          "stop ids", "vocab sweep", "robustness")
 CHAT_CHECKS = ("chat text", "chat ids", "chat paths")
 # The checks on which a loss of each layer would show (its severity is measured only when they ran).
 LAYER_CHECKS = {"reference": (), "chat_template": CHAT_CHECKS, "decoder": ("streaming decode",), "post_processor": ("engine ids",),
@@ -75,6 +76,7 @@ class Report:
     corpus_sha256: str = ""
     runtime_output: tuple = field(default=(), repr=False)  # (encodes, decodes, chats, chat encodes) as run
     reference: dict = field(default_factory=dict)  # what the runtime was compared with (`Chosen.describe`)
+    robustness: R.Robustness | None = None  # the robustness phase (None: not run)
 
     def check(self, name: str) -> Check:
         return next(c for c in self.checks if c.name == name)
@@ -144,7 +146,8 @@ def corpus_hash(samples, chats) -> str:
 
 def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, python=None,
            timeout: float = 300.0, progress=None, llm_config: dict | None = None,
-           checked: tuple[bytes, object] | None = None, sweep: bool = False) -> Report:
+           checked: tuple[bytes, object] | None = None, sweep: bool = False,
+           robust: float | None = None) -> Report:
     """Run the runtime on `mtok_path` and the reference on `source`, and compare.
 
     `source` is the IR as read and `lowered, lowering` its honest lowering (what a correct file
@@ -154,7 +157,9 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     replaces the embedded template and EOS).  `checked`: (bytes, the chat fields the strict reader
     read from them), when the caller has just checked what it wrote (export); the file is read again
     only when it holds other bytes.  `sweep`: also the vocabulary sweep (`verify.sweep`: every
-    token's own text, raw ids against the reference).  `progress(step)` is told each phase."""
+    token's own text, raw ids against the reference).  `robust`: the robustness phase's budget in
+    seconds of runtime encodes (`verify.robust`; None: not run); a crash in it is the loss
+    `runtime-crash`, added to `lowering.losses`.  `progress(step)` is told each phase."""
     step = progress or (lambda s: None)
     found = disagreements(source)
     if found:  # the reader did not follow the folder's interpretation the reference follows: one finding
@@ -170,6 +175,13 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     swept_raw = _ask(reference, " on the vocabulary sweep", lambda: reference.raw_ids(swept)) if swept else None
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
+    robust_request = R.request(robust) if robust is not None else None
+    ahead: dict = {}
+
+    def early():
+        """The reference's side of the robustness phase, while the runtime runs (on another core)."""
+        if robust_request is not None:
+            ahead.update(R.reference_ahead(robust_request[0], reference))
     data = Path(mtok_path).read_bytes()
     # once, before MNN loads it: every check runs (lazy only defers building the vocab entries)
     if checked is not None and checked[0] == data:
@@ -185,7 +197,8 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     rt = run_runtime(mtok_path, texts=texts + swept, decode_ids=ids_needed,
                      chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
                      llm_config=llm_config, check=False, encode_chats=True, renders=renders,
-                     renders_apart=apart, while_running=why.warm)
+                     renders_apart=apart, while_running=lambda: (why.warm(), early()),
+                     robust=robust_request[1] if robust_request else None)
     chat_encodes = [ids for ids in rt.chat_encodes if ids is not None]
     step("compare")
     checks = {name: Check(name) for name in CHECKS}
@@ -234,10 +247,47 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
         checks["chat paths"].skipped = "no chat template"
     _stop_checks(checks["stop ids"], data, file_chat, source, lowered, lowering)
     _name_components(checks, why)
+    robustness = None
+    if robust_request is not None:
+        step("robustness")
+        robustness = _robustness(checks["robustness"], robust_request[0], rt.robust, robust, reference, why, lowering,
+                                 ahead)
+        why.save()
+    else:
+        checks["robustness"].skipped = "not run (--no-robust)"
     _name_references(checks, reference)
     return Report(str(mtok_path), lowering.target.name, rt.version, list(checks.values()), list(lowering.losses),
                   corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes),
-                  {**reference.describe(), **({"disagreement": ref.drift} if ref.drift else {})})
+                  {**reference.describe(), **({"disagreement": ref.drift} if ref.drift else {})}, robustness)
+
+
+def _robustness(check: Check, items, run, seconds: float, reference, why, lowering, ahead: dict) -> R.Robustness:
+    """The robustness phase's result: each finished input's raw ids against the reference's (the
+    check), the timings and growth, and on a crash the loss `runtime-crash` (refused by default)."""
+    result = R.summarize(items, run, seconds, R.STACK)
+    done = [(x, r) for x, r in zip(items, run.results) if r is not None and "ids" in r]
+    known = ahead.get("ids", {})
+    later = [x.text for x, _ in done if x.text not in known]
+    if later:
+        known.update(zip(later, _ask(reference, " on the robustness inputs", lambda: reference.raw_ids(later))))
+    want = [known[x.text] for x, _ in done]
+    prefix = list(why.prefix)
+    for (x, r), expected in zip(done, want):
+        got = r["ids"]
+        got_raw = got[len(prefix):] if got[:len(prefix)] == prefix else got
+        compare(check, _Sample(f"robust:{x.group}:{len(x.text)}", x.text), expected, got_raw,
+                lambda: why.raw(x.text, expected, got_raw), slice="edge")
+    result.mismatches = len(check.mismatches)
+    result.word_reference_seconds = ahead.get("word_seconds")
+    if result.crash is not None:
+        c = result.crash
+        lowering.losses.append(Loss(RUNTIME_CRASH, "runtime", "$", f"the runtime crashed ({R.signal_name(c['status'])}) on "
+                                    f"one {'run of ' if c['group'] in R.CLASSES else ''}"
+                                    f"{c['group']}, {c['length']:,} characters long, encoded on a thread with a "
+                                    f"{R.STACK // 1024} KiB stack (an app's worker thread: Android's is 1 MiB)"))
+    if run.crashed is None and not result.groups:
+        check.skipped = "the runtime ran none of the robustness inputs"
+    return result
 
 
 def _disagreement_report(mtok_path, lowering, found: list[tuple[str, str]], reference) -> Report:

@@ -139,6 +139,22 @@ def hf_tokenizer(tokenizer_file: Path):
     return tk
 
 
+def hf_encode_seconds(tokenizer_file: Path, text: str) -> float:
+    """Seconds HF tokenizers takes to encode `text` without special tokens, the file loaded first
+    (not counted); the best of two runs.  Never cached: it is a timing."""
+    import time
+
+    from tokenizers import Tokenizer
+
+    tk = Tokenizer.from_file(str(tokenizer_file))
+    best = float("inf")
+    for _ in range(2):
+        start = time.perf_counter()
+        tk.encode(text, add_special_tokens=False)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def run_hf(tk, texts) -> Reference:
     """Ids with and without special tokens, decode and the normalizer of an HF `Tokenizer` (no chat)."""
     tk.no_truncation()

@@ -24,7 +24,7 @@ from ..formats import BY_NAME, classify
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..readers.interpretation import FolderInterpretation, bert_casing, config_object, transformers_class
-from .reference import Reference, ReferenceUnavailable, hf_raw_ids, hf_reference, run_hf
+from .reference import Reference, ReferenceUnavailable, hf_encode_seconds, hf_raw_ids, hf_reference, run_hf
 from . import mnn341
 from .reference_gguf import INSTALL as GGUF_INSTALL
 from .reference_gguf import gguf_reference
@@ -45,6 +45,9 @@ class Chosen:
     chat: str = ""  # the library that renders the chat checks' prompts ("": none, those checks are skipped)
     unavailable: ReferenceUnavailable | None = field(default=None, compare=False)  # set: a self-check only
     raw: Callable[[list], list] | None = field(default=None, repr=False, compare=False)  # texts -> raw ids only
+    # text -> seconds the library takes to encode it (loading not counted; the robustness phase's
+    # comparison); None: not measured for this library
+    timer: Callable[[str], float] | None = field(default=None, repr=False, compare=False)
 
     def raw_ids(self, texts: list[str]) -> list[list[int]]:
         """Ids without special tokens only (the vocabulary sweep): cheaper where the library allows."""
@@ -96,7 +99,8 @@ def _tokenizers(file: Path, tok) -> Chosen:
                                             tokenizer_file=file)
     # transformers renders the chats; their ids are the file's engine's, like every other check's
     return Chosen(run, "tokenizers", _lib("tokenizers"), (str(file),), "",
-                  f"{_lib('transformers')}'s render, {_lib('tokenizers')}'s ids", raw=lambda texts: hf_raw_ids(file, texts))
+                  f"{_lib('transformers')}'s render, {_lib('tokenizers')}'s ids", raw=lambda texts: hf_raw_ids(file, texts),
+                  timer=lambda text: hf_encode_seconds(file, text))
 
 
 # ------------------------------------------------------------------ sentencepiece, tiktoken, tekken

@@ -56,12 +56,38 @@ from ..errors import InputError, RuntimeEngineError
 from ..io import remove_stale_folders
 from ..readers.mnn_file import read_mnn_file
 
-__all__ = ["RuntimeResult", "run_runtime"]
+__all__ = ["RobustRequest", "RobustRun", "RuntimeResult", "run_runtime"]
 
 _WORKER = Path(__file__).with_name("_runtime_worker.py")
 _RESERVED = {"config.json", "llm_config.json", "llm.mnn", "llm.mnn.weight"}
 _LOG_TAIL_LINES = 20
 _TEMP_PREFIX = "mtok-runtime-"  # + pid + "-": a later run removes the folders of dead pids
+
+
+@dataclass(frozen=True)
+class RobustRequest:
+    """Robustness inputs for `run_runtime` (run last, after everything else, see `_runtime_worker`):
+    `texts` in order, `groups` (one name per text: a group's texts grow, and the rest of a group is
+    skipped once its growth predicts one would not finish within `seconds`), each encode on a
+    thread with a `stack`-byte stack, under `memory` bytes of address space more than the loaded
+    runtime holds."""
+
+    texts: Sequence[str]
+    groups: Sequence[str]
+    seconds: float
+    stack: int
+    memory: int = 2 * 2**30
+
+
+@dataclass(frozen=True)
+class RobustRun:
+    """What the runtime did with the robustness inputs: per text {"seconds", "ids"}, {"skipped": why},
+    {"error": message} or None (not reached); `crashed`: the index of the text the process died on
+    (None: it did not); `status`: how the process ended ("exited with status 0", "was killed by SIGSEGV")."""
+
+    results: list[dict | None]
+    crashed: int | None
+    status: str
 
 
 @dataclass(frozen=True)
@@ -76,6 +102,7 @@ class RuntimeResult:
     renders: list[str | None] | None = ()  # per `renders` item: its messages rendered with its jinja block
     # (None: renders run apart did not finish)
     chat_encodes: list[list[int] | None] = ()  # with `encode_chats`: tokenizer_encode of each chat's rendering
+    robust: RobustRun | None = None  # with `robust`: what the robustness inputs did
 
 
 def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | bytes] = (),
@@ -84,7 +111,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
                 llm_config: Mapping | None = None, check: bool = True,
                 renders: Sequence[Mapping] = (), encode_chats: bool = False,
                 renders_apart: tuple[bytes, float] | None = None, decode_encoded: bool = False,
-                while_running: Callable[[], None] | None = None) -> RuntimeResult:
+                while_running: Callable[[], None] | None = None, robust: RobustRequest | None = None) -> RuntimeResult:
     """Load `tokenizer_path` (`.mtok` or legacy `tokenizer.txt`) in MNN and run all requests in one process.
 
     `texts` are `str` (valid Unicode) or `bytes` (passed raw); `decode_ids` are int32; each entry of
@@ -99,6 +126,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
     run last, given those seconds; when they hang, crash or raise, the rest is returned and
     `renders` is None (one process instead of a second one for the renders).
     `while_running`: work for this process to do while the runtime's process runs (on another core).
+    `robust`: robustness inputs, run last in the same process (`RobustRequest`); a crash, a kill or
+    a time-out among them is their result (`RuntimeResult.robust`), not an error.
     Raises `RuntimeEngineError` on a missing file, missing MNN, load failure, crash or timeout.
     With `check` (the default) the file is first read by our strict reader, so a malformed file is
     a `FormatError` naming the section and offset (exit 2) instead of whatever MNN makes of it
@@ -143,9 +172,17 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
                      "seconds": float(seconds)}
         request, response, log, progress = (tmp_path / n for n in
                                             ("request.json", "response.json", "log.txt", "progress"))
+        results = tmp_path / "robust.jsonl"
+        wire_robust = None
+        if robust is not None:
+            wire_robust = {"texts": [{"s": t} for t in robust.texts], "groups": list(robust.groups),
+                           "stack": int(robust.stack), "seconds": float(robust.seconds), "memory": int(robust.memory),
+                           "results": str(results)}
+            timeout += 2 * robust.seconds + 10  # the worker's own hard stop comes first
         request.write_text(json.dumps({"config": str(config), "texts": wire_texts, "decode_ids": ids,
                                        "decode_encoded": decode_encoded, "chats": wire_chats, "encode_chats": encode_chats,
-                                       "renders": [dict(r) for r in renders], "renders_apart": apart}))
+                                       "renders": [dict(r) for r in renders], "renders_apart": apart,
+                                       "robust": wire_robust}))
         try:
             output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout, while_running)
         except subprocess.TimeoutExpired:
@@ -158,6 +195,7 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
             raise RuntimeEngineError(f"MNN runtime ({python}) {status} without a result"
                                      f"{f' during {step}' if step else ''}; last output:\n{_tail(log_text)}")
         data = json.loads(response.read_text(encoding="utf-8"))
+        robust_run = _robust_run(robust, results, _read(progress), status) if robust is not None else None
 
     err = data.get("error")
     if err:
@@ -171,7 +209,23 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
         raise RuntimeEngineError(f"runtime worker failed:\n{err['message']}")
     return RuntimeResult(encodes=data["encodes"], decodes={i: bytes.fromhex(h) for i, h in data["decodes"]},
                          chats=data["chats"], log=log_text, version=data["version"],
-                         renders=data.get("renders"), chat_encodes=data.get("chat_encodes", []))
+                         renders=data.get("renders"), chat_encodes=data.get("chat_encodes", []), robust=robust_run)
+
+
+def _robust_run(robust: RobustRequest, results: Path, progress: str, status: str) -> RobustRun:
+    """The worker's result lines, and the input it died on when it did not end normally."""
+    out: list[dict | None] = [None] * len(robust.texts)
+    for line in _read(results).splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:  # the last line, cut by the crash
+            continue
+        out[item.pop("i")] = item
+    step = progress.rstrip(" ")
+    crashed = None
+    if status != "exited with status 0" and step.startswith("robust "):
+        crashed = int(step.split()[1])
+    return RobustRun(out, crashed, status)
 
 
 def _model_folder(folder: Path, name: str, write_tokenizer: Callable[[Path], object], llm_config) -> Path:

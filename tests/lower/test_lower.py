@@ -37,7 +37,7 @@ from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.targets import TARGETS
-from mtok_export.verify.runtime import RuntimeResult, run_runtime
+from mtok_export.verify.runtime import RobustRequest, RuntimeResult, run_runtime
 from tests.support.naive_mapping import naive
 from tests.support.marks import MNN_MISSING, runtime
 
@@ -415,8 +415,10 @@ def test_split_contiguous(tmp_path, pattern, texts):
 def test_metaspace_split(tmp_path, scheme):
     """HF Metaspace(split=True) replaces spaces by ▁ and splits before each ▁ (MergedWithNext):
     "a b  c" -> ▁a ▁b ▁ ▁c, so merges never cross words.  The runtime's Metaspace never splits; the
-    pass adds Split(/▁?[^▁]+|▁/).  Naive drops `split`, so "▁▁" and "a▁" merge across words."""
-    texts = ["a b  c", "abc  ", "ab c", " a"]
+    pass adds Split(/▁/, MergedWithPrevious, invert): each ▁ starts a piece, with one-character
+    matches (std::wregex recurses per character matched).  Naive drops `split`, so "▁▁" and "a▁"
+    merge across words.  A typed ▁ splits too, as in HF."""
+    texts = ["a b  c", "abc  ", "ab c", " a", "a▁▁b", "▁▁", "ab▁", "c" * 3000 + " a"]
     merges = [("\u2581", "\u2581"), ("\u2581", "a"), ("\u2581", "b"), ("\u2581", "c"), ("a", "\u2581")]
     tk = bpe("\u2581abc", merges, pre_tokenizer=pre_tokenizers.Metaspace("\u2581", scheme, split=True),
              decoder=decoders.Metaspace("\u2581", scheme, split=True))
@@ -425,6 +427,9 @@ def test_metaspace_split(tmp_path, scheme):
     assert_no_loss(ex, "metaspace-first", "regex-unsupported", "dropped")
     assert_exact(ex, run_runtime(ex.path, texts=texts), texts)
     assert_naive_differs(ex, texts)
+    # one long word on a 64 KiB thread stack: /▁?[^▁]+|▁/ crashed here (std::wregex recursion)
+    word = RobustRequest(["c" * 20_000], ["letters"], 30.0, 64 * 1024)
+    assert run_runtime(ex.path, robust=word).robust.crashed is None
 
 
 # -------------------------------------------------------------------------- models and added tokens

@@ -335,10 +335,13 @@ def test_o200k_on_a_rank_file_is_exact_on_the_runtime(tmp_path):
     """GPT-4o's pattern on Qwen-1's ranks, exported and verified against tiktoken itself: only the
     NFC normalizer's edge mismatches remain."""
     from mtok_export.api import export
+    from mtok_export.ir.tokenizer import NO_CHAT
 
     src = tmp_path / "src"
     src.mkdir()
     (src / "qwen.tiktoken").write_bytes((CORPUS / "tokenizers/qwen-7b_tiktoken/qwen.tiktoken").read_bytes())
-    res = export(src, tmp_path / "out", pattern=_O200K_PATTERN, special={})
+    # the explicit form crashes the runtime on a long run (the robustness phase, loss runtime-crash,
+    # tests/verify/test_robust_runtime.py): shipped here only to check its ids
+    res = export(src, tmp_path / "out", pattern=_O200K_PATTERN, special={}, allow_crash=True, chat_template=NO_CHAT)
     assert res.written and res.verify.ok
     assert {m.explanation for c in res.verify.checks for m in c.mismatches} <= {("normalizer-approx",)}
