@@ -76,8 +76,7 @@ from .lint import Finding, lint_template
 from .rewrite import TOJSON_DEFINITION, UNDEFINED, ExprRewriter, Loop, Macro, header_text, is_pure
 from .source_map import SourceMap, marker_end
 
-__all__ = ["LoweredTemplate", "TemplateHangError", "defined_as_empty", "lower_template", "used_beyond_print",
-           "UNDEFINED"]
+__all__ = ["LoweredTemplate", "TemplateHangError", "lower_template", "used_beyond_print", "UNDEFINED"]
 
 
 class TemplateHangError(MtokError):
@@ -124,11 +123,6 @@ def lower_template(text: str, target: Target, *, disable=()) -> LoweredTemplate:
                            tuple(fixed_findings), dict(sorted(applied.items())))
 
 
-# What `defined_as_empty` puts first: trim_blocks (on in both engines) removes the newline after the
-# tag, so the template's own first line still starts a line (lstrip_blocks applies to it as before).
-EMPTY_DEFINITION = "{{% set {} = '' %}}\n"
-
-
 def used_beyond_print(text: str, names) -> list[str]:
     """Those of the context variables ``names`` that ``text`` uses other than printed alone
     (``{{ bos_token }}``): in ``+``/``~``, filters, tests, comparisons, conditions, calls.  The runtime
@@ -141,13 +135,6 @@ def used_beyond_print(text: str, names) -> list[str]:
     bare = {id(n) for out in ast.find_all(nodes.Output) for n in out.nodes if isinstance(n, nodes.Name)}
     return sorted({n.name for n in ast.find_all(nodes.Name)
                    if n.name in names and n.ctx == "load" and id(n) not in bare})
-
-
-def defined_as_empty(text: str, names) -> str:
-    """``text`` with each of ``names`` set to ``''`` first: the fields the lowering emptied (BOS, which
-    the header prefix adds instead), which the runtime then leaves undefined (spec 8.7) where
-    transformers renders the source with a string."""
-    return "".join(EMPTY_DEFINITION.format(n) for n in sorted(names)) + text
 
 
 def _match(before: list[Finding], after: list[Finding]) -> tuple[list[Finding], list[Finding]]:

@@ -13,6 +13,22 @@ from ..chat import code_files
 from ..target import Target
 
 KIND = "chat-lowering"
+# What `defined_as_empty` puts first: trim_blocks (on in both engines) removes the newline after the
+# tag, so the template's own first line still starts a line (lstrip_blocks applies to it as before).
+EMPTY_DEFINITION = "{{% set {} = '' %}}\n"
+
+
+def defined_as_empty(text: str, names) -> str:
+    """``text`` with each of ``names`` set to ``''`` first: the fields the lowering emptied (BOS, which
+    the header prefix adds instead), which the runtime then leaves undefined (spec 8.7) where
+    transformers renders the source with a string."""
+    return "".join(EMPTY_DEFINITION.format(n) for n in sorted(names)) + text
+
+
+def without_empty_definition(text: str, name: str) -> str:
+    """``text`` without the definition `defined_as_empty` put first for ``name`` (an HF form that
+    gives the field its value back)."""
+    return text.removeprefix(EMPTY_DEFINITION.format(name))
 
 
 def lint_chat_template(lw, text: str) -> str:
@@ -30,8 +46,6 @@ def lint_chat_template(lw, text: str) -> str:
     if lw.cleared_bos and "bos_token" in outcome["beyond_print"]:
         # The runtime sets bos_token only when the file's BOS field is not empty (spec 8.7), and the
         # BOS lowering emptied it: `bos_token + content` would add an undefined value to a string.
-        from ..chat.lowering import defined_as_empty
-
         out = defined_as_empty(out, ["bos_token"])
         lw.did("chat template", "bos-defined-empty: bos_token set to '' first (the emptied BOS field leaves "
                "it undefined in the runtime, and the template uses it in an expression)")

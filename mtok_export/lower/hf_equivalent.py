@@ -46,6 +46,7 @@ from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..mtok.constants import TABLE_CONTROL_TO_SPACE
+from .chat_template import without_empty_definition
 
 # Spec 2.3.2: what the code-6 normalizer turns into one ASCII space whenever its table is non-empty.
 CONTROL_TO_SPACE = tuple(sorted(TABLE_CONTROL_TO_SPACE))
@@ -78,7 +79,10 @@ def _chat_with_bos(tok: Tokenizer):
     specials = set(tok.special_ids) | {t.id for t in tok.added_tokens if t.special}
     names = _token_names(tok, set(tok.prefix_ids), "$.prefix_ids", strict=False)
     bos = next((names[i] for i in tok.prefix_ids if i in specials and i in names), None)
-    return chat if bos is None else replace(chat, bos_token=bos)
+    if bos is None:
+        return chat
+    # the lowering's `{% set bos_token = '' %}` (the runtime's empty field) would empty it again
+    return replace(chat, bos_token=bos, text=without_empty_definition(chat.text, "bos_token"))
 
 
 def _normalizer(n, jp: str):

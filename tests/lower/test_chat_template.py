@@ -181,9 +181,7 @@ def test_an_emptied_bos_field_is_defined_where_an_expression_uses_it(cache_dir, 
     """The BOS lowering empties the field (the runtime then leaves bos_token undefined, spec 8.7): a
     template using it in an expression gets it set to '' first, warm cache or not; one that only
     prints it, or a file that keeps the field, is left alone."""
-    from mtok_export.chat.lowering import EMPTY_DEFINITION
-
-    definition = EMPTY_DEFINITION.format("bos_token")
+    definition = C.EMPTY_DEFINITION.format("bos_token")
     for _ in range(1 + cached):
         lw = Lowering(TARGETS[DEFAULT], cleared_bos="<|begin_of_text|>")
         out = C.lint_chat_template(lw, LLAMA31)
@@ -225,3 +223,11 @@ def test_export_of_a_llama31_shaped_folder_renders_its_chats(tmp_path):
     checks = {c["name"]: c for c in report["verify"]["checks"]}
     assert all(checks[n]["ok"] == checks[n]["total"] > 0 for n in ("chat text", "chat ids", "chat paths"))
     assert "bos-field-cleared" in json.dumps(report["export"])
+    # the HF form gives the field its BOS back, and drops the definition that would empty it again
+    from mtok_export.lower.hf_equivalent import hf_equivalent
+    from mtok_export.mtok import read_mtok
+
+    embedded = read_mtok((tmp_path / "out" / "tokenizer.mtok").read_bytes())[0]
+    assert embedded.chat.text == C.EMPTY_DEFINITION.format("bos_token") + LLAMA31 and embedded.chat.bos_token == ""
+    hf = hf_equivalent(embedded).chat
+    assert (hf.text, hf.bos_token) == (LLAMA31, specials[0])

@@ -1,7 +1,7 @@
 """An emptied BOS field (issue 31, class 4): when the header prefix adds BOS, the lowering empties the
 file's bos field, and MNN then leaves `bos_token` undefined (spec 8.7).  Printed alone that is
 harmless, but Llama-3.1's `{% set content = bos_token + content %}` makes a list of an undefined
-and a string.  `chat.lowering.defined_as_empty` sets it to '' first; each template here is rendered
+and a string.  `lower.chat_template.defined_as_empty` sets it to '' first; each template here is rendered
 by MNN 3.6.1 with the field empty and by transformers with bos_token '' (the same render as the
 source's minus its leading BOS)."""
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from mtok_export.chat.environment import parse_environment
-from mtok_export.chat.lowering import EMPTY_DEFINITION, defined_as_empty, lower_template, used_beyond_print
+from mtok_export.chat.lowering import lower_template, used_beyond_print
+from mtok_export.lower.chat_template import EMPTY_DEFINITION, defined_as_empty
 from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.verify.chat_parity import Conversation, builtin_conversations, reference_render, runtime_renders
 
