@@ -138,3 +138,16 @@ def test_reachable_filler_is_caught(lowered, tmp_path):
     bad = [m for c in report.checks if c.name == "vocab sweep" for m in c.mismatches if not m.explanation]
     assert bad and any(gap in m.got for m in bad)
 
+
+
+def test_added_tokens_past_gaps_join_the_vocab_at_their_ids(lowered):
+    """Added tokens outside the vocab whose ids leave gaps (ChatGLM3's config-declared [gMASK] 64790
+    after [MASK] 64789): they join the vocab at their ids, the ids between are filled, so the runtime
+    decodes them (before: `added-not-decodable`, decoded to '')."""
+    tok, _, _ = lowered
+    added_ids = {t.id for t in tok.added_tokens}
+    outside = replace(tok, model=replace(tok.model, vocab={t: i for t, i in tok.model.vocab.items() if i not in added_ids}))
+    low, lw = lower(outside, TARGETS[DEFAULT])
+    assert not [x for x in lw.losses if x.code == "added-not-decodable"]
+    assert all(low.model.vocab[t.content] == t.id for t in tok.added_tokens)
+    assert sorted(low.model.vocab.values()) == list(range(len(low.model.vocab)))
