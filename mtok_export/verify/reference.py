@@ -200,9 +200,13 @@ def _declared_ids(src_dir: Path, tk) -> dict[int, int]:
     where they differ.  `tokenizers` gives an added token outside the model's vocabulary the next free
     id, not its own: ChatGLM3 declares [gMASK] 64790, sop 64792, <|user|> 64795, <|assistant|> 64796
     (after 64789 SentencePiece pieces; its own code numbers them so), the fallback makes them
-    64789..64792.  The repository's code, which is never run, uses the declared ids, as the file does."""
+    64789..64792.  The repository's code, which is never run, uses the declared ids, as the file does.
+    A folder with a tokenizer.json is read as tokenizers reads it, next free ids included (the reader
+    follows the same rule): nothing to map there."""
     import json
 
+    if (src_dir / "tokenizer.json").is_file():
+        return {}
     try:
         decoder = json.loads((src_dir / "tokenizer_config.json").read_bytes()).get("added_tokens_decoder") or {}
         declared = {t["content"]: int(i) for i, t in decoder.items() if isinstance(t, dict) and isinstance(t.get("content"), str)}
