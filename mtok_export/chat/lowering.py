@@ -79,7 +79,7 @@ from .rules import trailing_newline
 from .rewrite import TOJSON_DEFINITION, UNDEFINED, ExprRewriter, Loop, Macro, header_text, is_pure
 from .source_map import SourceMap, marker_end
 
-__all__ = ["LoweredTemplate", "TemplateHangError", "lower_template", "UNDEFINED"]
+__all__ = ["LoweredTemplate", "TemplateHangError", "lower_template", "used_beyond_print", "UNDEFINED"]
 
 
 class TemplateHangError(MtokError):
@@ -126,6 +126,20 @@ def lower_template(text: str, target: Target, *, disable=()) -> LoweredTemplate:
                                 "the template must not be embedded)")
     return LoweredTemplate(lowered, tuple(sorted(applied)), tuple(remaining), text,
                            tuple(fixed_findings), dict(sorted(applied.items())))
+
+
+def used_beyond_print(text: str, names) -> list[str]:
+    """Those of the context variables ``names`` that ``text`` uses other than printed alone
+    (``{{ bos_token }}``): in ``+``/``~``, filters, tests, comparisons, conditions, calls.  The runtime
+    prints an undefined value as nothing, as it prints ``''``, but everywhere else the two differ
+    (``undefined + 'x'`` is a list, ``undefined|length`` is 1, ``is defined`` is false)."""
+    try:
+        ast = parse_environment().parse(normalize_newlines(text))
+    except jinja2.TemplateSyntaxError:
+        return []
+    bare = {id(n) for out in ast.find_all(nodes.Output) for n in out.nodes if isinstance(n, nodes.Name)}
+    return sorted({n.name for n in ast.find_all(nodes.Name)
+                   if n.name in names and n.ctx == "load" and id(n) not in bare})
 
 
 def _match(before: list[Finding], after: list[Finding]) -> tuple[list[Finding], list[Finding]]:

@@ -102,6 +102,7 @@ def lower(tok, target: Target, bos: str = "auto", progress=None, forms: Forms = 
     tok = models.lower_model(lw, tok)
     tok = processors.lower_post_processor(lw, tok)
     tok = models.lower_added_tokens(lw, tok)
+    tok = models.fill_id_gaps(lw, tok)
     if forms.header_specials != "all":
         tok = models.header_specials(lw, tok, turn_mark=forms.header_specials == "needed")
     if tok.chat.text:

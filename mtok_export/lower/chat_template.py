@@ -13,6 +13,22 @@ from ..chat import code_files
 from ..target import Target
 
 KIND = "chat-lowering"
+# What `defined_as_empty` puts first: trim_blocks (on in both engines) removes the newline after the
+# tag, so the template's own first line still starts a line (lstrip_blocks applies to it as before).
+EMPTY_DEFINITION = "{{% set {} = '' %}}\n"
+
+
+def defined_as_empty(text: str, names) -> str:
+    """``text`` with each of ``names`` set to ``''`` first: the fields the lowering emptied (BOS, which
+    the header prefix adds instead), which the runtime then leaves undefined (spec 8.7) where
+    transformers renders the source with a string."""
+    return "".join(EMPTY_DEFINITION.format(n) for n in sorted(names)) + text
+
+
+def without_empty_definition(text: str, name: str) -> str:
+    """``text`` without the definition `defined_as_empty` put first for ``name`` (an HF form that
+    gives the field its value back)."""
+    return text.removeprefix(EMPTY_DEFINITION.format(name))
 
 
 def lint_chat_template(lw, text: str) -> str:
@@ -22,20 +38,28 @@ def lint_chat_template(lw, text: str) -> str:
     (never cached: it is raised again by the next run)."""
     digest = cache.key(KIND, text, lw.target.jinja, files=(*code_files(), __file__))
     outcome = cache.computed(KIND, digest, lambda: outcome_of(text, lw.target), valid=_valid)
-    if outcome["text"] != text:
-        lw.chat_original = text
+    out = outcome["text"]
     for rule, count in outcome["rewrites"]:
         lw.did("chat template", f"{rule} x{count}")
     for json_path, reason, rule in outcome["losses"]:
         lw.loss(L.CHAT_TEMPLATE, "chat template", json_path, reason, trigger=(rule,))
-    return outcome["text"]
+    if lw.cleared_bos and "bos_token" in outcome["beyond_print"]:
+        # The runtime sets bos_token only when the file's BOS field is not empty (spec 8.7), and the
+        # BOS lowering emptied it: `bos_token + content` would add an undefined value to a string.
+        out = defined_as_empty(out, ["bos_token"])
+        lw.did("chat template", "bos-defined-empty: bos_token set to '' first (the emptied BOS field leaves "
+               "it undefined in the runtime, and the template uses it in an expression)")
+    if out != text:
+        lw.chat_original = text
+    return out
 
 
 def outcome_of(text: str, target: Target) -> dict:
-    """{"text": what to embed, "rewrites": [[rule, count]], "losses": [[json path, reason, rule]]},
-    in JSON types so the cached value is the computed one."""
+    """{"text": what to embed, "rewrites": [[rule, count]], "losses": [[json path, reason, rule]],
+    "beyond_print": [the special-token variables the lowered text uses other than printed alone]}, in
+    JSON types so the cached value is the computed one."""
     from ..chat.lint import RULES  # jinja2 and the chat package: only when the outcome is not cached
-    from ..chat.lowering import lower_template
+    from ..chat.lowering import lower_template, used_beyond_print
 
     lowered = lower_template(text, target)
     by_rule: dict[str, list] = {}
@@ -47,12 +71,13 @@ def outcome_of(text: str, target: Target) -> dict:
         summary = RULES[rule].summary if rule in RULES else found[0].message
         losses.append([f"$.chat_template@{where}", f"{rule} x{len(found)}: {summary}", rule])
     return {"text": lowered.text, "rewrites": [[rule, count] for rule, count in lowered.rewrites.items()],
-            "losses": losses}
+            "losses": losses, "beyond_print": used_beyond_print(lowered.text, ("bos_token",))}
 
 
 def _valid(v) -> bool:
-    return (isinstance(v, dict) and set(v) == {"text", "rewrites", "losses"} and isinstance(v["text"], str)
-            and _rows(v["rewrites"], (str, int)) and _rows(v["losses"], (str, str, str)))
+    return (isinstance(v, dict) and set(v) == {"text", "rewrites", "losses", "beyond_print"}
+            and isinstance(v["text"], str) and _rows(v["rewrites"], (str, int)) and _rows(v["losses"], (str, str, str))
+            and isinstance(v["beyond_print"], list) and all(type(x) is str for x in v["beyond_print"]))
 
 
 def _rows(rows, types) -> bool:

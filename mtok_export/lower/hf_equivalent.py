@@ -46,6 +46,8 @@ from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..mtok.constants import TABLE_CONTROL_TO_SPACE
+from .chat_template import without_empty_definition
+from .models import gap_filled
 
 # Spec 2.3.2: what the code-6 normalizer turns into one ASCII space whenever its table is non-empty.
 CONTROL_TO_SPACE = tuple(sorted(TABLE_CONTROL_TO_SPACE))
@@ -58,9 +60,25 @@ def hf_equivalent(tok: Tokenizer) -> Tokenizer:
     if isinstance(model, M.BPE) and model.mnn_byte_level:
         pre = _append_byte_level(pre)
         model = replace(model, mnn_byte_level=False)
-    return replace(tok, normalizer=_normalizer(tok.normalizer, "$.normalizer"), pre_tokenizer=pre, model=model,
-                   post_processor=_post_processor(tok), prefix_ids=(), added_tokens=added_with_specials(tok),
-                   chat=_chat_with_bos(tok))
+    added = added_with_specials(tok)
+    return replace(tok, normalizer=_normalizer(tok.normalizer, "$.normalizer"), pre_tokenizer=pre,
+                   model=_added_ids_kept(model, added), post_processor=_post_processor(tok), prefix_ids=(),
+                   added_tokens=added, chat=_chat_with_bos(tok))
+
+
+def _added_ids_kept(model, added):
+    """A BPE whose added tokens outside its vocab do not follow it densely (ChatGLM3's config-declared
+    [gMASK] 64790 after [MASK] 64789, ...): `tokenizers` gives such a token the next free id, not its
+    own, so they join the vocab at their ids and the ids between are filled with unreachable entries
+    (`lower.models.gap_filled`), as the `.mtok` lowering writes them."""
+    if not isinstance(model, M.BPE):
+        return model
+    outside = sorted((t.id, t.content) for t in added if t.content not in model.vocab)
+    n = len(model.vocab)
+    if [i for i, _ in outside] == list(range(n, n + len(outside))):
+        return model  # tokenizers numbers them so itself
+    vocab = {**model.vocab, **{c: i for i, c in outside}}
+    return replace(model, vocab={**vocab, **gap_filled(vocab, {t.content for t in added})})
 
 
 _BOS_VARIABLE = re.compile(r"\bbos_token\b")
@@ -78,7 +96,10 @@ def _chat_with_bos(tok: Tokenizer):
     specials = set(tok.special_ids) | {t.id for t in tok.added_tokens if t.special}
     names = _token_names(tok, set(tok.prefix_ids), "$.prefix_ids", strict=False)
     bos = next((names[i] for i in tok.prefix_ids if i in specials and i in names), None)
-    return chat if bos is None else replace(chat, bos_token=bos)
+    if bos is None:
+        return chat
+    # the lowering's `{% set bos_token = '' %}` (the runtime's empty field) would empty it again
+    return replace(chat, bos_token=bos, text=without_empty_definition(chat.text, "bos_token"))
 
 
 def _normalizer(n, jp: str):

@@ -325,6 +325,69 @@ def lower_added_tokens(lw, tok):
     return replace(tok, model=m, added_tokens=tuple(added), special_ids=tuple(special))
 
 
+GAP_TEXT = "<mtok-gap-{}>"  # a gap filler's text (id), see `fill_id_gaps`
+
+
+def fill_id_gaps(lw, tok):
+    """A BPE vocab whose ids skip some (OpenAI's cl100k as tokenizer.json: <|endofprompt|> at 100276
+    after a gap) cannot be written as it is: the runtime indexes id_to_token by id (spec 2.5).  Each
+    missing id gets a filler entry no input can produce: the runtime's BPE starts from single
+    characters (or bytes, or `<0xHH>` pieces) and only ever builds the concatenation of a merge's two
+    tokens, which is a source vocab word (HF refuses merges whose result is not), so a text of several
+    characters that is neither a vocab word, an added token nor a `<0xHH>` piece is unreachable.  It is
+    printable ASCII (its own surface under ByteLevel and Metaspace decoders, so `decode(id)` of a gap
+    id shows what it is); HF decodes a gap id to ''.  The vocabulary sweep types every filler's text
+    (`gap_fillers`): it must encode as the reference encodes it, never to a gap id."""
+    m = tok.model
+    if not isinstance(m, M.BPE) or not m.vocab:
+        return tok
+    fill = gap_filled(m.vocab, {t.content for t in tok.added_tokens})
+    if not fill:
+        return tok
+    gaps, top = sorted(fill.values()), max(m.vocab.values())
+    lw.did("id-gaps-filled", f"$.model.vocab: {len(gaps)} missing id(s) ({_id_ranges(gaps)}) filled with "
+           f"unreachable entries {GAP_TEXT.format('N')!r} (the runtime needs ids 0..{top} dense)")
+    return replace(tok, model=replace(m, vocab={**m.vocab, **fill}))
+
+
+def gap_filled(vocab: dict, taken=frozenset()) -> dict[str, int]:
+    """The filler entries (text -> id) for the ids 0..max that `vocab` lacks (`fill_id_gaps`): each
+    text several characters long, neither a vocab word, one of `taken` (added tokens) nor a `<0xHH>`
+    piece."""
+    used = set(vocab.values())
+    if not used or len(used) == max(used) + 1:
+        return {}
+    taken = set(vocab) | set(taken)
+    fill = {}
+    for i in range(max(used) + 1):
+        if i not in used:
+            text = GAP_TEXT.format(i)
+            while text in taken or _BYTE_PIECE.fullmatch(text):
+                text += "~"
+            fill[text] = i
+    return fill
+
+
+def gap_fillers(source, lowered) -> dict[int, str]:
+    """id -> text of the entries the lowering added to fill id gaps (`fill_id_gaps`): the lowered
+    vocab's ids that are neither the source's vocab nor its added tokens."""
+    if not isinstance(lowered.model, M.BPE):
+        return {}
+    real = set(M.vocab_of(source.model).values()) | {t.id for t in source.added_tokens}
+    return {i: t for t, i in lowered.model.vocab.items() if i not in real}
+
+
+def _id_ranges(ids: list[int]) -> str:
+    """'3, 7..9' for [3, 7, 8, 9]."""
+    runs: list[list[int]] = []
+    for i in ids:
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in runs)
+
+
 def header_specials(lw, tok, turn_mark: bool = True):
     """The one special token the header list needs (spec section 1): the chat template's turn mark.
 
@@ -388,16 +451,21 @@ def _rendered_specials(tok, specials: set[str]) -> dict[str, int]:
 
 
 def _extend_vocab(lw, m, vocab: dict, missing: list):
-    """Add (id, content) pairs to the model vocab when the ids extend it densely."""
+    """Add (id, content) pairs to the model vocab so the runtime can decode them: appended densely, or
+    (a dict vocab, ChatGLM3's config-declared [gMASK] 64790 after [MASK] 64789) at their ids, the ids
+    between then filled by `fill_id_gaps`."""
     n = len(vocab)
     new = [(i, c) for i, c in missing if i >= n and c not in vocab]
     ids = [i for i, _ in new]
-    if not new or ids != list(range(n, n + len(new))):
+    dense = ids == list(range(n, n + len(new)))
+    used = set(vocab.values())
+    if not new or (not dense and (isinstance(m, M.Unigram) or used & set(ids) or len(set(ids)) < len(ids))):
         lw.loss(L.ADDED_NOT_DECODABLE, "added tokens", "$.added_tokens",
                 f"{len(missing)} added token(s) are not in the model vocab and cannot be appended densely; "
                 "the runtime decodes them to ''", missing[0][1])
         return m
-    lw.did("added-tokens-in-vocab", f"$.added_tokens: {len(new)} token(s) appended to the vocab as ids {n}..{ids[-1]}")
+    lw.did("added-tokens-in-vocab", f"$.added_tokens: {len(new)} token(s) " + (
+        f"appended to the vocab as ids {n}..{ids[-1]}" if dense else f"put in the vocab at their ids ({_id_ranges(ids)})"))
     if isinstance(m, M.Unigram):
         return replace(m, vocab=m.vocab + tuple((c, -1e9) for _, c in new))
     return replace(m, vocab={**m.vocab, **{c: i for i, c in new}})

@@ -120,6 +120,16 @@ class SideFiles:
                 return (text, f"{fname} {name}") if text is not None else None
         return None
 
+    def role_flags(self, name: str) -> dict[str, bool]:
+        """The AddedToken flags a role's object form gives (`{"content": "<mask>", "lstrip": true, ...}`),
+        which transformers builds the token with; a plain string gives none."""
+        for data in (self.tcfg, self.stm):
+            if data.get(name) is not None:
+                value = data[name]
+                return {k: value[k] for k in ("single_word", "lstrip", "rstrip")
+                        if isinstance(value, dict) and isinstance(value.get(k), bool)}
+        return {}
+
     def additional(self) -> list[str]:
         for data, fname in ((self.tcfg, "tokenizer_config.json"), (self.stm, "special_tokens_map.json")):
             value = data.get("additional_special_tokens")
@@ -154,9 +164,13 @@ def collect_added(side: SideFiles, vocab: dict[str, int], roles: dict[str, str |
     """Added tokens as transformers builds them from the side files: `added_tokens_decoder` (with its
     flags), then `added_tokens.json`, then every special-token role and additional special token
     (special, not normalized).  A special token found nowhere gets the next free id, as HF does.
-    `roles` gives the family defaults used when the configs name no token for a role; `flags`
-    overrides default flags by content (e.g. RoBERTa's `<mask>` has lstrip)."""
-    flags = flags or {}
+    `roles` gives the family defaults used when the configs name no token for a role; a role's
+    flags are those its object form in the configs gives (`SideFiles.role_flags`), else `flags`
+    (by content)."""
+    flags = dict(flags or {})
+    for r in SPECIAL_ROLES:
+        if side.role(r) and side.role_flags(r):
+            flags[side.role(r)] = side.role_flags(r)
     by_id: dict[int, AddedToken] = {}
     for i, t in decoder_entries(side.tcfg):
         by_id[i] = decoder_token(i, t)

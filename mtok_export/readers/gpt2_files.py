@@ -150,8 +150,9 @@ def parse_gpt2_files(path: Path, *, family: str | None = None, merges_path: Path
     aps = side.tcfg.get("add_prefix_space", False)
     if not isinstance(aps, bool):
         raise UnsupportedError("must be a boolean", json_path="$.add_prefix_space", path=str(side.config_path))
-    flags = {"<mask>": {"lstrip": True}} if fam == "roberta" else {}
-    added = collect_added(side, vocab, _ROLE_DEFAULTS[fam], notes, flags)
+    # RoBERTa's <mask> gets lstrip only where a config's object form says so: transformers 5's
+    # RobertaTokenizer builds it from a plain string (4.x's slow class forced lstrip=True)
+    added = collect_added(side, vocab, _ROLE_DEFAULTS[fam], notes)
     ids = {**vocab, **{t.content: t.id for t in added}}
 
     def id_of(role: str) -> tuple[str, int]:

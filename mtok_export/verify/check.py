@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from ..corpus import slice_of
 from ..dump.jsonify import id_to_token
 from ..errors import InputError, MtokError
 from ..losses import EDGE, RUNTIME_CRASH, Loss, Severity
+from ..lower.models import gap_fillers
 from ..model_folder import jinja_block
 from ..mtok.header import read_header
 from ..readers.interpretation import disagreements
@@ -171,7 +173,18 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     step("reference")
     texts = [s.text for s in usable]
     ref = _ask(reference, "", lambda: reference.run(texts, runtime_chats))
-    swept, sweep_note = sweep_texts(source, set(texts)) if sweep else ([], "not run")
+    data = Path(mtok_path).read_bytes()
+    # once, before MNN loads it: every check runs (lazy only defers building the vocab entries)
+    fillers = gap_fillers(source, lowered)
+    if checked is not None and checked[0] == data:
+        file_chat = checked[1]  # these very bytes passed the same strict read (the honest lowering's)
+        file_fillers = []
+    else:
+        file_tok = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)[0]
+        file_chat, file_fillers = file_tok.chat, _entries_at(file_tok, fillers)
+    # the gap fillers as the honest lowering writes them and as this file holds them (a wrong one may
+    # be reachable: the sweep types it)
+    swept, sweep_note = sweep_texts(source, set(texts), [*fillers.values(), *file_fillers]) if sweep else ([], "not run")
     swept_raw = _ask(reference, " on the vocabulary sweep", lambda: reference.raw_ids(swept)) if swept else None
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
@@ -182,12 +195,6 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
         """The reference's side of the robustness phase, while the runtime runs (on another core)."""
         if robust_request is not None:
             ahead.update(R.reference_ahead(robust_request[0], reference))
-    data = Path(mtok_path).read_bytes()
-    # once, before MNN loads it: every check runs (lazy only defers building the vocab entries)
-    if checked is not None and checked[0] == data:
-        file_chat = checked[1]  # these very bytes passed the same strict read
-    else:
-        file_chat = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)[0].chat
     why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
     paths = _path_conversations() if has_chat else []
     renders, apart = _path_render_request(paths, lowered, llm_config) if has_chat else ([], None)
@@ -301,6 +308,16 @@ def _disagreement_report(mtok_path, lowering, found: list[tuple[str, str]], refe
         check.mismatches[-1].component = "interpretation"
     return Report(str(mtok_path), lowering.target.name, "(not run)", [check, *checks], list(lowering.losses),
                   reference=reference.describe())
+
+
+def _entries_at(tok, ids) -> list[str]:
+    """The texts the file `tok` (a BPE, as the ids come from `gap_fillers`) holds at `ids`."""
+    if not ids or not isinstance(getattr(tok.model, "vocab", None), Mapping):
+        return []
+    by_id = getattr(tok.model.vocab, "by_id", None)  # a lazy read's IdVocab
+    if by_id is not None:
+        return [by_id[i] for i in ids if i < len(by_id)]
+    return [t for t, i in tok.model.vocab.items() if i in ids]
 
 
 def _ask(reference, what: str, call):

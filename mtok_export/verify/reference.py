@@ -173,7 +173,9 @@ def _chats(src_dir: Path, chats: list, template: str | None = None, *, tok=None,
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     tok = tok if tok is not None else _chat_tokenizer(src_dir)
-    encode = encode or (lambda text: tok(text, add_special_tokens=False)["input_ids"])
+    if encode is None:
+        renumbered = getattr(tok, "mtok_declared_ids", {})  # the generic fallback's ids -> the declared ones
+        encode = lambda text: [renumbered.get(i, i) for i in tok(text, add_special_tokens=False)["input_ids"]]  # noqa: E731
     texts, ids = [], []
     for chat in chats:
         try:
@@ -229,10 +231,37 @@ def _chat_tokenizer(src_dir: Path):
             if "custom code" not in str(e) and "trust_remote_code" not in str(e):
                 raise
         try:
-            return PreTrainedTokenizerFast.from_pretrained(str(src_dir), trust_remote_code=False)
+            fallback = PreTrainedTokenizerFast.from_pretrained(str(src_dir), trust_remote_code=False)
         except Exception as e:  # noqa: BLE001  whatever the generic class cannot read
             raise ReferenceUnavailable(f"{src_dir}: the chat reference needs the repository's own tokenizer code "
                                        f"(auto_map), which is never run, and the generic fast tokenizer cannot "
                                        f"load it ({e.__class__.__name__}: {e})") from e
+        fallback.mtok_declared_ids = _declared_ids(src_dir, fallback)
+        return fallback
     finally:
         sys.stdin = stdin
+
+
+def _declared_ids(src_dir: Path, tk) -> dict[int, int]:
+    """The generic fast tokenizer's id -> the id tokenizer_config.json's `added_tokens_decoder` declares,
+    where they differ.  `tokenizers` gives an added token outside the model's vocabulary the next free
+    id, not its own: ChatGLM3 declares [gMASK] 64790, sop 64792, <|user|> 64795, <|assistant|> 64796
+    (after 64789 SentencePiece pieces; its own code numbers them so), the fallback makes them
+    64789..64792.  The repository's code, which is never run, uses the declared ids, as the file does.
+    A folder with a tokenizer.json is read as tokenizers reads it, next free ids included (the reader
+    follows the same rule): nothing to map there."""
+    import json
+
+    if (src_dir / "tokenizer.json").is_file():
+        return {}
+    try:
+        decoder = json.loads((src_dir / "tokenizer_config.json").read_bytes()).get("added_tokens_decoder") or {}
+        declared = {t["content"]: int(i) for i, t in decoder.items() if isinstance(t, dict) and isinstance(t.get("content"), str)}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    out = {}
+    for content, i in declared.items():
+        got = tk.convert_tokens_to_ids(content)
+        if isinstance(got, int) and got != i and got != tk.unk_token_id:
+            out[got] = i
+    return out

@@ -49,7 +49,7 @@ ROUND_TRIPS = [  # (type, source, loss codes of the source)
     (2, "bert", {"legacy-bert-normalizer", "suffix-not-appended", "legacy-bert-split", "legacy-bert-wordpiece",
                  "legacy-bert-decode", "legacy-bert-unk"}),
     (3, "gpt2", {"legacy-hf-regex"}),
-    (3, "roberta-base", {"legacy-hf-regex", "suffix-not-appended", "legacy-added-flags"}),
+    (3, "roberta-base", {"legacy-hf-regex", "suffix-not-appended"}),  # vocab.json: <mask> without lstrip
     (3, "whisper-large-v3", {"legacy-hf-regex", "suffix-not-appended"}),
 ]
 

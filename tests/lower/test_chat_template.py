@@ -87,7 +87,8 @@ def test_a_wrong_but_well_formed_entry_is_what_is_used(cache_dir):
     _state(TEMPLATES["plain"])
     (entry,) = _entries(cache_dir)
     entry.write_text(json.dumps({"text": "planted", "rewrites": [["python-literal", 2]],
-                                 "losses": [["$.chat_template@9:9", "planted reason", "arith-op"]]}))
+                                 "losses": [["$.chat_template@9:9", "planted reason", "arith-op"]],
+                                 "beyond_print": []}))
     out, losses, applied, original = _state(TEMPLATES["plain"])
     assert (out, original, applied) == ("planted", TEMPLATES["plain"], {"chat template": ["python-literal x2"]})
     assert [(x.json_path, x.reason, x.trigger) for x in losses] == [("$.chat_template@9:9", "planted reason",
@@ -167,3 +168,66 @@ def test_renders_are_cached_and_a_hit_is_what_a_miss_renders(cache_dir, monkeypa
         assert Rn.renders(template, chats, bos_token="<s>", eos_token="</s>") == expected
     assert Rn.renders(template, chats[:2], bos_token="<s>", eos_token="</s>") == expected[:2]  # another key
     assert Rn.renders(template, chats, bos_token="<s>") != expected  # eos is in the key
+
+
+LLAMA31 = ("{% for message in messages %}{% set content = '<|start_header_id|>' + message['role'] + "
+           "'<|end_header_id|>\n\n' + message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}"
+           "{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}"
+           "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}")
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_an_emptied_bos_field_is_defined_where_an_expression_uses_it(cache_dir, cached):
+    """The BOS lowering empties the field (the runtime then leaves bos_token undefined, spec 8.7): a
+    template using it in an expression gets it set to '' first, warm cache or not; one that only
+    prints it, or a file that keeps the field, is left alone."""
+    definition = C.EMPTY_DEFINITION.format("bos_token")
+    for _ in range(1 + cached):
+        lw = Lowering(TARGETS[DEFAULT], cleared_bos="<|begin_of_text|>")
+        out = C.lint_chat_template(lw, LLAMA31)
+    assert out == definition + LLAMA31 and lw.chat_original == LLAMA31
+    assert any("bos-defined-empty" in d for d in lw.applied["chat template"])
+    printed = "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}"
+    assert C.lint_chat_template(Lowering(TARGETS[DEFAULT], cleared_bos="<s>"), printed) == printed
+    assert C.lint_chat_template(Lowering(TARGETS[DEFAULT]), LLAMA31) == LLAMA31
+
+
+@pytest.mark.runtime
+def test_export_of_a_llama31_shaped_folder_renders_its_chats(tmp_path):
+    """Issue 31 class 4, a tokenizer of the same shape: a byte-level BPE whose post-processor adds
+    BOS (so the field is emptied) and whose template adds BOS in `bos_token + content`: MNN 3.6.1
+    rendered `[{"__jinja_undefined__":true},...]`, chats 0/13; now every chat check passes."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    from tests.support.commands import export_cli
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    specials = ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
+    tok = Tokenizer(models.BPE({c: i for i, c in enumerate(alphabet)}, []))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens(specials)
+    j = json.loads(tok.to_str())
+    bos = {"SpecialToken": {"id": specials[0], "type_id": 0}}
+    j["post_processor"] = {"type": "TemplateProcessing", "single": [bos, {"Sequence": {"id": "A", "type_id": 0}}],
+                           "pair": [bos, {"Sequence": {"id": "A", "type_id": 0}}, bos,
+                                    {"Sequence": {"id": "B", "type_id": 1}}],
+                           "special_tokens": {specials[0]: {"id": specials[0], "ids": [len(alphabet)],
+                                                            "tokens": [specials[0]]}}}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(j), encoding="utf-8")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(
+        {"bos_token": specials[0], "eos_token": "<|eot_id|>", "chat_template": LLAMA31}), encoding="utf-8")
+    r = export_cli("--path", str(tmp_path), "--output", str(tmp_path / "out"), "--json")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    report = json.loads(r.stdout)
+    checks = {c["name"]: c for c in report["verify"]["checks"]}
+    assert all(checks[n]["ok"] == checks[n]["total"] > 0 for n in ("chat text", "chat ids", "chat paths"))
+    assert "bos-field-cleared" in json.dumps(report["export"])
+    # the HF form gives the field its BOS back, and drops the definition that would empty it again
+    from mtok_export.lower.hf_equivalent import hf_equivalent
+    from mtok_export.mtok import read_mtok
+
+    embedded = read_mtok((tmp_path / "out" / "tokenizer.mtok").read_bytes())[0]
+    assert embedded.chat.text == C.EMPTY_DEFINITION.format("bos_token") + LLAMA31 and embedded.chat.bos_token == ""
+    hf = hf_equivalent(embedded).chat
+    assert (hf.text, hf.bos_token) == (LLAMA31, specials[0])

@@ -483,7 +483,7 @@ def test_values_tokenizers_cannot_load_are_errors():
 
 def test_output_is_canonical():
     vocab = {"b": 1, "a": 0, "c": 2}
-    one = Tokenizer(model=M.BPE(vocab, (("a", "b"),)), added_tokens=(AddedToken(5, "y"), AddedToken(3, "x")))
+    one = Tokenizer(model=M.BPE(vocab, (("a", "b"),)), added_tokens=(AddedToken(4, "y"), AddedToken(3, "x")))
     two = replace(one, model=M.BPE(dict(reversed(vocab.items())), (("a", "b"),)),
                   added_tokens=tuple(reversed(one.added_tokens)))
     data = write_tokenizer_json(one)
@@ -491,7 +491,21 @@ def test_output_is_canonical():
     assert data.decode("utf-8").startswith('{\n  "version": "1.0",\n  "truncation": null,\n  "padding": null,')
     obj = json.loads(data)
     assert list(obj["model"]["vocab"]) == ["a", "b", "c"] and obj["model"]["merges"] == [["a", "b"]]
-    assert [t["id"] for t in obj["added_tokens"]] == [3, 5]
+    assert [t["id"] for t in obj["added_tokens"]] == [3, 4]
+
+
+def test_added_ids_past_a_gap_are_kept():
+    """tokenizers gives an added token outside the vocab the next free id, not its own: tokens past a
+    gap (ChatGLM3's config-declared ones) join the vocab at their ids, the ids between filled with
+    entries no input produces, so the file loads with the IR's ids and encodes as before."""
+    from tokenizers import Tokenizer as HF
+
+    ir = Tokenizer(model=M.BPE({"a": 0, "b": 1, "ab": 2}, (("a", "b"),)),
+                   added_tokens=(AddedToken(3, "x"), AddedToken(5, "y"), AddedToken(8, "z")))
+    hf = HF.from_str(write_tokenizer_json(ir).decode("utf-8"))
+    assert [hf.token_to_id(t) for t in "xyz"] == [3, 5, 8]
+    assert hf.encode("abxyabz", add_special_tokens=False).ids == [2, 3, 5, 2, 8]
+    assert not {4, 6, 7} & set(hf.encode("a<mtok-gap-4>b <mtok-gap-6>", add_special_tokens=False).ids)  # no filler id
 
 
 def test_configs_beside_tokenizer_json(tmp_path):
