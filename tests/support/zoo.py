@@ -218,6 +218,28 @@ def accept_flags(a: dict) -> list[str] | None:
     return ["--accept", m.group(1)] if m else None
 
 
+def hint_flags(a: dict) -> list[list[str]]:
+    """What a refusal's hint offers, in the order a release engineer would try it: the codes to
+    accept; where the runtime crashes, first the form it names that does not crash, then shipping
+    the crash on purpose (`--allow-crash`: the table shows it)."""
+    accept = accept_flags(a) or []
+    out = []
+    if "--regex-form fold" in a["hint"]:
+        out.append(accept + ["--regex-form", "fold"])
+    if "--allow-crash" in a["hint"]:
+        out.append(accept + ["--allow-crash"])
+    return out or ([accept] if accept else [])
+
+
+def _with(flags: list[str], more: list[str]) -> list[str]:
+    """`flags` and the `--accept` codes of `more` (merged into one --accept)."""
+    if "--accept" not in flags:
+        return flags + more
+    i = flags.index("--accept")
+    codes = dict.fromkeys(flags[i + 1].split(",") + more[1].split(","))
+    return flags[:i + 1] + [",".join(codes)] + flags[i + 2:]
+
+
 def option_flags(options: list[str]) -> list[list[str]]:
     """Each concrete choice the printed options of a dead end name (`--bos prefix / --bos none: ...`,
     `--normalizer-form compose|no-compose|table: ...`), without placeholders (NAME|FILE), options
@@ -246,13 +268,16 @@ def run_model(model: Model, tmp_root: Path | None = None) -> dict:
         def retry(flags: list[str]) -> bool:
             a = attempt(model, flags, Path(tmp))
             attempts.append(a)
-            if a["exit"] == 3 and accept_flags(a) and "--accept" not in flags:  # an option, then its losses
-                a = attempt(model, flags + accept_flags(a), Path(tmp))
+            more = accept_flags(a)
+            if a["exit"] == 3 and more and _with(flags, more) != flags:  # an option, then its losses
+                a = attempt(model, _with(flags, more), Path(tmp))
                 attempts.append(a)
             return a["exit"] == 0
 
-        if first["exit"] == 3 and accept_flags(first):
-            retry(accept_flags(first))
+        if first["exit"] == 3:
+            for flags in hint_flags(first):
+                if retry(flags):
+                    break
         elif first["exit"] == 1:
             for flags in option_flags(first["options"]):
                 if retry(flags):
