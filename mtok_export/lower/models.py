@@ -326,6 +326,9 @@ def lower_added_tokens(lw, tok):
 
 
 GAP_TEXT = "<mtok-gap-{}>"  # a gap filler's text (id), see `fill_id_gaps`
+# Fillers beyond the vocabulary's own size are only filled up to this many: real gaps are a few
+# reserved ids (cl100k 15, o200k 18); an id of 2**31 would otherwise take the machine's memory.
+MAX_GAP_FILL = 65536
 
 
 def fill_id_gaps(lw, tok):
@@ -353,10 +356,12 @@ def fill_id_gaps(lw, tok):
 def gap_filled(vocab: dict, taken=frozenset()) -> dict[str, int]:
     """The filler entries (text -> id) for the ids 0..max that `vocab` lacks (`fill_id_gaps`): each
     text several characters long, neither a vocab word, one of `taken` (added tokens) nor a `<0xHH>`
-    piece."""
+    piece.  None when more ids are missing than the vocabulary holds (and over `MAX_GAP_FILL`)."""
     used = set(vocab.values())
     if not used or len(used) == max(used) + 1:
         return {}
+    if max(used) + 1 - len(used) > max(len(used), MAX_GAP_FILL):
+        return {}  # ids far past the vocabulary (a corrupt file): not filled; the writer names the id
     taken = set(vocab) | set(taken)
     fill = {}
     for i in range(max(used) + 1):

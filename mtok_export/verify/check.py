@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import cache
-from ..corpus import slice_of
+from ..corpus import Chat, slice_of
 from ..dump.jsonify import id_to_token
 from ..errors import InputError, MtokError
 from ..losses import EDGE, RUNTIME_CRASH, Loss, Severity
@@ -249,7 +249,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
 
     if has_chat:
         step("chat paths")
-        _chat_paths(checks["chat paths"], paths, HANG if rt.renders is None else rt.renders, source, lowering)
+        _chat_paths(checks["chat paths"], paths, HANG if rt.renders is None else rt.renders, source, lowering, why)
     else:
         checks["chat paths"].skipped = "no chat template"
     _stop_checks(checks["stop ids"], data, file_chat, source, lowered, lowering)
@@ -383,10 +383,12 @@ def _path_render_request(convs, lowered, llm_config):
     return render_request(template, convs, bos=lowered.chat.bos_token, eos=eos)
 
 
-def _chat_paths(check: Check, convs, got, source, lowering):
+def _chat_paths(check: Check, convs, got, source, lowering, why):
     """Every path a template branches on, rendered by transformers with the source's template and
-    by the runtime (`got`: the renders, or HANG when they did not finish).  A difference is never
-    explained: no lint finding reproduces a render."""
+    by the runtime (`got`: the renders, or HANG when they did not finish).  A difference is
+    explained only as the chat text check's is: the source template rendered the way the runtime
+    renders it (an empty inner BOS, a lint rule's runtime behaviour) gives the runtime's render
+    exactly (`Attribution.chat_text`); a lint finding alone explains nothing."""
     src, cleared = source.chat, lowering.prefix_text
     if got == HANG:
         got = ["<the runtime did not finish>"] * len(convs)
@@ -398,7 +400,9 @@ def _chat_paths(check: Check, convs, got, source, lowering):
         if cleared and want.startswith(cleared):
             want = want[len(cleared):]
         sample = _Sample(conv.id, json.dumps(list(conv.messages), ensure_ascii=False)[:300])
-        compare(check, sample, want, runtime, slice="edge" if "special" in conv.tags else "everyday")
+        chat = Chat(conv.id, tuple(conv.messages), True, conv.tools, conv.tags, conv.context)  # rendered with the prompt
+        compare(check, sample, want, runtime, lambda: why.chat_text(chat, want, runtime),
+                slice="edge" if "special" in conv.tags else "everyday")
     if left_out:
         check.skipped = f"{left_out} conversation(s) transformers does not render (raises, or prints content parts)"
 

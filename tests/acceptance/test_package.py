@@ -84,7 +84,7 @@ def test_loss_error_hint_is_in_api_terms_for_api_callers(tmp_path):
             call()
         first, *rest = info.value.hint.splitlines()
         assert first == (f"pass accept={REFUSED!r} (or an accept_file listing them, checked into the "
-                         "model repo); allow_lossy=True accepts every loss")
+                         "model repo); allow_lossy=True accepts every loss but a crash")
         assert not any(f in info.value.hint for f in ("--accept", "--allow-lossy", "--target"))
         assert all(line.split(":")[0] in REFUSED for line in rest)  # then, per code, what the end user sees
     # and the accept= it names does accept them
