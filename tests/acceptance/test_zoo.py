@@ -81,6 +81,15 @@ def test_hint_flags_try_the_form_that_does_not_crash_before_shipping_the_crash()
     assert zoo.hint_flags(att(3)) == []
 
 
+def test_a_pass_only_by_shipping_the_crash_is_its_own_class():
+    first = att(3, hint="regex-stack: the runtime crashes: neither --accept nor --allow-lossy accepts it; "
+                        "--allow-crash ships it anyway")
+    assert zoo.accept_flags(first) is None  # "--accept nor" is no code
+    assert zoo.hint_flags(first) == [["--allow-crash"]]
+    assert zoo.classify([first, att(0, flags=["--allow-crash"])]) == ("crash", "--allow-crash")
+    assert zoo.classify([first, att(0, flags=["--regex-form", "fold"])]) == ("hint", "--regex-form fold")
+
+
 def test_option_flags_read_the_printed_options():
     """Every concrete choice of the options a dead end prints, less the defaults and placeholders."""
     from mtok_export.cli.gate import outcome_options
@@ -136,7 +145,7 @@ def test_markdown_table_counts_every_class():
     rows = [{"name": n, "source": "s", "class": c, "why": "w|x", "reviewed": False, "seconds": 1.0,
              "attempts": [att(e)]} for n, c, e in (("a", "ok", 0), ("b", "dead-end", 1), ("c", "input-error", 2))]
     text = zoo.markdown(rows, {"d": "a"}, 60.0, 2)
-    assert "| 1 | 0 | 1 | 1 | 0 |" in text and "input errors not reviewed: 1" in text and "w\\|x" in text
+    assert "| 1 | 0 | 0 | 1 | 1 | 0 |" in text and "input errors not reviewed: 1" in text and "w\\|x" in text
 
 
 @needs_mnn

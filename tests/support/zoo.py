@@ -3,6 +3,7 @@ would, `mtok-export --path DIR --output OUT` with no flags, and classify what ha
 
   ok           exit 0 with no flags
   hint         refused (exit 3, or exit 1 with printed options), and the printed hint's flags then pass
+  crash        the runtime crashes on the file's robustness inputs and only --allow-crash ships it
   dead-end     exit 1 and no printed option passes, or a hint whose flags do not pass
   input-error  exit 2 with an `error:` line; `reviewed` when a person confirmed that reason
                (`EXPECTED_INPUT_ERRORS`), else it is a refusal nobody has explained yet
@@ -43,7 +44,7 @@ from .zoo_sources import ARCHIVES, CORPUS, EXPECTED_INPUT_ERRORS, INSTALLED, SKI
 MEMORY = 8 * 2**30  # address space of one export (a 262k vocabulary with its reference fits in well under)
 CPU_SECONDS = 600  # per attempt; the wall-clock limit is three times this (limits.limited)
 MAX_OPTIONS = 6  # printed options tried after a dead end, at most
-CLASSES = ("ok", "hint", "dead-end", "input-error", "other")
+CLASSES = ("ok", "hint", "crash", "dead-end", "input-error", "other")
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,7 @@ def first_mismatch(verify: dict | None) -> str:
 
 def accept_flags(a: dict) -> list[str] | None:
     """The flags a refusal's hint prints (`--accept A,B`), or None."""
-    m = re.search(r"--accept (\S+)", a["hint"])
+    m = re.search(r"accept them with --accept (\S+)", a["hint"])  # not the crash line's "--accept nor"
     return ["--accept", m.group(1)] if m else None
 
 
@@ -317,8 +318,8 @@ def classify(attempts: list[dict]) -> tuple[str, str]:
     if first["exit"] == 2:
         return "input-error", first["error"]
     passed = next((a for a in retries if a["exit"] == 0), None)
-    if passed is not None:
-        return "hint", " ".join(passed["flags"])
+    if passed is not None:  # shipping a crash on purpose is no fix: its own class
+        return "crash" if "--allow-crash" in passed["flags"] else "hint", " ".join(passed["flags"])
     if first["exit"] == 3:
         if not retries:
             return "dead-end", f"refused ({', '.join(first['refused'])}) with no --accept hint"
