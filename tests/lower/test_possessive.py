@@ -23,6 +23,7 @@ from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
 
 from mtok_export.corpus import builtin_corpus
+from mtok_export.ir.tokenizer import NO_CHAT
 from mtok_export.lower.possessive import cells, greedy
 from mtok_export.lower.regex import for_runtime, runs_on_wregex
 from mtok_export.lower.regex_tree import parse, unparse
@@ -235,7 +236,7 @@ def test_rank_file_patterns_are_exact_on_the_runtime(tmp_path, pattern):
     src = tmp_path / "src"
     src.mkdir()
     (src / "qwen.tiktoken").write_bytes((CORPUS / "tokenizers/qwen-7b_tiktoken/qwen.tiktoken").read_bytes())
-    res = export(src, tmp_path / "out", pattern=pattern, special={})
+    res = export(src, tmp_path / "out", pattern=pattern, special={}, chat_template=NO_CHAT)  # a rank file: no chat
     assert res.written and res.verify.ok
     assert "regex-unsupported" not in {x.code for x in res.lowering.losses}
     assert {m.explanation for c in res.verify.checks for m in c.mismatches} <= {("normalizer-approx",)}
@@ -335,7 +336,6 @@ def test_o200k_on_a_rank_file_is_exact_on_the_runtime(tmp_path):
     """GPT-4o's pattern on Qwen-1's ranks, exported and verified against tiktoken itself: only the
     NFC normalizer's edge mismatches remain."""
     from mtok_export.api import export
-    from mtok_export.ir.tokenizer import NO_CHAT
 
     src = tmp_path / "src"
     src.mkdir()

@@ -14,6 +14,7 @@ import pytest
 from mtok_export import losses as L
 from mtok_export.corpus import builtin_corpus
 from mtok_export.errors import LossError
+from mtok_export.ir.tokenizer import NO_CHAT
 from mtok_export.lower import Forms
 from mtok_export.lower.regex import fold_form, runs_on_wregex
 from mtok_export.readers.tiktoken import _O200K_PATTERN
@@ -97,10 +98,11 @@ def test_the_gate_refuses_the_fold_form_where_it_reaches_until_it_is_accepted(tm
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"text": "Die mÜNCHEN-Seite"}\n{"text": "Le coup dÉTAT"}\n', encoding="utf-8")
     with pytest.raises(LossError) as info:
-        export(tmp_path / "src", tmp_path / "refused", regex_form="fold", corpus=corpus, sweep=False)
+        export(tmp_path / "src", tmp_path / "refused", regex_form="fold", corpus=corpus, sweep=False,
+               chat_template=NO_CHAT)
     assert [d.code for d in info.value.decisions if not d.accepted] == ["regex-fold"]
     assert not (tmp_path / "refused" / "tokenizer.mtok").exists()
-    res = export(tmp_path / "src", tmp_path / "out", regex_form="fold", corpus=corpus, sweep=False,
+    res = export(tmp_path / "src", tmp_path / "out", regex_form="fold", corpus=corpus, sweep=False, chat_template=NO_CHAT,
                  accept=["regex-fold"])
     assert res.written and res.verify.ok and res.manifest["job"]["regex_form"] == "fold"
     explained = {m.explanation for c in res.verify.checks for m in c.mismatches}
