@@ -268,11 +268,6 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
                   {**reference.describe(), **({"disagreement": ref.drift} if ref.drift else {})}, robustness)
 
 
-# The robustness inputs whose ids are compared (and a mismatch explained): up to 5,000 characters;
-# longer ones (the 20,000-character word among them) are timed and watched for a crash.  Explaining a
-# mismatch runs HF on the source IR, which took minutes on one long word (a SentencePiece-style BPE
-# has no pre-tokenizer: it reads a whole 100 KB document as one word).
-ROBUST_IDS_MAX = 5_000
 
 
 def _robustness(check: Check, items, run, seconds: float, reference, why, lowering, ahead: dict) -> R.Robustness:
@@ -280,9 +275,9 @@ def _robustness(check: Check, items, run, seconds: float, reference, why, loweri
     check), the timings and growth, and on a crash the loss `runtime-crash` (refused by default)."""
     result = R.summarize(items, run, seconds, R.STACK)
     finished = [(x, r) for x, r in zip(items, run.results) if r is not None and "ids" in r]
-    done = [(x, r) for x, r in finished if len(x.text) <= ROBUST_IDS_MAX]
+    done = [(x, r) for x, r in finished if len(x.text) <= R.IDS_MAX]
     if len(done) < len(finished):
-        check.skipped = (f"{len(finished) - len(done)} input(s) over {ROBUST_IDS_MAX:,} characters: crash and time "
+        check.skipped = (f"{len(finished) - len(done)} input(s) over {R.IDS_MAX:,} characters: crash and time "
                          "only (explaining a mismatch on one such word can take minutes)")
     known = ahead.get("ids", {})
     later = [x.text for x, _ in done if x.text not in known]
