@@ -37,7 +37,9 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not p
 # Unigram input (chatglm-6b, sp-test-models, t5-small, samples/t5-unigram): scores written as the f64
 # HF holds in memory (issue 14); every NFC/NFKC/charsmap row (chatglm-6b, qwen-7b_tiktoken, qwen2.5,
 # sp-test-models, t5-small, samples/qwen-bpe and t5-unigram): the code-point rules as the guarded
-# code-6 table (issue 27).
+# code-6 table (issue 27); roberta-base's vocab.json and merges.txt rows (<mask>'s flags from the
+# config, as transformers 5 builds them: issue 31) and the t5-small and samples/t5-unigram rows (the
+# Metaspace split as Split(/▁/, MergedWithPrevious, invert), which does not crash MNN: issue 34).
 MAIN = {
     "corpus/bert-base-uncased": ("tokenizer.json", "7dda4df0d3b0092fb1b14cf32eab4509b20cb31fc0c4e32152dd748e20dc068d"),
     "corpus/bert-base-uncased/tokenizer.json": ("vocab.txt", "7dda4df0d3b0092fb1b14cf32eab4509b20cb31fc0c4e32152dd748e20dc068d"),
@@ -61,13 +63,13 @@ MAIN = {
     "corpus/qwen-7b_tiktoken/qwen.tiktoken": ("qwen.tiktoken", "4c6a49b3839a9a6b1ca4243a93433fa571881cd16077ad07cd0b5f79af188b37"),
     "corpus/qwen2.5-instruct": ("tokenizer.json", "1cecce63521a551750e623a1d798d12f0020c4b75746c6fdb14764abefe59e91"),
     "corpus/roberta-base": ("tokenizer.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
-    "corpus/roberta-base/merges.txt": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
+    "corpus/roberta-base/merges.txt": ("vocab.json", "09d5858393845412288c19888e70a1deb7599dd1c8502322492482055dc8bb58"),
     "corpus/roberta-base/tokenizer.json": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
     "corpus/roberta-base/tokenizer_config.json": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
-    "corpus/roberta-base/vocab.json": ("vocab.json", "08e650158a1c392377c78df43ceb18c897282501f09c9a03cb8dad22d9e332d3"),
+    "corpus/roberta-base/vocab.json": ("vocab.json", "09d5858393845412288c19888e70a1deb7599dd1c8502322492482055dc8bb58"),
     "corpus/sp-test-models/test_ja_model.model": ("test_ja_model.model", "ba270fcee7ca314512665f9a5ec9a0e7eeff7ef793c96a6778f4deffcec6fef9"),
     "corpus/sp-test-models/test_model.model": ("test_model.model", "a530f5def0821b7fbb3f3d151415838f084252b6712375bb66854c25679c89b8"),
-    "corpus/t5-small": ("tokenizer.json", "8cc453fdd69026107b30b79b5d57d68feaecac415d55295c17c228679f612770"),
+    "corpus/t5-small": ("tokenizer.json", "c8fc2a85d45726fd4bef4a659484dadb8f8a90602ba6db5576480407d91674c7"),
     "corpus/t5-small/spiece.model": ("spiece.model", "2084e1cad958ddfb48e2e3d3e6b2aad8d51608a8a9b348e5098ee3002ef6951d"),
     "corpus/whisper-large-v3": ("tokenizer.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
     "corpus/whisper-large-v3/added_tokens.json": ("vocab.json", "2144494a37836eafd89d4f3a9f0fea941374db908692f6f4cc2d358c7bf0307a"),
@@ -84,7 +86,7 @@ MAIN = {
     "samples/llama-spm": ("tokenizer.json", "d6441b65bb07f796d3fe9842b47976b6872d26af6e11eb92cfdad691e727d49f"),
     "samples/llama-spm/tokenizer.model": ("tokenizer.model", "5a302f6589d015714677f7224cf91992e05fd7c6feea55ca789866838962d60c"),
     "samples/qwen-bpe": ("tokenizer.json", "849d9e99d4b934630df570c62a9d0222b1caa95cabc5f8524739165c73542657"),
-    "samples/t5-unigram": ("tokenizer.json", "e409a507653c90d0f5c7b0b2d22ef673f845c9f735db98c97bd6f900f03eff1d"),
+    "samples/t5-unigram": ("tokenizer.json", "70c2e291308bd64848fa9c959affddf975971a3192103d46f0788a889a90be9b"),
     "samples/t5-unigram/spiece.model": ("spiece.model", "b3bb9a24176c2d69d3a28b66e2e30fa779831158b88a4249740552e71cf779fe"),
 }
 
