@@ -20,7 +20,8 @@ from mtok_export.errors import IdentityError, InputError, LossError, Unsupported
 from mtok_export.export import export
 from mtok_export.formats import read_source
 from mtok_export.ir import normalizers as N
-from mtok_export.job import Job, VerifyOptions
+from mtok_export.ir.tokenizer import NO_CHAT
+from mtok_export.job import Job, Options, VerifyOptions
 from mtok_export.policy import Policy
 from mtok_export.readers import bert_vocab, gguf, gpt2_files, openai_bpe, tekken
 from mtok_export.verification import prepare
@@ -118,10 +119,10 @@ def test_a_reference_that_cannot_run_is_a_self_check(tmp_path, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "llama_cpp" else real(n, *a))
     gguf = SHARED / "gguf/ggml-vocab-gpt-2.gguf"
     with pytest.raises(LossError) as e:
-        export(Job(gguf, verify=VerifyOptions(sweep=False)), tmp_path / "a")
+        export(Job(gguf, read=Options(chat_template=NO_CHAT), verify=VerifyOptions(sweep=False)), tmp_path / "a")
     assert [d.code for d in e.value.decisions if not d.accepted] == ["reference-unavailable"]
     assert e.value.result.verify.reference["self_check"] is True
-    r = export(Job(gguf, policy=Policy.from_options(["reference-unavailable"])), tmp_path / "b")
+    r = export(Job(gguf, read=Options(chat_template=NO_CHAT), policy=Policy.from_options(["reference-unavailable"])), tmp_path / "b")
     ref = r.manifest["verification"]["reference"]
     assert (ref["name"], ref["library"], ref["self_check"]) == ("self-check", "none", True)
     assert r.manifest["verification"]["checks"]["raw ids"]["reference"] == "none (self-check)"
@@ -334,8 +335,9 @@ def _input(kind: str, tmp_path: Path) -> Path:
 @pytest.mark.runtime
 @pytest.mark.parametrize("kind", sorted({k for k, *_ in MUTANTS.values()}))
 def test_honest_readers_pass(kind, tmp_path):
-    r = export(Job(_input(kind, tmp_path), policy=Policy(allow_lossy=True), verify=VerifyOptions(sweep=False)),
-               tmp_path / "out")
+    # allow_crash: what a reader reads is the question, not whether a long run crashes the runtime
+    r = export(Job(_input(kind, tmp_path), policy=Policy(allow_lossy=True, allow_crash=True),
+                   verify=VerifyOptions(sweep=False)), tmp_path / "out")
     assert r.verify.ok and not r.verify.reference.get("self_check")
 
 
@@ -348,8 +350,8 @@ def test_broken_readers_are_killed(mutant, tmp_path, monkeypatch):
     if module is openai_bpe:  # the reader calls it by its module global; gpt2_files imported it by name
         _wrap(monkeypatch, gpt2_files, name, mutate, calls)
     with pytest.raises(VerificationError) as e:
-        export(Job(_input(kind, tmp_path), policy=Policy(allow_lossy=True), verify=VerifyOptions(sweep=False)),
-               tmp_path / "out")
+        export(Job(_input(kind, tmp_path), policy=Policy(allow_lossy=True, allow_crash=True),
+                   verify=VerifyOptions(sweep=False)), tmp_path / "out")
     assert calls and e.value.result.verify.unexplained > 0
 
 
