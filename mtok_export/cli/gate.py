@@ -15,23 +15,7 @@ import typer
 
 from ..io import atomic_write
 
-Accept = Annotated[Optional[list[str]], typer.Option(
-    "--accept", metavar="CODE[,CODE...]", help="Accept these loss codes (repeatable). Without it, losses that "
-    "reach beyond edge inputs refuse the export (exit 3).")]
-AcceptFile = Annotated[Optional[Path], typer.Option(
-    "--accept-file", help="A file of accepted loss codes, one per line (# comments); check it into the model "
-    "repo so a new loss after a tokenizer update fails CI.")]
-AllowLossy = Annotated[bool, typer.Option("--allow-lossy", help="Accept every loss (each is still listed) but a "
-                                          "crash.")]
-AllowCrash = Annotated[bool, typer.Option("--allow-crash", help="Ship a file the runtime crashes on (loss "
-                                          "runtime-crash or regex-stack); neither --accept nor --allow-lossy does.")]
-NoRobust = Annotated[bool, typer.Option("--no-robust", help="Leave out the robustness phase (long runs of each "
-                                        "character class and long documents on the runtime: crashes, time "
-                                        "growth).")]
-RobustSeconds = Annotated[Optional[float], typer.Option("--robust-seconds", min=0.1, help="Runtime seconds the "
-                                                        "robustness phase may spend on its encodes (longer runs as "
-                                                        "it allows) [default: 1.0].", show_default=False)]
-Strict = Annotated[bool, typer.Option("--strict", help="Refuse edge losses too (by default they are warnings).")]
+# the acceptance-policy options are the job's: `options.TABLE`
 ReportFile = Annotated[Optional[Path], typer.Option("--report", help="Write the JSON outcome here, whatever the "
                                                     "exit code (0, 1, 2 or 3).")]
 JunitFile = Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML file here: one test case "
