@@ -134,6 +134,7 @@ def verify(file: PathLike, against: PathLike | Job | None = None, *, progress: C
         if options:
             raise TypeError(f"a Job carries its options; got {', '.join(sorted(options))} beside it")
         _, source, low, lw, job = prepare(file, against.source, job=against)
+        job = job if job.verify is not None else dataclasses.replace(job, verify=VerifyOptions())  # it verifies
     else:
         given = _verify_options(options)
         _, source, low, lw, job = prepare(file, Path(against) if against is not None else None, given["target"],
