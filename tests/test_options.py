@@ -9,7 +9,6 @@ import dataclasses
 import inspect
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +21,7 @@ from mtok_export.job import Job
 from mtok_export.losses import KINDS
 from mtok_export.options import TABLE, Option
 from mtok_export.policy import Decision, refusal_hint
+from tests.support.commands import mtok_here
 
 REPO = Path(__file__).resolve().parents[1]
 QWEN = REPO / "samples" / "qwen-bpe"
@@ -110,14 +110,7 @@ def test_an_unknown_keyword_is_a_type_error():
 # ------------------------------------------------------------------ a bad value: the error line it got before
 
 def _run(monkeypatch, capsys, *argv) -> tuple[int, str]:
-    from mtok_export import cli
-
-    monkeypatch.setattr(sys, "argv", ["mtok", *argv])
-    try:
-        cli.main()
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
+    code, out, err = mtok_here(monkeypatch, capsys, *argv)
     return code, out + err
 
 

@@ -6,8 +6,6 @@ the runtime the file is exact for every word up to N and equals the projection b
 
 from __future__ import annotations
 
-import pytest
-
 from mtok_export import losses as L
 from mtok_export.ir import pre_tokenizers as P
 from mtok_export.lower import Forms
