@@ -74,8 +74,9 @@ class Job:
                 table.check(o, values[o.owner][o.attr])
         w = self.forms.max_word
         if w is not None and (w < 1 or self.fmt == "txt"):
-            raise InputError(f"--max-word {w}: " + ("a positive length" if w < 1 else
-                             "the legacy tokenizer.txt has no split to cap words with (use --format mtok)"))
+            raise InputError(f"{table.spell('max_word', w)}: " + ("a positive length" if w < 1 else
+                             "the legacy tokenizer.txt has no split to cap words with "
+                             f"(use {table.spell('fmt', 'mtok')})"))
 
     @classmethod
     def build(cls, source: str | os.PathLike, **keywords) -> Job:

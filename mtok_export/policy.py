@@ -35,7 +35,7 @@ class Policy:
     def from_options(cls, accept=(), accept_file: Path | None = None, allow_lossy: bool = False,
                      strict: bool = False, allow_crash: bool = False) -> Policy:
         codes = frozenset(c.strip() for a in accept or () for c in str(a).split(",") if c.strip())
-        _known(codes, "--accept")
+        _known(codes, name("accept"))
         in_file: frozenset[str] = frozenset()
         if accept_file is not None:
             in_file = read_accept_file(accept_file)
@@ -78,9 +78,9 @@ def read_accept_file(path: Path) -> frozenset[str]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"--accept-file {path}: cannot read it ({e.__class__.__name__}: {e})") from e
+        raise InputError(f"{name('accept_file')} {path}: cannot read it ({e.__class__.__name__}: {e})") from e
     codes = frozenset(c for c in (line.split("#", 1)[0].strip() for line in lines) if c)
-    _known(codes, f"--accept-file {path}")
+    _known(codes, f"{name('accept_file')} {path}")
     return codes
 
 
@@ -183,6 +183,6 @@ def refusal_hint(decisions: list[Decision], target: Target | str = DEFAULT, *, a
         lines.append(f"{d.code}: the end user would see: {sees}")
         alt = runs_exactly(d.code, getattr(target, "name", target))
         if alt is not None:
-            lines.append(f"{d.code}: {spell('target', alt.name, api)} runs it exactly ({EXACT_ON[d.code][1]}; the file then needs "
-                         f"{alt.requires})")
+            lines.append(f"{d.code}: {spell('target', alt.name, api)} runs it exactly ({EXACT_ON[d.code][1]}; the "
+                         f"file then needs {alt.requires})")
     return "\n".join(lines)

@@ -17,8 +17,8 @@ from typing import Annotated, Optional
 import typer
 
 from ..options import command
-from .gate import (JunitFile, ReportFile, SarifFile, SummaryFile, print_decisions, print_report, publish, verify_progress,
-                   write_file, write_outcomes)
+from .gate import (JunitFile, ReportFile, SarifFile, SummaryFile, print_decisions, print_report, publish,
+                   verify_progress, write_file, write_outcomes)
 
 
 @command("export", ("path", "more", "output", "jobs", "target", "fmt", "accept", "accept_file", "allow_lossy",
