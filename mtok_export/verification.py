@@ -38,12 +38,14 @@ def engine_path(path: Path):
     return folder.tokenizer_path, folder.engine_llm_config()
 
 
-def prepare(file: Path, against: Path | None = None, target: str | None = None, bos: str | None = None):
+def prepare(file: Path, against: Path | None = None, target: str | None = None, bos: str | None = None, *,
+            job: Job | None = None):
     """-> (the manifest or None, the source IR, its honest lowering, the Lowering, the job that
     re-made it: the recorded one (`Job.from_manifest`, today's and older manifests), reading
     `against` or the manifest's source, with `target` and `bos` when given), after the file's own
     strict checks (exit 2 with an offset) and, for a file this tool made (its manifest is beside it),
-    the identity check (`identity`, exit 1)."""
+    the identity check (`identity`, exit 1).  `job`: the one to re-make the file with instead of the
+    recorded one (`api.verify` given a job)."""
     file = Path(file)
     if not file.is_file():
         raise InputError(f"{file}: no such file")
@@ -53,8 +55,9 @@ def prepare(file: Path, against: Path | None = None, target: str | None = None, 
     source = against or _manifest_source(m, file)
     if source is None:
         raise InputError(f"{file}: no manifest beside it ({file.name}.json); pass --against SOURCE")
-    job = Job.from_manifest(m, Path(source), where=str(manifest_path(file)), fmt="txt" if file.suffix == ".txt"
-                            else "mtok")
+    if job is None:
+        job = Job.from_manifest(m, Path(source), where=str(manifest_path(file)), fmt="txt" if file.suffix == ".txt"
+                                else "mtok")
     changed = {k: v for k, v in (("target", target), ("bos", bos)) if v is not None}
     job = dataclasses.replace(job, **changed) if changed else job  # checked as the export's options are
     tok = job.read_source()

@@ -246,10 +246,9 @@ def option_flags(options: list[str]) -> list[list[str]]:
     """Each concrete choice the printed options of a dead end name (`--bos prefix / --bos none: ...`,
     `--normalizer-form compose|no-compose|table: ...`), without placeholders (NAME|FILE), options
     without a value and the choices the export already made (the defaults)."""
-    from mtok_export.job import Job
+    from mtok_export.options import TABLE
 
-    defaults = {f"--{f.name.replace('_', '-')}": f.default for f in dataclasses.fields(Job)
-                if isinstance(f.default, str)}
+    defaults = {o.flags[0]: o.default for o in TABLE if o.flags and isinstance(o.default, str)}
     out: list[list[str]] = []
     for line in options:
         for alternative in line.split(": ", 1)[0].split(" / "):
