@@ -126,17 +126,18 @@ def verify(file: PathLike, against: PathLike | None = None, *, target: str | Non
     (`target` and `bos` replace its own when given).  `progress(step)` is told each phase.
 
     The steps are `verification.engine_path`, `prepare` and `run`, shared with the export."""
-    from .verification import engine_path, prepare, run  # the runtime and references: only when verifying
+    from .verification import engine_path, prepare, read_file, run  # the runtime and references: only when verifying
 
     file, llm_config = engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
-    _, source, low, lw, job = prepare(file, Path(against) if against is not None else None, target, bos)
+    checked = read_file(file)  # read and strictly parsed once, for prepare and run
+    _, source, low, lw, job = prepare(file, Path(against) if against is not None else None, target, bos, checked)
     if accept or accept_file or allow_lossy or strict or allow_crash:  # the options given replace the recorded policy
         job = dataclasses.replace(job, policy=Policy.from_options(
             accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict, allow_crash))
     job = dataclasses.replace(job, verify=VerifyOptions(Path(corpus) if corpus else None,
                                                         Path(runtime_python) if runtime_python else None, sweep,
                                                         robust))
-    report = run(file, source, low, lw, job.verify, progress=progress, llm_config=llm_config)
+    report = run(file, source, low, lw, job.verify, progress=progress, llm_config=llm_config, checked=checked)
     return VerifyResult(report, decide(lw.losses, job.policy, report.reach()), job, file)
 
 
