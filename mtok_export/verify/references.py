@@ -162,7 +162,7 @@ def decided(tok, files: list[Path]) -> FolderInterpretation:
     class and casing a vocab.json/merges or vocab.txt reference needs: the reader's decisions where it
     took them, else the same functions' (never a second rule)."""
     it = tok.meta.interpretation or FolderInterpretation()
-    txt = files[0].suffix == ".txt"
+    txt = _format_of(tok) is F.BERT_VOCAB  # by content, as read: never by the file's name
     if it.tokenizer_class is None:
         it = it.with_(tokenizer_class=transformers_class(files[0].parent, txt, tok.model.vocab))
     if txt and it.lowercase is None:
@@ -172,7 +172,7 @@ def decided(tok, files: list[Path]) -> FolderInterpretation:
 
 def _transformers(file: Path, tok) -> Chosen:
     _need("transformers", "transformers")
-    files = [Path(f.path) for f in tok.provenance.inputs[:1 if file.suffix == ".txt" else 2]]
+    files = [Path(f.path) for f in tok.provenance.inputs[:1 if _format_of(tok) is F.BERT_VOCAB else 2]]
     it = decided(tok, files)
     name, how = it.tokenizer_class.value, it.tokenizer_class.how
     import transformers
@@ -349,11 +349,17 @@ def choose(tok) -> Chosen:
     recorded it, else as its first input file classifies); `ReferenceUnavailable` when it cannot run
     here."""
     inputs = tok.provenance.inputs
-    fmt = BY_NAME.get(tok.provenance.format) or (classify(Path(inputs[0].path)) if inputs else None)
+    fmt = _format_of(tok)
     if fmt is None or fmt.reference is None:
         raise ReferenceUnavailable("the IR records no input format (it was not read by `formats.read_source`)",
                                    "read the source with formats.read_source")
     return REFERENCES[fmt.reference](Path(inputs[0].path), tok)
+
+
+def _format_of(tok) -> F.Format | None:
+    """The format `tok` was read as (`read_source` records it), else its first input's."""
+    inputs = tok.provenance.inputs
+    return BY_NAME.get(tok.provenance.format) or (classify(Path(inputs[0].path)) if inputs else None)
 
 
 def self_check(tok, unavailable: ReferenceUnavailable) -> Chosen:
