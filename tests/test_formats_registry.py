@@ -108,3 +108,14 @@ def test_mnn_files_are_told_apart_by_their_header_line(tmp_path, header, fmt):
         (tmp_path / name).write_bytes(header + b"0 0 0\n\n")
         assert F.classify(tmp_path / name) is fmt
     assert (file_type(header) is not None) == (fmt is not None)
+
+
+def test_the_path_help_names_the_entries():
+    from mtok_export.cli import cmd_export
+    from mtok_export.cli.options import filled
+
+    import inspect
+
+    path = inspect.signature(cmd_export.export, eval_str=True).parameters["path"]
+    help_text = path.annotation.__metadata__[0].help
+    assert "{formats}" in help_text and F.listed() in filled(help_text)
