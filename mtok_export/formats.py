@@ -321,28 +321,29 @@ MNN_RUNTIME = Reference("mnn", "the MNN runtime the .mtok was made for")
 MNN_LEGACY = Reference("mnn-legacy", "MNN 3.4.1, the runtime a legacy tokenizer.txt was made for")
 
 # The registry, in classification order (first match wins: e.g. rank lines are also "two words
-# per line"); `priority` is the order a directory's candidates are read in, this tool's own outputs
-# last so a source beside them is always re-read.
+# per line"); `priority` is the order a directory's candidates are read in (spaced by ten: a new
+# entry goes between two without renumbering), this tool's own outputs last so a source beside them
+# is always re-read.
 MTOK = Format("mtok", is_mtok, _read_mtok, MNN_RUNTIME, ("tokenizer.mtok",), write_mtok, check_written, parsed=False,
-              priority=10, label=".mtok")
+              priority=100, label=".mtok")
 LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, MNN_LEGACY, ("tokenizer.txt",), _write_legacy,
-                _check_legacy, parsed=False, priority=9, label="legacy tokenizer.txt")
-GGUF = Format("gguf", is_gguf, _read_gguf, LLAMA_CPP, priority=4, label="GGUF")
+                _check_legacy, parsed=False, priority=90, label="legacy tokenizer.txt")
+GGUF = Format("gguf", is_gguf, _read_gguf, LLAMA_CPP, priority=40, label="GGUF")
 CLIP = Format("clip-bpe-gz", is_clip_merges, _read_clip, CLIP_TOKENIZER, ("bpe_simple_vocab_16e6.txt.gz",),
-              priority=7, label="CLIP bpe .gz")
+              priority=70, label="CLIP bpe .gz")
 SENTENCEPIECE = Format("sentencepiece", is_sentencepiece, _read_sentencepiece, SENTENCEPIECE_LIB,
-                       ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "ice_text.model"), priority=3,
+                       ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "ice_text.model"), priority=30,
                        label="SentencePiece model")
 TOKENIZER_JSON = Format("tokenizer.json", is_tokenizer_json, _read_tokenizer_json, TOKENIZERS, ("tokenizer.json",),
-                        priority=1, label="tokenizer.json")
-TEKKEN = Format("tekken", is_tekken, _read_tekken, MISTRAL_COMMON, ("tekken.json",), priority=2, label="tekken.json")
+                        priority=10, label="tokenizer.json")
+TEKKEN = Format("tekken", is_tekken, _read_tekken, MISTRAL_COMMON, ("tekken.json",), priority=20, label="tekken.json")
 # a merges file stands for its pair: read through the vocabulary JSON beside it, never chosen itself
 MERGES = Format("merges", is_merges, _read_merges, TRANSFORMERS, ("merges.txt", "vocab.bpe"), options=("family",))
 VOCAB_JSON = Format("vocab.json", is_vocab_json, _read_vocab_json, TRANSFORMERS, ("vocab.json", "encoder.json"),
-                    priority=6, partner=MERGES, options=("family",), label="vocab.json/encoder.json + merges")
+                    priority=60, partner=MERGES, options=("family",), label="vocab.json/encoder.json + merges")
 TIKTOKEN = Format("tiktoken", is_tiktoken, _read_tiktoken, TIKTOKEN_LIB, ("tiktoken.model", "tokenizer.model"),
-                  priority=5, options=("pattern", "special"), label="tiktoken rank file")
-BERT_VOCAB = Format("bert-vocab.txt", is_bert_vocab, _read_bert, TRANSFORMERS, ("vocab.txt",), priority=8,
+                  priority=50, options=("pattern", "special"), label="tiktoken rank file")
+BERT_VOCAB = Format("bert-vocab.txt", is_bert_vocab, _read_bert, TRANSFORMERS, ("vocab.txt",), priority=80,
                     label="vocab.txt")
 REMOTE_CODE = Format("remote-code", is_python, None)
 FORMATS = (MTOK, LEGACY, GGUF, CLIP, SENTENCEPIECE, TOKENIZER_JSON, TEKKEN, VOCAB_JSON, TIKTOKEN, MERGES,
