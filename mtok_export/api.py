@@ -127,24 +127,25 @@ def verify(file: PathLike, against: PathLike | Job | None = None, *, progress: C
     function's signature).  `progress(step)` is told each phase.
 
     The steps are `verification.engine_path`, `prepare` and `run`, shared with the export."""
-    from .verification import engine_path, prepare, run  # the runtime and references: only when verifying
+    from .verification import engine_path, prepare, read_file, run  # the runtime and references: only when verifying
 
     file, llm_config = engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
+    checked = read_file(file)  # read and strictly parsed once, for prepare and run
     if isinstance(against, Job):
         if options:
             raise TypeError(f"a Job carries its options; got {', '.join(sorted(options))} beside it")
-        _, source, low, lw, job = prepare(file, against.source, job=against)
+        _, source, low, lw, job = prepare(file, against.source, checked=checked, job=against)
         job = job if job.verify is not None else dataclasses.replace(job, verify=VerifyOptions())  # it verifies
     else:
         given = _verify_options(options)
         _, source, low, lw, job = prepare(file, Path(against) if against is not None else None, given["target"],
-                                          given["bos"])
+                                          given["bos"], checked)
         policy = {k: given[k] for k in ("accept", "accept_file", "allow_lossy", "strict", "allow_crash")}
         if any(policy.values()):  # the options given replace the recorded policy
             job = dataclasses.replace(job, policy=Policy.from_options(**policy))
         job = dataclasses.replace(job, verify=VerifyOptions(given["corpus"], given["runtime_python"], given["sweep"],
                                                             given["robust"]))
-    report = run(file, source, low, lw, job.verify, progress=progress, llm_config=llm_config)
+    report = run(file, source, low, lw, job.verify, progress=progress, llm_config=llm_config, checked=checked)
     return VerifyResult(report, decide(lw.losses, job.policy, report.reach()), job, file)
 
 

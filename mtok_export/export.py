@@ -81,8 +81,8 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
         tok = job.read_source()
         data, low, lw = job.lower(tok, progress)
         out = Path(output_dir or (path if path.is_dir() else path.parent)) / job.output.names[0]
-        # nothing the strict reader rejects; verify reads its chat fields
-        written_chat = job.output.check(data, out).chat
+        # nothing the strict reader rejects; verify reads its chat fields and gap fillers
+        written = job.output.check(data, out)
     result = ExportResult(job, tok, low, lw, out, len(data), 0.0)
     folder = model_folder.find(out.parent)
     new_llm_config, engine_llm_config = _llm_config_plan(folder, low, keep_llm_config, lw.notes)
@@ -103,7 +103,7 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
         try:
             try:
                 result.verify = run_verify(tmp, tok, low, lw, verify, progress=steps, llm_config=engine_llm_config,
-                                           checked=(data, written_chat))
+                                           checked=(data, written))
             except RuntimeEngineError:  # the runtime crashed or hung on the file: keep it for a bug report
                 result.rejected = rejected_path(out)
                 os.replace(tmp, result.rejected)

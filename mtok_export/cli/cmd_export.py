@@ -28,9 +28,8 @@ from .gate import (JunitFile, ReportFile, SarifFile, SummaryFile, print_decision
                     "sarif_file", "summary_file", "pattern", "special", "family", "input_file"))
 def export(
     path: Annotated[list[Path], typer.Option("--path", "-p", help="Model directory or any tokenizer file in it, "
-                                             "recognized by content: tokenizer.json, SentencePiece, tiktoken, "
-                                             "vocab.json/encoder.json + merges, vocab.txt, tekken.json, GGUF, CLIP "
-                                             ".gz, legacy .txt; or org/name[@revision] on the HuggingFace Hub (when "
+                                             "recognized by content: {formats}; or org/name[@revision] on the "
+                                             "HuggingFace Hub (when "
                                              "no such local path exists: only the tokenizer files are fetched). "
                                              "Several models: --path A B C, a folder of model folders, or @LIST "
                                              "(a file of paths or repository ids, one a line).")],
