@@ -20,6 +20,7 @@ from .job import Job
 from .lower import Lowering
 from .manifest import build_manifest, write_manifest
 from .policy import Decision, decide, refusal_hint
+from .targets import TARGETS
 
 if TYPE_CHECKING:  # verification is imported only when it runs
     from .verify.check import Report
@@ -73,8 +74,9 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
     if verify is not None:
         # verification (the runtime, references, corpus and checks) is loaded only when it runs
         from .verification import run as run_verify
-        from .verify.runtime import check_python
+        from .verify.runtime import check_python, require_runtime
 
+        require_runtime(TARGETS[job.target], verify.python)  # before anything is read: a wrong runtime costs nothing
         if verify.python is not None:
             check_python(verify.python)
     with gc_pause.paused():
