@@ -72,11 +72,12 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
     job = dataclasses.replace(job, source=path, input=None)  # the path read is the job's source from here on
     verify = job.verify
     if verify is not None:
-        # verification (the runtime, references, corpus and checks) is loaded only when it runs
-        from .verification import run as run_verify
         from .verify.runtime import check_python, require_runtime
 
-        require_runtime(TARGETS[job.target], verify.python)  # before anything is read: a wrong runtime costs nothing
+        require_runtime(TARGETS[job.target], verify.python)  # before anything is read or loaded: a wrong runtime costs nothing
+        # verification (the runtime, references, corpus and checks) is loaded only when it runs
+        from .verification import run as run_verify
+
         if verify.python is not None:
             check_python(verify.python)
     with gc_pause.paused():
