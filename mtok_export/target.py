@@ -12,7 +12,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-_RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)(.*)", re.ASCII)
+# a release, one optional pre/dev/post part, and a local label (`+cpu`: the same release)
+_RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)(?:[-_.]?(dev|a|alpha|b|beta|c|rc|post)[-_.]?(\d*))?(?:\+[\w.]+)?",
+                      re.ASCII | re.IGNORECASE)
+_PHASE = {"dev": -4, "a": -3, "alpha": -3, "b": -2, "beta": -2, "c": -1, "rc": -1, None: 0, "post": 1}
 
 
 @dataclass(frozen=True)
@@ -20,22 +23,22 @@ class Version:
     """A release number as MNN's package and `MNN.version()` give it ("3.6.1"), compared as numbers
     part by part ("3.10" > "3.9") with missing parts zero ("3.7" == "3.7.0").  A pre-release or dev
     suffix ("3.7.0rc1", "3.7.0.dev0") comes before its release, a post suffix ("3.7.0.post1") after,
-    a local label ("3.7.0+cpu") is the release (PEP 440's order, for the few forms a runtime reports)."""
+    a local label ("3.7.0+cpu") is the release (PEP 440's order, for the forms a runtime reports)."""
 
     text: str = field(compare=False)  # as written (what the prose shows)
-    key: tuple = field(repr=False)  # (release without trailing zeros, -1 pre / 0 release / 1 post)
+    key: tuple = field(repr=False)  # (release without trailing zeros, phase: dev < a < b < rc < release < post, n)
 
     @classmethod
     def parse(cls, text: str) -> Version:
         m = _RELEASE.fullmatch(text.strip())
         if m is None:
-            raise ValueError(f"{text!r} is not a release number (digits separated by dots)")
+            raise ValueError(f"{text!r} is not a release number (digits separated by dots, then rc1, .dev0, "
+                             ".post1 or +label at most)")
         parts = [int(p) for p in m.group(1).split(".")]
         while len(parts) > 1 and parts[-1] == 0:
             parts.pop()
-        rest = m.group(2).lower()
-        rank = 0 if rest == "" or rest.startswith("+") else 1 if rest.lstrip(".-_").startswith("post") else -1
-        return cls(text.strip(), (tuple(parts), rank))
+        phase = m.group(2).lower() if m.group(2) else None
+        return cls(text.strip(), (tuple(parts), _PHASE[phase], int(m.group(3) or 0)))
 
     def __lt__(self, other: Version) -> bool:
         return self.key < other.key
@@ -63,9 +66,9 @@ class RuntimeRange:
         """">= 3.7", "<= 3.4.1", ">= 3.5, <= 3.6.1", "== 3.6.1", "any"."""
         lo = hi = None
         for clause in filter(None, (c.strip() for c in text.split(","))):
-            op, _, rest = clause.partition(" ")
             if clause == "any":
                 continue
+            op, rest = clause[:2], clause[2:]
             if op not in (">=", "<=", "==") or not rest.strip():
                 raise ValueError(f"runtime range {text!r}: each clause is '>= X', '<= X' or '== X'")
             v = Version.parse(rest)
