@@ -20,6 +20,7 @@ from .job import Job
 from .lower import Lowering
 from .manifest import build_manifest, write_manifest
 from .policy import Decision, decide, refusal_hint
+from .targets import TARGETS
 
 if TYPE_CHECKING:  # verification is imported only when it runs
     from .verify.check import Report
@@ -71,9 +72,11 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
     job = dataclasses.replace(job, source=path, input=None)  # the path read is the job's source from here on
     verify = job.verify
     if verify is not None:
+        from .verify.runtime import check_python, require_runtime
+
+        require_runtime(TARGETS[job.target], verify.python)  # before anything is read or loaded: a wrong runtime costs nothing
         # verification (the runtime, references, corpus and checks) is loaded only when it runs
         from .verification import run as run_verify
-        from .verify.runtime import check_python
 
         if verify.python is not None:
             check_python(verify.python)

@@ -25,6 +25,7 @@ from .verify.check import verify
 from .losses import REFERENCE_UNAVAILABLE, Loss
 from .verify.reference import ReferenceUnavailable
 from .verify.references import choose_or_self_check, self_check
+from .verify.runtime import require_runtime
 
 
 def engine_path(path: Path):
@@ -176,7 +177,9 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
     (bytes, the IR the strict reader read from them) when the caller has just read the file (the export
     what it wrote, `mtok verify` the file it checks: `read_file`);
     `options.sweep`: the vocabulary sweep too (on by default); `options.robust`: the robustness
-    phase's budget (on by default, `verify.robust`)."""
+    phase's budget (on by default, `verify.robust`).  A runtime outside the target's release range is
+    refused before the corpus runs (`require_runtime`)."""
+    require_runtime(lowering.target, options.python)
     samples = list(builtin_corpus()) + (list(load_corpus_file(options.corpus)) if options.corpus else [])
     def against(reference):
         if reference.self_check and not any(x.kind is REFERENCE_UNAVAILABLE for x in lowering.losses):

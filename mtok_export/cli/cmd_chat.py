@@ -53,7 +53,7 @@ def lint_template(
             fixed = {id(f) for f in lowered.fixed_findings}
             found = list(lowered.fixed_findings) + list(lowered.remaining)
         except TemplateHangError:  # nothing is fixed: the lowered template would still hang
-            fixed, found = set(), lint(text)
+            fixed, found = set(), lint(text, target.jinja)
         found.sort(key=lambda f: (f.line, f.col, f.rule, f.message))
         for f in found:
             line, col = at(f.line, f.col) or (f.line, f.col)
