@@ -20,7 +20,6 @@ from .job import Job
 from .lower import Lowering
 from .manifest import build_manifest, write_manifest
 from .policy import Decision, decide, refusal_hint
-from .targets import TARGETS
 
 if TYPE_CHECKING:  # verification is imported only when it runs
     from .verify.check import Report
@@ -74,7 +73,7 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
     if verify is not None:
         from .verify.runtime import check_python, require_runtime
 
-        require_runtime(TARGETS[job.target], verify.python)  # before anything is read or loaded: a wrong runtime costs nothing
+        require_runtime(job.target, verify.python)  # before anything is read or loaded: a wrong runtime costs nothing
         # verification (the runtime, references, corpus and checks) is loaded only when it runs
         from .verification import run as run_verify
 
