@@ -35,7 +35,18 @@ Kimi-K2's `\\p{Han}` and `&&`) is written with explicit code-point ranges (`expl
 that form has no problem left; it then runs on std::wregex (or, all ASCII, still on the fold
 engine), and the caller records what that costs (the stack and the Unicode version).  std::wregex
 runs such a pattern 4-6x slower than the fold engine runs MNN's exporter's spelling, whatever the
-class sizes (scripts/bench_device.py); `fold_form` is the fast alternative (`--regex-form fold`)."""
+class sizes (scripts/bench_device.py); `fold_form` is the fast alternative (`--regex-form fold`).
+
+No exact form of such a pattern avoids the recursion: `bounded` is the crash-free one that is exact
+up to a length (`--regex-form bounded`).  Why none is exact at every length, on MNN 3.6.1: a Split
+decides each boundary from the text at and after the position where the iterator stands (ECMAScript
+has no lookbehind, and the behaviours the format stores, Isolated, Removed and MergedWithPrevious,
+only keep, drop or glue what the matches and gaps already cut); so a split whose boundaries depend
+on where a long run started (`[一-龥]+` Isolated: a boundary where the class changes) or on what
+follows a long run (o200k: `ʰ` before `ÀÀ…À` is its own piece unless a lowercase letter ends the run)
+needs one match, or one lookahead, over the whole run, and libstdc++ recurses once per character of
+either; the fold engine, which loops, cannot tell the classes apart.  Pre-tokenizer stages only
+refine the previous stage's pieces, so no sequence of them can glue chunks cut shorter."""
 
 from __future__ import annotations
 
@@ -44,7 +55,7 @@ import re
 from ..unicode import classes as C
 from .explicit import explicit, folded
 from .possessive import greedy
-from .regex_tree import ESCAPE as _ESCAPE, GROUP as _GROUP, QUANT as _QUANT
+from .regex_tree import ESCAPE as _ESCAPE, GROUP as _GROUP, QUANT as _QUANT, parse, unparse
 
 SPECIAL = set(r"\.^$|?*+()[]{}")
 
@@ -293,3 +304,38 @@ def fold_form(pattern: str, dialect: str = "oniguruma") -> tuple[str, C.Ranges] 
     if got is None or runs_on_wregex(got[0]) or _for_engine(got[0], dialect)[1]:
         return None
     return got
+
+
+BOUND = 256  # `bounded`'s cap: a match of 256 characters stays far inside a 256 KiB thread stack
+
+
+def bounded(pattern: str, n: int = BOUND) -> str | None:
+    """`pattern` with every unbounded repetition (`*`, `+`, `{m,}`, lookaheads' included) capped at
+    `n`, so std::wregex recurses at most about `n` frames deep per match.  Exact wherever no repeated
+    item would run over more than `n` characters (a longer run is cut into pieces of at most `n`).
+    The same text reads the same in Oniguruma and ECMAScript, so it is also the source's form that
+    reproduces the cut (the loss's patch).  None when a possessive quantifier is left (`{m,n}+`
+    is not possessive in Oniguruma) or nothing is unbounded."""
+    tree = parse(pattern)
+    changed = False
+
+    def cap(branches):
+        nonlocal changed
+        for branch in branches:
+            for it in branch:
+                if it.is_group:
+                    cap(it.branches)
+                if not it.quant:
+                    continue
+                if it.possessive:
+                    raise ValueError(it.quant)
+                lo, hi = it.bounds()
+                if hi is None:
+                    it.quant = f"{{{lo},{max(lo, n)}}}" + ("?" if it.quant.endswith("?") else "")
+                    changed = True
+
+    try:
+        cap(tree)
+    except ValueError:
+        return None
+    return unparse(tree) if changed else None
