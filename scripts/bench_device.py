@@ -362,8 +362,8 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="also write every cell to this file")
     args = ap.parse_args()
     kinds = [k for part in args.kinds.split(",") if part for k in (UNTUNED if part == "untuned" else (part,))]
-    if unknown := [k for k in kinds if k not in KINDS]:
-        ap.error(f"unknown prompt kind(s) {', '.join(unknown)} (known: {', '.join(KINDS)})")
+    if unknown := [k for k in kinds if k not in KINDS + UNTUNED]:
+        ap.error(f"unknown prompt kind(s) {', '.join(unknown)} (known: {', '.join(KINDS + UNTUNED)})")
     exporter = mnn_exporter(args.mnn_git)
     work = tempfile.TemporaryDirectory()
     tmp = Path(work.name)
