@@ -313,29 +313,23 @@ def bounded(pattern: str, n: int = BOUND) -> str | None:
     """`pattern` with every unbounded repetition (`*`, `+`, `{m,}`, lookaheads' included) capped at
     `n`, so std::wregex recurses at most about `n` frames deep per match.  Exact wherever no repeated
     item would run over more than `n` characters (a longer run is cut into pieces of at most `n`).
-    The same text reads the same in Oniguruma and ECMAScript, so it is also the source's form that
-    reproduces the cut (the loss's patch).  None when a possessive quantifier is left (`{m,n}+`
-    is not possessive in Oniguruma) or nothing is unbounded."""
+    A cap reads alike in ECMAScript and Oniguruma, so the source's pattern capped the same way is
+    the loss's patch, which HF runs.  None when nothing is unbounded, or a possessive quantifier is
+    left (`{m,n}+` repeats the repetition in Oniguruma instead)."""
     tree = parse(pattern)
-    changed = False
-
-    def cap(branches):
-        nonlocal changed
-        for branch in branches:
-            for it in branch:
-                if it.is_group:
-                    cap(it.branches)
-                if not it.quant:
-                    continue
-                if it.possessive:
-                    raise ValueError(it.quant)
-                lo, hi = it.bounds()
-                if hi is None:
-                    it.quant = f"{{{lo},{max(lo, n)}}}" + ("?" if it.quant.endswith("?") else "")
-                    changed = True
-
-    try:
-        cap(tree)
-    except ValueError:
+    items = list(_items(tree))
+    if any(it.possessive for it in items) or all(it.bounds()[1] is not None for it in items):
         return None
-    return unparse(tree) if changed else None
+    for it in items:
+        lo, hi = it.bounds()
+        if hi is None:
+            it.quant = f"{{{lo},{max(lo, n)}}}" + ("?" if it.quant.endswith("?") else "")
+    return unparse(tree)
+
+
+def _items(branches):
+    for branch in branches:
+        for it in branch:
+            yield it
+            if it.is_group:
+                yield from _items(it.branches)
