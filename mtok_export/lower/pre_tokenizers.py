@@ -190,6 +190,8 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
                f"({len(written):,} characters), which std::wregex runs exactly")
         lw.loss(L.REGEX_UNICODE_VERSION, name, jp, f"its ranges are Unicode {unicodedata.unidata_version}'s: a "
                 "character assigned later is in none of the pattern's classes", "\U0001FAE8")
+    elif written != pattern:
+        lw.did("regex-rewrite", f"{jp}: /{pattern}/ written as /{written}/ (the same matches on the runtime's engine)")
     capped = bounded(written) if lw.forms.regex_form == "bounded" and runs_on_wregex(written) else None
     source_capped = bounded(greedy(pattern, dialect)) if capped is not None else None
     if source_capped is not None:
@@ -201,12 +203,10 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
                 f"no such run is exact", patch=(jp, P.Split(Pattern(source_capped, True), behavior, p.invert)))
     elif runs_on_wregex(written):
         lw.wregex.append(pattern)
-    if explicit and source_capped is None:
-        lw.loss(L.REGEX_STACK, name, jp, f"pattern /{pattern}/ now runs on std::wregex, which recurses per "
-                "character: one piece of about 33,000 characters on an 8 MiB main-thread stack, about 4,000 on "
-                "Android's 1 MiB worker-thread stack, crashes the runtime", pattern=r"\S{4000,}|\s{4000,}")
-    elif written != pattern:
-        lw.did("regex-rewrite", f"{jp}: /{pattern}/ written as /{written}/ (the same matches on the runtime's engine)")
+        if explicit:
+            lw.loss(L.REGEX_STACK, name, jp, f"pattern /{pattern}/ now runs on std::wregex, which recurses per "
+                    "character: one piece of about 33,000 characters on an 8 MiB main-thread stack, about 4,000 on "
+                    "Android's 1 MiB worker-thread stack, crashes the runtime", pattern=r"\S{4000,}|\s{4000,}")
     for why in whys:
         lw.loss(L.REGEX_UNSUPPORTED, name, jp, f"pattern /{pattern}/: {why}", pattern=pattern)
     if re.search(r"(?<!\\)(?:\\\\)*\\[sS]", written.replace("[\\s\\S]", "")):  # [\s\S]: every character
