@@ -133,8 +133,10 @@ TABLE: tuple[Option, ...] = (  # in the order of the manifest's job JSON
            "class operations (o200k, MiniMax, Kimi-K2), which MNN's fold engine cannot run exactly, as explicit: "
            "code-point ranges that std::wregex runs exactly (4-6x the encode time on MNN 3.6.1); fold: the fold "
            "engine's form, as fast as MNN's own files and exact on ASCII, but non-ASCII letters count as both cases "
-           "(loss regex-fold, accept it with --accept regex-fold).", "forms", manifest="regex_form",
-           choices=("explicit", "fold")),  # see lower/regex.py
+           "(loss regex-fold, accept it with --accept regex-fold); bounded: explicit, with every repetition of a "
+           "split that runs on std::wregex capped at 256 characters, so no match can crash the runtime (loss "
+           "regex-bound: a longer run of one class is cut into pieces; DeepSeek's CJK split too).", "forms",
+           manifest="regex_form", choices=("explicit", "fold", "bounded")),  # see lower/regex.py
     # the policy: the manifest records the `Policy` as one object (`Policy.to_json`)
     Option("accept", Optional[list[str]], (), ("--accept",), "Accept these loss codes (repeatable). Without it, "
            "losses that reach beyond edge inputs refuse the export (exit 3).", "policy", manifest="policy",

@@ -15,6 +15,7 @@ from pathlib import Path
 from .errors import InputError
 from .options import name, spell
 from .losses import CRASH, EDGE, EXACT_ON, KINDS, Loss, Severity
+from .lower.regex import BOUND
 from .target import Target
 from .targets import DEFAULT, runs_exactly
 
@@ -155,6 +156,11 @@ NO_CRASH_FOLD = (" writes the split regex for the fold engine, which does not re
                  "(loss regex-fold instead: non-ASCII letters count as both cases; accept it with --accept regex-fold)")
 
 
+NO_CRASH_BOUNDED = (f" caps every repetition of a split regex that runs on std::wregex at {BOUND} characters: no crash "
+                    "(loss regex-bound instead: a longer run of one class is cut into pieces; exact wherever there "
+                    "is none)")
+
+
 def refusal_hint(decisions: list[Decision], target: Target | str = DEFAULT, *, api: bool = False) -> str:
     """How to accept the refused codes, in the CLI's options or (`api`) the Python API's arguments;
     then, per refused code, what the end user of the file would see (its first loss's reason, with an
@@ -173,6 +179,9 @@ def refusal_hint(decisions: list[Decision], target: Target | str = DEFAULT, *, a
                      f"{name('allow_lossy', api)} accepts it; {spell('allow_crash', True, api)} ships it anyway")
         if any(d.code == "regex-stack" for d in decisions):
             lines.append(spell("regex_form", "fold", api) + NO_CRASH_FOLD)
+        if any(x.pattern for d in refused if d.severity == CRASH for x in d.losses) or \
+                any(d.code == "regex-stack" for d in decisions):
+            lines.append(spell("regex_form", "bounded", api) + NO_CRASH_BOUNDED)
     for d in refused:
         if d.stale:
             lines.append(f"{d.code}: the accept file lists it, but this export no longer records it: remove it "

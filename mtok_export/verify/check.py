@@ -296,7 +296,10 @@ def _robustness(check: Check, items, run, seconds: float, reference, why, loweri
         lowering.losses.append(Loss(RUNTIME_CRASH, "runtime", "$", f"the runtime crashed ({R.signal_name(c['status'])}) on "
                                     f"one {'run of ' if c['group'] in R.CLASSES else ''}"
                                     f"{c['group']}, {c['length']:,} characters long, encoded on a thread with a "
-                                    f"{R.STACK // 1024} KiB stack (an app's worker thread: Android's is 1 MiB)"))
+                                    f"{R.STACK // 1024} KiB stack (an app's worker thread: Android's is 1 MiB)"
+                                    + (f"; the split /{lowering.wregex[0]}/ runs on std::wregex, which recurses once "
+                                       "per character of a match" if lowering.wregex else ""),
+                                    pattern=lowering.wregex[0] if lowering.wregex else ""))
     if run.crashed is None and not result.groups:
         check.skipped = "the runtime ran none of the robustness inputs"
     return result

@@ -226,8 +226,9 @@ def hint_flags(a: dict) -> list[list[str]]:
     the crash on purpose (`--allow-crash`: the table shows it)."""
     accept = accept_flags(a) or []
     out = []
-    if "--regex-form fold" in a["hint"]:
-        out.append(accept + ["--regex-form", "fold"])
+    for form in ("bounded", "fold"):  # bounded is exact up to its cap; fold is faster, inexact on case
+        if f"--regex-form {form}" in a["hint"]:
+            out.append(accept + ["--regex-form", form])
     if "--allow-crash" in a["hint"]:
         out.append(accept + ["--allow-crash"])
     return out or ([accept] if accept else [])
