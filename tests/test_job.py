@@ -36,7 +36,7 @@ QWEN = REPO / "samples" / "qwen-bpe"  # tokenizer.json with an NFC normalizer an
     ({"bos": "maybe"}, "--bos 'maybe': choose one of auto, prefix, none"),
     ({"header_specials": "some"}, "--header-specials 'some': choose one of needed, all"),
     ({"normalizer_form": "fast"}, "--normalizer-form 'fast': choose one of compose, no-compose, table"),
-    ({"regex_form": "fast"}, "--regex-form 'fast': choose one of explicit, fold"),
+    ({"regex_form": "fast"}, "--regex-form 'fast': choose one of explicit, fold, bounded"),
     ({"accept": ["no-such-loss"]}, "--accept: unknown loss code(s) no-such-loss"),
 ])
 def test_a_bad_choice_names_its_option(options, message):

@@ -100,7 +100,7 @@ def test_option_flags_read_the_printed_options():
     # compose, explicit: the defaults, already tried; --chat-template NAME|FILE: nothing concrete
     assert zoo.option_flags(lines) == [["--bos", "prefix"], ["--bos", "none"], ["--normalizer-form", "no-compose"],
                                        ["--normalizer-form", "table"], ["--regex-form", "fold"],
-                                       ["--header-specials", "all"]]
+                                       ["--regex-form", "bounded"], ["--header-specials", "all"]]
     assert zoo.option_flags(["--target mnn-head: that runtime appends the post-processor's suffix ids"]) \
         == [["--target", "mnn-head"]]
 

@@ -43,7 +43,7 @@ from .zoo_sources import ARCHIVES, CORPUS, EXPECTED_INPUT_ERRORS, INSTALLED, KEE
 
 MEMORY = 8 * 2**30  # address space of one export (a 262k vocabulary with its reference fits in well under)
 CPU_SECONDS = 600  # per attempt; the wall-clock limit is three times this (limits.limited)
-MAX_OPTIONS = 6  # printed options tried after a dead end, at most
+MAX_OPTIONS = 8  # printed options tried after a dead end, at most
 CLASSES = ("ok", "hint", "crash", "dead-end", "input-error", "other")
 
 
