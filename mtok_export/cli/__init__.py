@@ -17,6 +17,7 @@ import sys
 
 import typer
 
+from ..errors import MtokError, stop_line
 from . import cmd_chat, cmd_convert, cmd_diff, cmd_export, cmd_inspect, cmd_losses, cmd_stats, cmd_tables, cmd_verify
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
@@ -88,7 +89,6 @@ def _take_flags(argv: list[str], *flags: str) -> bool:
 
 def _run(typer_app):
     from .. import signals
-    from ..errors import MtokError, stop_line
     from .console import print_error, print_line, set_quiet
 
     argv = sys.argv

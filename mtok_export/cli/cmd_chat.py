@@ -11,6 +11,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..errors import InputError, MtokError
+
 
 def lint_template(
     path: Annotated[Path, typer.Argument(help="A .jinja file, a tokenizer_config.json / chat_template.json, "
@@ -31,7 +33,6 @@ def lint_template(
     from ..chat.lint import lint_template as lint
     from ..chat.lowering import TemplateHangError, lower_template
     from ..chat.sources import iter_templates
-    from ..errors import InputError
     from ..targets import DEFAULT, TARGETS
     from .console import out
 
@@ -84,7 +85,6 @@ def chat(
                                                          "the rendered text.")] = False,
 ):
     """Render a conversation with the file's embedded chat template."""
-    from ..errors import MtokError
     from ..reports import command_json
     from .console import out
 
@@ -104,7 +104,6 @@ def chat(
 
 
 def _render(file: Path, messages: Path, runtime: bool, no_generation_prompt: bool) -> str:
-    from ..errors import InputError
     from ..mtok import read_mtok
     from ..json_value import load_json
 

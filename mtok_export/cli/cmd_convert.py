@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from ..errors import LossError, MtokError
 from ..options import command
 
 
@@ -33,7 +34,6 @@ def convert(
     import json
 
     from ..api import convert as run
-    from ..errors import LossError, MtokError
     from ..policy import loss_json, refusal_hint
     from ..reports import command_json
     from .console import out as console

@@ -16,6 +16,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..dump.sanitize import show
+from ..errors import InputError, Interrupted, LossError, MtokError, OutputError, VerificationError
 from ..options import command
 from .gate import (JunitFile, ReportFile, SarifFile, SummaryFile, print_decisions, print_report, publish,
                    verify_progress, write_file, write_outcomes)
@@ -65,7 +67,6 @@ def export(
     Exit codes: 0 written and verified, 1 a mismatch no recorded loss reproduces, 2 bad input or
     output location, 3 a loss the policy refuses.  Several models: the worst of theirs, in the order
     2 > 1 > 3 > 0 (an unreadable model may hide anything; a wrong file is worse than a refused loss)."""
-    from ..errors import InputError, MtokError
     from ..job import Job
     from ..reports import outcome_json
     from .console import out
@@ -99,7 +100,6 @@ class _Attempt:
 
     def __init__(self, model, output, base, keep_llm_config: bool, progress=None, steps=None):
         from ..api import export as run
-        from ..errors import LossError, MtokError, VerificationError
         from ..policy import refusal_hint, stale_codes
 
         self.result = self.error = None
@@ -151,7 +151,6 @@ def claimed(folder: Path):
     left): a second export to it fails clearly instead of racing the first to replace the file.
     Created when missing, and removed again (with the parents it needed) when the export leaves it
     empty: a bad input, Ctrl-C, a full disk."""
-    from ..errors import OutputError
 
     made, p = [], Path(folder).absolute()
     while not p.exists() and p != p.parent:
@@ -181,7 +180,6 @@ def claimed(folder: Path):
 
 def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit_file, sarif_file=None,
                 summary_file=None):
-    from ..errors import LossError, VerificationError
     from ..reports import outcome_json
     from .console import err, escape, out
     from .fleet import stale_warning
@@ -241,7 +239,6 @@ def _export_fleet(models, output, jobs, base, keep_llm_config, as_json, report_f
                   sarif_file=None, summary_file=None) -> int:
     """Every model through the pool; -> the worst exit code."""
     from ..ci import on_github
-    from ..errors import Interrupted
     from ..reports import fleet_json, junit_fleet, worst_exit
     from .console import err, out
     from .fleet import fleet_verdict, print_row, print_table, run_pool
@@ -318,7 +315,6 @@ def print_summary(r):
 
     from ..dump.jsonify import id_to_token
     from ..dump.render import one_line, size, tokens
-    from ..dump.sanitize import show
     from ..ir.models import BPE
     from .console import escape, out
 

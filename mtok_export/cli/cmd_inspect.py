@@ -13,6 +13,9 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..dump.sanitize import clip, show
+from ..errors import InputError
+
 
 def inspect(
     file: Annotated[Path, typer.Argument(help="A .mtok or legacy tokenizer.txt file, or an MNN model folder "
@@ -28,7 +31,6 @@ def inspect(
     from ..inspection import inspect as read
     from ..dump.jsonify import SECTIONS
     from ..dump.jsonify import section as one_section
-    from ..errors import InputError
     from .console import out
 
     if section is not None and section not in SECTIONS:
@@ -39,7 +41,6 @@ def inspect(
         if as_json:
             out.print_json(json.dumps(value, ensure_ascii=False))
         elif isinstance(value, list):  # TSV: plain writes keep the tabs
-            from ..dump.sanitize import show
             for row in value:
                 if not out.quiet:
                     sys.stdout.write("\t".join(show(str(x)) for x in (row.values() if isinstance(row, dict) else row))
@@ -59,7 +60,6 @@ def _print(info: dict, file: Path):
     from rich.text import Text
 
     from ..dump.render import size
-    from ..dump.sanitize import clip, show
     from .console import out
 
     def heading(s):
@@ -144,8 +144,6 @@ def _print(info: dict, file: Path):
 
 
 def _tree(node, indent: str, line):
-    from ..dump.sanitize import clip, show
-
     if node is None:
         line(indent + "none")
         return

@@ -12,13 +12,14 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..dump.sanitize import show as esc
+from ..errors import InputError
+
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   help="Show or compare Unicode normalization tables.")
 
 
 def _codepoint(text: str) -> int:
-    from ..errors import InputError
-
     t = text.upper().removeprefix("U+").removeprefix("0X")
     try:
         cp = int(t, 16)
@@ -36,8 +37,6 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Every entry as JSON.")] = False,
 ):
     """Print the table built by walking U+0000..U+10FFFF (Unicode 9.0.0, HF tokenizers' version)."""
-    from ..dump.sanitize import show as esc
-    from ..errors import InputError
     from ..unicode import ucd
     from ..unicode.tables import FORMS, table
     from .console import out
@@ -64,7 +63,6 @@ def show(
 
 def file_tables(path: Path) -> list[tuple[str, dict[int, str]]]:
     """(where, {codepoint: replacement}) for every table in a .mtok, in file order."""
-    from ..errors import InputError
     from ..mtok import read_mtok
 
     try:
@@ -96,7 +94,6 @@ def diff(
     limit: Annotated[int, typer.Option(help="Entries listed per table (all with --json).")] = 20,
 ):
     """Which normalization-table entries differ between two files (exit 1 if any)."""
-    from ..dump.sanitize import show as esc
     from .console import out
 
     ta, tb = file_tables(a), file_tables(b)

@@ -15,6 +15,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..errors import LossError, MtokError, VerificationError
 from ..options import command
 from .gate import JunitFile, ReportFile, print_decisions, print_report, verify_progress, write_outcomes
 
@@ -45,7 +46,6 @@ def verify(
     if template_drift:
         return _template_drift(file, against, as_json)
     from ..api import verify as run
-    from ..errors import LossError, MtokError, VerificationError
     from ..policy import refusal_hint
     from ..reports import outcome_json
     from .console import out

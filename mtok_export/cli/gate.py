@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..dump.sanitize import clip, show
 from ..io import atomic_write
 from ..options import BY_KEY, name, spell
 
@@ -75,7 +76,6 @@ def print_decisions(decisions, console=None):
     slices, the verdict), then its first places in the source."""
     from rich.text import Text
 
-    from ..dump.sanitize import show
     from .console import out
 
     console = console or out
@@ -102,7 +102,6 @@ def print_report(report, refused: bool = False):
     from rich.table import Table
     from rich.text import Text
 
-    from ..dump.sanitize import clip, show
     from .console import out
 
     ref = report.reference or {}

@@ -81,3 +81,21 @@ def test_every_named_lazy_place_exists_and_is_used():
     for source, target in G.LAZY_ALLOWED:
         assert source in modules and target in modules, (source, target)
         assert any(G._within(e.source, source) and G._within(e.target, target) for e in local), (source, target)
+
+
+def test_the_clis_function_local_imports_each_load_something():
+    """LAZY_ALLOWED lets a command import the library inside its function, so `mtok --help` loads
+    none of it; an import there of a module the CLI has already loaded at start-up (`errors`, the
+    option table, `dump.sanitize`) defers nothing and belongs at the top.  Packages are left out: a
+    `from ..compare import stats` edge names the package, whose submodule is what loads."""
+    import json
+    import subprocess
+    import sys
+
+    probe = ("import json, sys, typer, mtok_export.cli as c; typer.main.get_command(c.app); "
+             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('mtok_export'))))")
+    loaded = set(json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                           check=True, cwd=G.PACKAGE.parent).stdout))
+    pointless = [e for e in G.edges() if e.local and e.source.startswith("mtok_export.cli") and e.target in loaded
+                 and not (G.PACKAGE.parent / e.target.replace(".", "/") / "__init__.py").is_file()]
+    assert pointless == [], "\n".join(f"{e.source}:{e.line} imports {e.target} in a function" for e in pointless)
