@@ -18,6 +18,7 @@ import json
 import os
 import re
 import sys
+import time
 from array import array
 from pathlib import Path
 
@@ -28,10 +29,14 @@ from .io import atomic_write, cache_dir
 VERSION = 1
 
 
-def key(kind: str, *parts, files=(), dists=(), blobs=()) -> str:
+def key(kind: str, *parts, files=(), dists=(), blobs=(), dated: bool = False) -> str:
     """sha256 over `kind`, the JSON of `parts`, the name and content of each of `files`, the
-    installed version of each distribution in `dists`, and the bytes of each of `blobs`."""
+    installed version of each distribution in `dists`, and the bytes of each of `blobs`; `dated`:
+    and today's date, for a chat template's renders (a template may print it with `strftime_now`,
+    which the runtime renders from its own clock: yesterday's render would not match today's)."""
     h = hashlib.sha256(f"{kind} v{VERSION}".encode())
+    if dated:
+        h.update(b"\0day " + time.strftime("%Y-%m-%d").encode())
     for b in blobs:
         h.update(len(b).to_bytes(8, "little") + b)
     for dist in dists:

@@ -64,3 +64,16 @@ def test_the_first_path_entry_with_metadata_wins(tmp_path, monkeypatch):
     zipped.write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip on the path: importlib.metadata looks inside
     monkeypatch.setattr(sys, "path", [str(zipped), str(tmp_path / "b"), *sys.path])
     assert cache._dist_info_version("fakepkg") is None and cache.version("fakepkg") == "2.0"
+
+
+def test_a_dated_key_changes_with_the_day(monkeypatch):
+    """A chat template may print today's date (`strftime_now`), which the runtime renders from its
+    own clock: a render cached yesterday must not answer today (found when a test run crossed
+    midnight: Mistral-Small's chat text 3/13 against yesterday's cached renders)."""
+    from mtok_export import cache
+
+    monkeypatch.setattr(cache.time, "strftime", lambda fmt: "2026-12-04")
+    before = cache.key("chat-renders", "t", dated=True), cache.key("chat-renders", "t")
+    monkeypatch.setattr(cache.time, "strftime", lambda fmt: "2026-12-05")
+    after = cache.key("chat-renders", "t", dated=True), cache.key("chat-renders", "t")
+    assert before[0] != after[0] and before[1] == after[1]

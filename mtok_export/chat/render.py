@@ -183,7 +183,8 @@ def renders(text: str, chats, *, bos_token: str = "", eos_token: str = "") -> li
     """`render` of each of `chats` (None where the template raises: it may reject shapes), cached by
     the template, the tokens, the conversations and the code (`code_files`, jinja2's version)."""
     digest = cache.key("chat-renders", text, bos_token, eos_token,
-                       [[c.id, list(c.messages), c.add_generation_prompt, c.tools] for c in chats], files=code_files())
+                       [[c.id, list(c.messages), c.add_generation_prompt, c.tools] for c in chats], files=code_files(),
+                       dated=True)
 
     def compute():
         out = []

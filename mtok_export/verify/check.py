@@ -419,7 +419,7 @@ def _reference_renders(src, convs) -> list[str | None]:
     """transformers' renders of `convs` with the source's template, cached by content (a warm run
     then does not import transformers)."""
     digest = cache.key("chat-paths", src.text, src.bos_token, src.eos_token,
-                       [[c.id, list(c.messages), c.tools] for c in convs], dists=("transformers", "jinja2"))
+                       [[c.id, list(c.messages), c.tools] for c in convs], dists=("transformers", "jinja2"), dated=True)
     return cache.computed("chat-paths", digest,
                           lambda: [reference_render(src.text, c, bos=src.bos_token, eos=src.eos_token) for c in convs],
                           valid=lambda v: isinstance(v, list) and len(v) == len(convs))

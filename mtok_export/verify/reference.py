@@ -56,7 +56,7 @@ def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | N
                        # must not answer for this one
                        files=[*files, Path(__file__), Path(__file__).with_name("reference_drift.py"),
                               Path(hf_added.__file__)],
-                       dists=("tokenizers", "transformers"))
+                       dists=("tokenizers", "transformers"), dated=bool(chats))
     fresh: list[Reference] = []  # computed here: its normalizer is already loaded
 
     def compute() -> dict:
