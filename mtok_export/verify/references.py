@@ -28,6 +28,7 @@ from .reference import Reference, ReferenceUnavailable, hf_encode_seconds, hf_ra
 from . import mnn341
 from .reference_gguf import INSTALL as GGUF_INSTALL
 from .reference_gguf import gguf_reference
+from .reference_mistral import GENERATED, mistral_chats
 from .reference_runtime import runtime_reference
 from .reference_spm import spm_reference
 from .reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
@@ -138,9 +139,16 @@ def _mistral_common(file: Path, tok) -> Chosen:
         raw = [tk.encode(t, bos=False, eos=False) for t in texts]
         engine = [tk.encode(t, bos=True, eos=False) for t in texts]
         decoded = [_tekken_decode(tk, ids) for ids in raw]
-        return _no_chats(Reference(engine, raw, decoded, [], [], lambda s: s), chats)
+        ref = Reference(engine, raw, decoded, [], [], lambda s: s)
+        if not generated:  # a template given by the user: mistral_common's chats are not its reference
+            return _no_chats(ref, chats)
+        ref.chat_text, ref.chat_ids = mistral_chats(file, chats)
+        return ref
 
-    return Chosen(run, "mistral_common", _lib("mistral_common"), (str(file),), "Tekkenizer")
+    # the template mistral_common generated: its own encode_chat_completion is the chats' reference
+    generated = tok.chat.kind == GENERATED
+    chat = f"{_lib('mistral_common')} encode_chat_completion" if generated else ""
+    return Chosen(run, "mistral_common", _lib("mistral_common"), (str(file),), "Tekkenizer", chat)
 
 
 def _tekken_decode(tk, ids) -> str:
