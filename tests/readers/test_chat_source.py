@@ -123,7 +123,8 @@ def test_without_mistral_common_the_reason_names_it(monkeypatch):
 @pytest.mark.parametrize("path", [f for f in mistral_chats.files() if f.suffix == ".json"], ids=lambda p: p.name)
 def test_generated_tekken_templates_give_mistral_commons_ids(path):
     rows = mistral_chats.proof(path, mistral_chats.conversations(), runtime=True)
-    assert [cid for items in rows.values() for cid, ids, got in items if got != [ids, ids]] == []
+    assert [r.id for items in rows.values() for r in items if r.ids != [r.want_ids] * 2] == []
+    assert [r.id for items in rows.values() for r in items if r.texts != [r.want_text] * 2] == []
     assert sum(len(v) for v in rows.values()) == len(mistral_chats.conversations())
 
 
