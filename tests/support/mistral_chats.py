@@ -23,7 +23,9 @@ def conversations() -> list[Conversation]:
     a = lambda t: {"role": "assistant", "content": t}  # noqa: E731
     call = {"role": "assistant", "content": "", "tool_calls": [
         {"id": "abcDEF123", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}
-    result = {"role": "tool", "tool_call_id": "abcDEF123", "content": "22 degrees, sunny"}
+    # named: a v2 file's generated template refuses a nameless result, which its encoder writes with
+    # the name null (`UPSTREAM`), a difference of mistral_common's own, not of the file's form
+    result = {"role": "tool", "tool_call_id": "abcDEF123", "name": "get_weather", "content": "22 degrees, sunny"}
     return [
         Conversation("plain", (u("Hello there"),), tags=("plain",)),
         Conversation("unicode", (u("naïve café 数据 🙂 line\nbreak"),), tags=("plain",)),
@@ -36,6 +38,21 @@ def conversations() -> list[Conversation]:
         Conversation("tool-call-answer", (u("Weather in Paris?"), call, result, a("It is sunny."), u("Thanks")),
                      [TOOL], tags=("tool results",)),
     ]
+
+
+# Where the template mistral_common 1.13.1 generates differs from its own encode_chat_completion
+# (the generated template rendered by transformers' Jinja): a tool result whose content is JSON (the
+# encoder parses it into an object, the template writes the string), and, for a v2 file, a tool result
+# without a name (the encoder writes null, the template raises).  Not a tokenization difference: shown by
+# `tests/readers/test_chat_source.py`, listed by `scripts/chat_families.py`.
+UPSTREAM = {
+    "json-result": ({"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "abcDEF123", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "abcDEF123", "name": "get_weather", "content": '{"temperature": 18}'}),
+    "nameless-result": ({"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "abcDEF123", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "abcDEF123", "content": "sunny"}),
+}
 
 
 def files() -> list[Path]:

@@ -1,7 +1,8 @@
-"""Verification compares a tekken file's chats with mistral_common's own `encode_chat_completion`
-(`verify/reference_mistral.py`, issue 32): the runtime's render and ids of the embedded generated
-template against mistral_common's text and ids, k/n like every chat check; a wrong generated
-template (one token changed: the mutants) is an unexplained mismatch naming the conversation."""
+"""Verification compares the chats of a tekken or mistral_common SentencePiece file with mistral_common's
+own `encode_chat_completion` (`verify/reference_mistral.py`, issue 32): the runtime's ids of the
+embedded generated template against mistral_common's ids (and text, for tekken), k/n like every chat
+check; a wrong generated template (one token changed, or a SentencePiece template not rewritten to
+the file's form: the mutants) is an unexplained mismatch naming the conversation."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from mtok_export.readers import chat_source
 from mtok_export.verify.references import choose
 
 mistral_common = pytest.importorskip("mistral_common")
-TEKKEN = Path(mistral_common.__file__).parent / "data" / "tekken_240911.json"
+DATA = Path(mistral_common.__file__).parent / "data"
+TEKKEN = DATA / "tekken_240911.json"
+SP = {"v1": DATA / "tokenizer.model.v1", "v3": DATA / "mistral_instruct_tokenizer_240323.model.v3"}
 
 # One token of the generated template changed: each changes what the model is shown.
 MUTANTS = {
@@ -35,13 +38,13 @@ def test_the_chat_reference_is_mistral_common_only_for_its_own_template(tmp_path
     assert choose(read_source(TEKKEN, str(given))).chat == ""
 
 
-def _verify(tmp_path: Path):
+def _verify(tmp_path: Path, source: Path = TEKKEN):
     from mtok_export.lower import lower
     from mtok_export.mtok import write_mtok
     from mtok_export.targets import DEFAULT, TARGETS
     from mtok_export.verify.check import verify
 
-    tok = read_source(TEKKEN)
+    tok = read_source(source)
     low, lw = lower(tok, TARGETS[DEFAULT])
     path = tmp_path / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
@@ -77,3 +80,19 @@ def test_a_wrong_generated_template_fails_verify(mutant, tmp_path, monkeypatch):
     assert set(bad) <= {c.id for c in builtin_chats()}  # each names its conversation
     if mutant == "system-separator":
         assert set(bad) == {"system-user", "system-multi-turn"}  # not empty-system: no separator
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("version", sorted(SP))
+def test_a_sentencepiece_files_chats_get_mistral_commons_ids_and_the_raw_template_fails(version, tmp_path,
+                                                                                       monkeypatch):
+    report = _verify(tmp_path, SP[version])
+    ids = report.check("chat ids")
+    assert ids.reference.startswith(f"mistral_common {mistral_common.__version__} encode_chat_completion")
+    assert ids.total >= 10 and report.ok
+    # the one difference: special-token text written in a message (sentencepiece encodes it as text)
+    assert [(m.sample, m.explanation) for m in ids.mismatches] == [("special-text", ("sp-added-token-text",))]
+    monkeypatch.setattr(chat_source, "sp_segment_form", lambda text, controls: text)  # the mutant
+    report = _verify(tmp_path, SP[version])
+    bad = [m.sample for m in report.check("chat ids").mismatches if not m.explanation]
+    assert len(bad) >= 10 and not report.ok
