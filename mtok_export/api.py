@@ -26,13 +26,15 @@ thin layer over these functions plus printing."""
 from __future__ import annotations
 
 import dataclasses
+import inspect as pyinspect  # `inspect` is the API's (`__getattr__`)
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import gc_pause
+from . import options as table
 from .errors import InputError, LossError, OutputError
 from .export import ExportResult
 from .export import export as export_job
@@ -87,9 +89,9 @@ def export(source: Job | PathLike, output_dir: PathLike | None = None, *,
     `fmt="txt"`) into `output_dir` (default: beside the input) with its manifest, as `mtok-export`
     does: unless `verify_on_runtime=False` the file is verified on the MNN runtime first and only
     replaces the output when it passed.  `source` is a `Job`, or a path and `options`, the keywords
-    of `Job.build` (`target`, `fmt`, `bos`, `header_specials`, `normalizer_form`,
-    `regex_form`; `chat_template`,
-    `pattern`, `special`, `family`, `input`; the acceptance policy `allow_lossy`, `accept` (codes),
+    of `Job.build` (`options.TABLE`, in this function's signature: `target`, `fmt`, `bos`,
+    `header_specials`, `normalizer_form`, `regex_form`, `max_word`; `chat_template`, `pattern`,
+    `special`, `family`, `input`; the acceptance policy `allow_lossy`, `accept` (codes),
     `accept_file`, `strict`, `allow_crash`; `verify_on_runtime`, `corpus`, `runtime_python`, `sweep`,
     `robust`: the robustness phase's seconds, None: off).
     -> `ExportResult` (the job, path, size, the source and lowered IRs, the lowering with its
@@ -113,30 +115,37 @@ def export(source: Job | PathLike, output_dir: PathLike | None = None, *,
                       keep_llm_config=keep_llm_config, hub=hub)
 
 
-def verify(file: PathLike, against: PathLike | None = None, *, target: str | None = None, bos: str | None = None,
-           allow_lossy: bool = False, accept: Iterable[str] = (), accept_file: PathLike | None = None,
-           strict: bool = False, corpus: PathLike | None = None, runtime_python: PathLike | None = None,
-           progress: Callable[[str], None] | None = None, sweep: bool = True,
-           robust: float | None = VerifyOptions.robust,
-           allow_crash: bool = False) -> VerifyResult:
+def verify(file: PathLike, against: PathLike | Job | None = None, *, progress: Callable[[str], None] | None = None,
+           **options) -> VerifyResult:
     """Check `file` (or the tokenizer an MNN model folder names) with our strict reader, then run the
     MNN runtime on it and the reference on the source (`against`, else the one its manifest names)
     over the built-in corpus (plus `corpus`, JSONL), and apply the acceptance policy (the manifest's
-    unless one is given here); `robust`: the robustness phase's seconds (None: off).  The source is read and lowered with the job the manifest records
-    (`target` and `bos` replace its own when given).  `progress(step)` is told each phase.
+    unless one is given here); `robust`: the robustness phase's seconds (None: off).  The source is
+    read and lowered with the job the manifest records (`target` and `bos` replace its own when given),
+    or with `against` when it is a `Job`: its source, every choice and its verify options (no options
+    beside it).  `options`: the keywords of `mtok verify`'s options (`options.TABLE`, in this
+    function's signature).  `progress(step)` is told each phase.
 
     The steps are `verification.engine_path`, `prepare` and `run`, shared with the export."""
-    from .verification import engine_path, prepare, run  # the runtime and references: only when verifying
+    from .verification import engine_path, prepare, read_file, run  # the runtime and references: only when verifying
 
     file, llm_config = engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
-    _, source, low, lw, job = prepare(file, Path(against) if against is not None else None, target, bos)
-    if accept or accept_file or allow_lossy or strict or allow_crash:  # the options given replace the recorded policy
-        job = dataclasses.replace(job, policy=Policy.from_options(
-            accept, Path(accept_file) if accept_file is not None else None, allow_lossy, strict, allow_crash))
-    job = dataclasses.replace(job, verify=VerifyOptions(Path(corpus) if corpus else None,
-                                                        Path(runtime_python) if runtime_python else None, sweep,
-                                                        robust))
-    report = run(file, source, low, lw, job.verify, progress=progress, llm_config=llm_config)
+    if isinstance(against, Job) and options:
+        raise TypeError(f"a Job carries its options; got {', '.join(sorted(options))} beside it")
+    checked = read_file(file)  # read and strictly parsed once, for prepare and run
+    if isinstance(against, Job):
+        _, source, low, lw, job = prepare(file, against.source, checked=checked, job=against)
+        job = job if job.verify is not None else dataclasses.replace(job, verify=VerifyOptions())  # it verifies
+    else:
+        given = _verify_options(options)
+        _, source, low, lw, job = prepare(file, Path(against) if against is not None else None, given["target"],
+                                          given["bos"], checked)
+        policy = {k: given[k] for k in ("accept", "accept_file", "allow_lossy", "strict", "allow_crash")}
+        if any(policy.values()):  # the options given replace the recorded policy
+            job = dataclasses.replace(job, policy=Policy.from_options(**policy))
+        job = dataclasses.replace(job, verify=VerifyOptions(given["corpus"], given["runtime_python"], given["sweep"],
+                                                            given["robust"]))
+    report = run(file, source, low, lw, job.verify, progress=progress, llm_config=llm_config, checked=checked)
     return VerifyResult(report, decide(lw.losses, job.policy, report.reach()), job, file)
 
 
@@ -182,6 +191,30 @@ def __getattr__(name: str):
 
         return getattr(inspection, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_VERIFY = tuple(o.key for o in table.options_of("verify"))  # what `verify` takes beside a manifest's job
+
+
+def _verify_options(options: dict) -> dict:
+    """`verify`'s keywords, each its default when not given (`bos` and `target`: None, the manifest's)."""
+    unknown = sorted(set(options) - set(_VERIFY))
+    if unknown:
+        raise TypeError(f"verify() got an unexpected keyword argument {unknown[0]!r}")
+    given = {k: v for k, v in table.bind("verify", options).items() if k in _VERIFY}
+    return {**given, "bos": options.get("bos")}
+
+
+def _typed(fn, options: list[pyinspect.Parameter]):
+    """`fn`'s signature with its `**options` as the table's keywords (help(), editors, `inspect`)."""
+    sig = pyinspect.signature(fn)
+    own = [p for p in sig.parameters.values() if p.kind is not pyinspect.Parameter.VAR_KEYWORD]
+    fn.__signature__ = sig.replace(parameters=own + options)
+
+
+_typed(export, table.signature())
+_typed(convert, [p for p in table.signature() if p.name != "fmt"])  # `to` decides the format
+_typed(verify, [p.replace(default=None) if p.name == "bos" else p for p in table.signature() if p.name in _VERIFY])
 
 
 def _job(source: Job | PathLike, options: dict, **fixed) -> Job:

@@ -71,9 +71,11 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
     job = dataclasses.replace(job, source=path, input=None)  # the path read is the job's source from here on
     verify = job.verify
     if verify is not None:
+        from .verify.runtime import check_python, require_runtime
+
+        require_runtime(job.target, verify.python)  # before anything is read or loaded: a wrong runtime costs nothing
         # verification (the runtime, references, corpus and checks) is loaded only when it runs
         from .verification import run as run_verify
-        from .verify.runtime import check_python
 
         if verify.python is not None:
             check_python(verify.python)
@@ -81,8 +83,8 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
         tok = job.read_source()
         data, low, lw = job.lower(tok, progress)
         out = Path(output_dir or (path if path.is_dir() else path.parent)) / job.output.names[0]
-        # nothing the strict reader rejects; verify reads its chat fields
-        written_chat = job.output.check(data, out).chat
+        # nothing the strict reader rejects; verify reads its chat fields and gap fillers
+        written = job.output.check(data, out)
     result = ExportResult(job, tok, low, lw, out, len(data), 0.0)
     folder = model_folder.find(out.parent)
     new_llm_config, engine_llm_config = _llm_config_plan(folder, low, keep_llm_config, lw.notes)
@@ -103,7 +105,7 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
         try:
             try:
                 result.verify = run_verify(tmp, tok, low, lw, verify, progress=steps, llm_config=engine_llm_config,
-                                           checked=(data, written_chat))
+                                           checked=(data, written))
             except RuntimeEngineError:  # the runtime crashed or hung on the file: keep it for a bug report
                 result.rejected = rejected_path(out)
                 os.replace(tmp, result.rejected)

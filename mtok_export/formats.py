@@ -1,24 +1,30 @@
-"""File formats, one `Format(name, sniff, read, reference, names, write, check, parsed)` each,
-recognized by content, and the choice of what to read in a directory.  The two this tool writes
-(`.mtok`, legacy `.txt`) also have `write` (a target's lowered content -> bytes, see `targets.py`)
-and `check` (the strict read-back before the bytes replace anything).
+"""File formats, one `Format` entry each, recognized by content, and the choice of what to read in a
+directory.  An entry holds all that is said of its format: how it is recognized (`sniff`, which
+also sees the folder), its reader and the reader options that apply to it (`options`), its
+independent reference (`reference`), its conventional file names, its `priority` among a
+directory's candidates, the `partner` it needs beside it and how messages name it (`label`: the
+"nothing found" message and the `--path` help are made from the entries, `listed()`).  The two
+this tool writes (`.mtok`, legacy `.txt`) also have `write` (a target's lowered content -> bytes,
+see `targets.py`) and `check` (the strict read-back before the bytes replace anything).
 
 `classify(path)` names the format of one file from its bytes (JSON shape, protobuf `ModelProto`,
-gzip, base64-rank lines, GGUF magic, `430 N` headers, ...), never from its name.  `read_source`
-reads a file with its format's reader, or, for a directory, classifies every file in it and reads
-the best candidate.  A source's reader returns what it parsed and `read_source` finishes it, the
-same way for every format (`readers.finish`: header lists, chat template, provenance); the two
-files MNN loads carry their header lists and are read whole (`parsed=False`).
+gzip, base64-rank lines, GGUF magic, `430 N` headers, ...), never from its name; a format told
+apart by its neighbours asks the `Folder` (each file in it classified once).  `read_source` reads a
+file with its format's reader, or, for a directory, classifies every file in it and reads the best
+candidate.  A source's reader returns what it parsed and `read_source` finishes it, the same way
+for every format (`readers.finish`: header lists, chat template, provenance); the two files MNN
+loads carry their header lists and are read whole (`parsed=False`); which of the two a file is,
+its header line says (`mtok.header.file_type`, here and in every reader of them).
 
-The choice is deterministic: by `PRIORITY` of the format (sources before the `.mtok`/`.txt` this
-tool writes beside them), then the conventional file name of that format, then the file name; when
-several candidates exist the choice is recorded as the first note of the IR (the CLI prints notes)
-and `--input FILE` reads another one.
+The choice is deterministic: by the `priority` of the format (sources before the `.mtok`/`.txt`
+this tool writes beside them), then the conventional file name of that format, then the file name;
+when several candidates exist the choice is recorded as the first note of the IR (the CLI prints
+notes) and `--input FILE` reads another one.
 
-Each readable format declares its `reference`: the name of the independent implementation that
+Each readable format holds its `reference`: a `Reference`, the independent implementation that
 verification runs on the source files themselves (the library the file was made for, never our
-reading of it; `verify/references.py` holds what each name runs).  `read_source` records the format
-in the IR's provenance, so the choice follows the format, never a file name.
+reading of it; `verify.references.REFERENCES` runs each).  `read_source` records the format in the
+IR's provenance, so the choice follows the format, never a file name.
 
 Companion files are recognized but never read alone: `merges.txt`/`vocab.bpe` belong to a
 vocab.json/encoder.json (given either one, the pair is read), configs belong to a directory.
@@ -40,6 +46,8 @@ from pathlib import Path
 
 from .errors import InputError
 from .mtok import check_written, read_mtok, write_mtok
+from .mtok.constants import FileType
+from .mtok.header import file_type
 from .sniff import is_tiktoken_code, not_a_tokenizer
 
 HEAD = 1 << 16  # bytes of each file looked at to classify it
@@ -56,24 +64,44 @@ class Options:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """The independent implementation a format's files are verified against (DESIGN section 4): the
+    library the file was made for, never our reading of it.  Declared here, with the formats, so an
+    entry holds its reference itself; what runs it needs the engines of `verify`, a layer above, so
+    `verify.references.REFERENCES` maps each of these objects to its runner (a test checks that every
+    entry's reference has one)."""
+
+    name: str  # what the report calls it, e.g. "transformers"
+    what: str  # one line: what it runs on the source files
+
+
+@dataclass(frozen=True)
 class Format:
     name: str
-    sniff: Callable[[bytes, Path], bool]  # (first HEAD bytes, path) -> is it this format?
+    # (first HEAD bytes, path, the `Folder` it is in) -> is it this format?  The folder is there for a
+    # format told apart by what lies beside it; a check asking it about the file itself sees nothing
+    sniff: Callable[[bytes, Path, Folder], bool]
     # -> what the reader parsed (`readers.finish.Parsed`, finished by `read_source`), or for a file
     # whose header holds the lists (`parsed=False`) the IR itself; None: a companion, never read alone
     read: Callable[[Path, Options], object] | None
-    reference: str = ""  # the independent reference of a readable format (a `verify.references` name)
+    reference: Reference | None = None  # the independent reference of a readable format
     names: tuple[str, ...] = ()  # conventional file names, preferred in this order among candidates
     # output formats: content (see `targets.Lowered`) -> file bytes; and the strict read-back of
     # those bytes before they replace anything, (data, path) -> IR or a FormatError/UnsupportedError
     write: Callable[[object], bytes] | None = None
     check: Callable[[bytes, object], object] | None = None
     parsed: bool = True
+    # which file of a directory is read: the lowest first; None: never chosen in a directory (a
+    # companion, read through its partner, or no reader)
+    priority: int | None = None
+    partner: Format | None = None  # a candidate only with a file of this format beside it
+    options: tuple[str, ...] = ()  # the `Options` fields its reader takes besides chat_template
+    label: str = ""  # how messages and help name it ("" : not listed, a companion)
 
 
 # ------------------------------------------------------------------ sniffers (content only)
 
-_LEGACY = re.compile(rb"430 [0-3][\r\n]")
+_LEGACY_TYPES = frozenset(FileType) - {FileType.PIPELINE}
 _RANK_LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
 _TJ_KEYS = (b"version", b"truncation", b"padding", b"added_tokens", b"normalizer", b"pre_tokenizer",
             b"post_processor", b"decoder", b"model")
@@ -93,22 +121,22 @@ def _first_key(head: bytes) -> tuple[bytes, bytes] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
-def is_mtok(head: bytes, path: Path) -> bool:
-    return head[:6] in (b"430 4\n", b"430 4\r")
+def is_mtok(head: bytes, path: Path, folder: Folder | None = None) -> bool:
+    return file_type(head) == FileType.PIPELINE  # the header's type, as the reader dispatches on it
 
 
-def is_legacy_txt(head: bytes, path: Path) -> bool:
-    return bool(_LEGACY.match(head[:6]))
+def is_legacy_txt(head: bytes, path: Path, folder: Folder | None = None) -> bool:
+    return file_type(head) in _LEGACY_TYPES
 
 
-def is_gguf(head: bytes, path: Path) -> bool:
+def is_gguf(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     return head[:4] == b"GGUF"
 
 
 SPM_MAX = 256 << 20  # no SentencePiece model is this big; weights files are not parsed to find out
 
 
-def is_sentencepiece(head: bytes, path: Path) -> bool:
+def is_sentencepiece(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     # field 1 (pieces) first, then a full parse
     if head[:1] != b"\x0a" or path.stat().st_size >= SPM_MAX:
         return False
@@ -117,18 +145,18 @@ def is_sentencepiece(head: bytes, path: Path) -> bool:
     return parses(path)
 
 
-def is_tokenizer_json(head: bytes, path: Path) -> bool:
+def is_tokenizer_json(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     key = _first_key(head)
     return key is not None and key[0] in _TJ_KEYS
 
 
-def is_tekken(head: bytes, path: Path) -> bool:
+def is_tekken(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     """`{"config": {...}, "vocab": [{"rank", "token_bytes", ...}` (or vocab first)."""
     key = _first_key(head)
     return key is not None and key[0] in (b"config", b"vocab") and b'"token_bytes"' in head
 
 
-def is_vocab_json(head: bytes, path: Path) -> bool:
+def is_vocab_json(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     """A flat JSON object token -> integer id (vocab.json, encoder.json; added_tokens.json too)."""
     key = _first_key(head)
     return key is not None and key[1][:1].isdigit() and key[0] not in _TJ_KEYS and _has_id_zero(path)
@@ -144,12 +172,12 @@ def _has_id_zero(path: Path) -> bool:
     return isinstance(data, dict) and 0 in data.values()
 
 
-def is_tiktoken(head: bytes, path: Path) -> bool:
+def is_tiktoken(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     lines = _lines(head)
     return bool(lines) and all(_RANK_LINE.fullmatch(x) and len(x.split(b" ")[0]) % 4 == 0 for x in lines[:100])
 
 
-def is_merges(head: bytes, path: Path) -> bool:
+def is_merges(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     """`#version` then `left right` lines (merges.txt, OpenAI's vocab.bpe)."""
     lines = _lines(head)
     if lines and lines[0].startswith(b"#version"):
@@ -165,7 +193,7 @@ def gunzip_head(path: Path) -> bytes:
         return b""
 
 
-def is_clip_merges(head: bytes, path: Path) -> bool:
+def is_clip_merges(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     """CLIP's `bpe_simple_vocab_16e6.txt.gz`: gzip holding a merges list (first line a version)."""
     if head[:2] != b"\x1f\x8b":
         return False
@@ -174,7 +202,7 @@ def is_clip_merges(head: bytes, path: Path) -> bool:
     return b"#version" in first and is_merges(inner.split(b"\n", 1)[-1], path)
 
 
-def is_bert_vocab(head: bytes, path: Path) -> bool:
+def is_bert_vocab(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     """One token per line, none with a space, and BERT's [UNK]/[CLS]/[SEP] among them."""
     lines = _lines(head)
     try:
@@ -184,7 +212,7 @@ def is_bert_vocab(head: bytes, path: Path) -> bool:
     return bool(text) and not any(" " in x for x in text) and bool({"[UNK]", "[CLS]", "[SEP]"} & set(text))
 
 
-def is_python(head: bytes, path: Path) -> bool:
+def is_python(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     """Python source that imports tiktoken: a remote-code tokenizer module (read with `ast`, never run)."""
     return is_tiktoken_code(head)
 
@@ -225,14 +253,14 @@ def _read_tiktoken(path: Path, o: Options):
 def _read_vocab_json(path: Path, o: Options):
     from .readers.gpt2_files import parse_gpt2_files  # on first use: the reader of the one format read
 
-    merges = _partner(path, MERGES)
+    merges = Folder(path.parent).of(MERGES)
     if merges is None:
         raise InputError(f"{path}: a vocabulary JSON needs a merges file beside it (merges.txt or vocab.bpe)")
     return parse_gpt2_files(path, family=o.family, merges_path=merges)
 
 
 def _read_merges(path: Path, o: Options):
-    vocab = _partner(path, VOCAB_JSON)
+    vocab = Folder(path.parent).of(VOCAB_JSON)
     if vocab is None:
         raise InputError(f"{path}: a merges file needs its vocabulary JSON beside it (vocab.json or encoder.json)")
     return _read_vocab_json(vocab, o)
@@ -281,54 +309,95 @@ def _finish(parsed, chat_template: str | None):
     return finish(parsed, chat_template)
 
 
-# Classification order (first match wins: e.g. rank lines are also "two words per line").
-MTOK = Format("mtok", is_mtok, _read_mtok, "mnn", ("tokenizer.mtok",), write_mtok, check_written, parsed=False)
-LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, "mnn-legacy", ("tokenizer.txt",), _write_legacy,
-                _check_legacy, parsed=False)
-GGUF = Format("gguf", is_gguf, _read_gguf, "gguf")
-CLIP = Format("clip-bpe-gz", is_clip_merges, _read_clip, "clip", ("bpe_simple_vocab_16e6.txt.gz",))
-SENTENCEPIECE = Format("sentencepiece", is_sentencepiece, _read_sentencepiece, "sentencepiece",
-                       ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "ice_text.model"))
-TOKENIZER_JSON = Format("tokenizer.json", is_tokenizer_json, _read_tokenizer_json, "tokenizers", ("tokenizer.json",))
-TEKKEN = Format("tekken", is_tekken, _read_tekken, "mistral_common", ("tekken.json",))
-VOCAB_JSON = Format("vocab.json", is_vocab_json, _read_vocab_json, "transformers", ("vocab.json", "encoder.json"))
-TIKTOKEN = Format("tiktoken", is_tiktoken, _read_tiktoken, "tiktoken", ("tiktoken.model", "tokenizer.model"))
-MERGES = Format("merges", is_merges, _read_merges, "transformers", ("merges.txt", "vocab.bpe"))
-BERT_VOCAB = Format("bert-vocab.txt", is_bert_vocab, _read_bert, "transformers", ("vocab.txt",))
+# The independent references (what each runs: `verify.references`)
+TOKENIZERS = Reference("tokenizers", "HF tokenizers on the tokenizer.json")
+TRANSFORMERS = Reference("transformers", "the transformers class the vocabulary files were written for")
+CLIP_TOKENIZER = Reference("clip", "OpenAI CLIP's own SimpleTokenizer on its merges .gz")
+SENTENCEPIECE_LIB = Reference("sentencepiece", "sentencepiece on the model file")
+TIKTOKEN_LIB = Reference("tiktoken", "tiktoken on the rank file, with the pattern and specials the export chose")
+MISTRAL_COMMON = Reference("mistral_common", "mistral_common's Tekkenizer on tekken.json")
+LLAMA_CPP = Reference("gguf", "llama.cpp's view of the GGUF file (vocabulary only)")
+MNN_RUNTIME = Reference("mnn", "the MNN runtime the .mtok was made for")
+MNN_LEGACY = Reference("mnn-legacy", "MNN 3.4.1, the runtime a legacy tokenizer.txt was made for")
+
+# The registry, in classification order (first match wins: e.g. rank lines are also "two words
+# per line"); `priority` is the order a directory's candidates are read in (spaced by ten: a new
+# entry goes between two without renumbering), this tool's own outputs last so a source beside them
+# is always re-read.
+MTOK = Format("mtok", is_mtok, _read_mtok, MNN_RUNTIME, ("tokenizer.mtok",), write_mtok, check_written, parsed=False,
+              priority=100, label=".mtok")
+LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, MNN_LEGACY, ("tokenizer.txt",), _write_legacy,
+                _check_legacy, parsed=False, priority=90, label="legacy tokenizer.txt")
+GGUF = Format("gguf", is_gguf, _read_gguf, LLAMA_CPP, priority=40, label="GGUF")
+CLIP = Format("clip-bpe-gz", is_clip_merges, _read_clip, CLIP_TOKENIZER, ("bpe_simple_vocab_16e6.txt.gz",),
+              priority=70, label="CLIP bpe .gz")
+SENTENCEPIECE = Format("sentencepiece", is_sentencepiece, _read_sentencepiece, SENTENCEPIECE_LIB,
+                       ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "ice_text.model"), priority=30,
+                       label="SentencePiece model")
+TOKENIZER_JSON = Format("tokenizer.json", is_tokenizer_json, _read_tokenizer_json, TOKENIZERS, ("tokenizer.json",),
+                        priority=10, label="tokenizer.json")
+TEKKEN = Format("tekken", is_tekken, _read_tekken, MISTRAL_COMMON, ("tekken.json",), priority=20, label="tekken.json")
+# a merges file stands for its pair: read through the vocabulary JSON beside it, never chosen itself
+MERGES = Format("merges", is_merges, _read_merges, TRANSFORMERS, ("merges.txt", "vocab.bpe"), options=("family",))
+VOCAB_JSON = Format("vocab.json", is_vocab_json, _read_vocab_json, TRANSFORMERS, ("vocab.json", "encoder.json"),
+                    priority=60, partner=MERGES, options=("family",), label="vocab.json/encoder.json + merges")
+TIKTOKEN = Format("tiktoken", is_tiktoken, _read_tiktoken, TIKTOKEN_LIB, ("tiktoken.model", "tokenizer.model"),
+                  priority=50, options=("pattern", "special"), label="tiktoken rank file")
+BERT_VOCAB = Format("bert-vocab.txt", is_bert_vocab, _read_bert, TRANSFORMERS, ("vocab.txt",), priority=80,
+                    label="vocab.txt")
 REMOTE_CODE = Format("remote-code", is_python, None)
 FORMATS = (MTOK, LEGACY, GGUF, CLIP, SENTENCEPIECE, TOKENIZER_JSON, TEKKEN, VOCAB_JSON, TIKTOKEN, MERGES,
            BERT_VOCAB, REMOTE_CODE)
-
-# Which candidate a directory reads first.  A merges file stands for its pair through VOCAB_JSON;
-# this tool's own outputs come last so a source beside them is always re-read.
 BY_NAME = {f.name: f for f in FORMATS}
-PRIORITY = (TOKENIZER_JSON, TEKKEN, SENTENCEPIECE, GGUF, TIKTOKEN, VOCAB_JSON, CLIP, BERT_VOCAB, LEGACY, MTOK)
 
 
-def classify(path: Path) -> Format | None:
-    """The format of one file, from its content; None for anything else (configs, READMEs...)."""
+def listed() -> str:
+    """What a directory is searched for, in the order it is read: the "nothing found" message and
+    the `--path` help say it from the entries."""
+    labels = [f.label for f in sorted((f for f in FORMATS if f.priority is not None), key=lambda f: f.priority)]
+    return f"{', '.join(labels[:-1])} or {labels[-1]}"
+
+
+class Folder:
+    """The files of one directory, each classified by content once, when first asked: what a
+    format's check sees beside the file it looks at (`Format.partner`: is a merges file here?)."""
+
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self._formats: dict[Path, Format | None] = {}
+
+    def format_of(self, path: Path) -> Format | None:
+        if path not in self._formats:
+            self._formats[path] = None  # while its own check runs, a check asking of it sees nothing
+            self._formats[path] = classify(path, self)
+        return self._formats[path]
+
+    def files(self) -> list[tuple[Path, Format]]:
+        """Every file of a known format, by name (hidden files left out)."""
+        out = []
+        for p in sorted(self.directory.iterdir()):
+            if p.is_file() and not p.name.startswith("."):
+                fmt = self.format_of(p)
+                if fmt is not None:
+                    out.append((p, fmt))
+        return out
+
+    def of(self, fmt: Format) -> Path | None:
+        """The file of `fmt` here (conventional names first, then by name)."""
+        found = [p for p, f in self.files() if f is fmt]
+        return min(found, key=lambda p: _rank_in(fmt, p)) if found else None
+
+
+def classify(path: Path, folder: Folder | None = None) -> Format | None:
+    """The format of one file, from its content (and, for a format told apart by it, what lies
+    beside it); None for anything else (configs, READMEs...)."""
     try:
         with open(path, "rb") as f:
             head = f.read(HEAD)
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror})") from None
-    return next((fmt for fmt in FORMATS if fmt.sniff(head, path)), None)
-
-
-def _files(directory: Path) -> list[tuple[Path, Format]]:
-    out = []
-    for p in sorted(directory.iterdir()):
-        if p.is_file() and not p.name.startswith("."):
-            fmt = classify(p)
-            if fmt is not None:
-                out.append((p, fmt))
-    return out
-
-
-def _partner(path: Path, fmt: Format) -> Path | None:
-    """The file of `fmt` beside `path` (conventional names first, then the only one)."""
-    found = [p for p, f in _files(path.parent) if f is fmt]
-    return min(found, key=lambda p: _rank_in(fmt, p)) if found else None
+    folder = folder if folder is not None else Folder(Path(path).parent)
+    return next((fmt for fmt in FORMATS if fmt.sniff(head, path, folder)), None)
 
 
 def _rank_in(fmt: Format, p: Path) -> tuple:
@@ -337,12 +406,10 @@ def _rank_in(fmt: Format, p: Path) -> tuple:
 
 def candidates(directory: Path) -> list[tuple[Path, Format]]:
     """Every readable source in `directory`, best first (the order `read_source` uses)."""
-    files = _files(directory)
-    has_merges = any(f is MERGES for _, f in files)
-    # a merges file is read through its vocabulary; a vocabulary JSON only with a merges file beside it
-    readable = [(p, f) for p, f in files
-                if f.read is not None and f is not MERGES and (f is not VOCAB_JSON or has_merges)]
-    return sorted(readable, key=lambda pf: (PRIORITY.index(pf[1]), *_rank_in(pf[1], pf[0])))
+    folder = Folder(directory)
+    readable = [(p, f) for p, f in folder.files()
+                if f.read is not None and f.priority is not None and (f.partner is None or folder.of(f.partner))]
+    return sorted(readable, key=lambda pf: (pf[1].priority, *_rank_in(pf[1], pf[0])))
 
 
 def choose(path: Path) -> tuple[Path, Format, str | None]:
@@ -366,9 +433,7 @@ def choose(path: Path) -> tuple[Path, Format, str | None]:
         raise InputError(f"{path}: {', '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty (0 bytes: an "
                          "interrupted download or copy?), and no other tokenizer file is here")
     if not found:
-        raise InputError(f"{path}: no tokenizer.json, SentencePiece model, tiktoken rank file, vocab.json/encoder.json "
-                         "+ merges, vocab.txt, tekken.json, GGUF, CLIP bpe .gz, .mtok or legacy tokenizer.txt found "
-                         "(files are recognized by content)")
+        raise InputError(f"{path}: no {listed()} found (files are recognized by content)")
     (best, fmt), rest = found[0], found[1:]
     note = None
     if rest:
@@ -382,7 +447,8 @@ def read_source(path: Path, chat_template: str | None = None, *, pattern: str | 
     """Any supported input -> IR: a file of any format in `FORMATS`, or a directory (its best
     candidate, see `choose`).  `pattern`/`special` are for rank files, `family` for vocab.json."""
     file, fmt, note = choose(Path(path))
-    tok = fmt.read(file, Options(chat_template, pattern, special, family))
+    given = {"pattern": pattern, "special": special, "family": family}
+    tok = fmt.read(file, Options(chat_template, **{k: given[k] for k in fmt.options}))  # what applies to it
     if fmt.parsed:
         tok = _finish(tok, chat_template)
     tok = dataclasses.replace(tok, provenance=dataclasses.replace(tok.provenance, format=fmt.name))

@@ -1,29 +1,35 @@
 """The job: one value for what an export, a conversion or a verification is asked to do.
 
-What is read (the source, the file in it, the reader's `formats.Options`), the target it is lowered
-for (its registry name, resolved by `targets.target_for`: `--format txt` is `mnn-legacy`) and the
-lowering's choices, the acceptance policy, and how the file is verified on the runtime.
+What is read (the source, the file in it, the reader's `formats.Options`), the `Target` it is
+lowered for (resolved by `targets.target_for` from a name: `--format txt` is `mnn-legacy`) and the
+lowering's `lower.Forms`, the acceptance `Policy`, and how the file is verified on the runtime.
+Each of these choices is an option of `options.TABLE`, declared there once.
 
-The CLI builds it from its options and the API from its keywords, both with `Job.build`; it is
-checked once, when made (`__post_init__`, whichever way: `build`, `dataclasses.replace`,
-`from_manifest`), and a bad value is an `InputError` naming the CLI option, which the API shares.
-The export writes its JSON form into the manifest; `mtok verify` reads it back (`from_manifest`),
+The CLI builds it from its options and the API from its keywords, both with `Job.build` (its
+keywords are the table's); it is checked once, when made (`__post_init__`, whichever way: `build`,
+`dataclasses.replace` with a target name or object, `from_manifest`), and a bad value is an
+`InputError` naming the CLI option, which the API shares.
+The export writes its JSON form into the manifest (the target by its name; the table's
+`options.to_json`); `mtok verify` reads it back (`from_manifest`),
 so the file is re-lowered with exactly the recorded choices.  The source is not in that form: the
 manifest records it beside it (`source`, `source_relative`, `hub`), where verify finds it again
 after a move; a file picked with `--input` is the source recorded there."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import options as table
 from .errors import InputError
 from .formats import Format, Options, read_source, resolve_input
-from .lower import BOS_POLICIES, HEADER_SPECIALS, NORMALIZER_FORMS, REGEX_FORMS, Forms, Lowering
+from .lower import Forms, Lowering
 from .policy import Policy
-from .targets import DEFAULT, build, target_for
+from .target import Target
+from .targets import DEFAULT, target_for
 
 if TYPE_CHECKING:
     import os
@@ -40,7 +46,7 @@ class VerifyOptions:
     sweep: bool = True  # the vocabulary sweep (every token's own text) besides the corpus
     # the robustness phase's budget of runtime encode seconds (`verify.robust`; None: off): the phase
     # may add a fifth to a default export's time (Qwen2.5, 8 s warm: 1.5 s measured +22% wall)
-    robust: float | None = 1.0
+    robust: float | None = table.ROBUST_SECONDS
 
 
 @dataclass(frozen=True)
@@ -51,50 +57,42 @@ class Job:
     input: Path | None = None  # --input: the file in `source` to read instead of the best candidate
     read: Options = field(default_factory=Options)
     fmt: str = "mtok"  # the output format: mtok or txt (legacy)
-    target: str = DEFAULT  # the registry's name; with fmt txt, the legacy target whatever was asked
+    # the runtime: given as a Target or its name (None: the default), held as the registry's Target for
+    # `fmt` (with fmt txt the legacy target, whatever was asked)
+    target: Target = None  # type: ignore[assignment]
     bos: str = "auto"
-    header_specials: str = "needed"
-    normalizer_form: str = "compose"
-    regex_form: str = "explicit"
+    forms: Forms = field(default_factory=Forms)
     policy: Policy = field(default_factory=Policy)
     verify: VerifyOptions | None = field(default_factory=VerifyOptions)  # None: --no-verify
-    max_word: int | None = None  # --max-word: cap a pre-tokenized word's length (`lower.Forms.max_word`)
 
     def __post_init__(self):
-        object.__setattr__(self, "target", target_for(self.fmt, self.target).name)  # names --format / --target
-        _choice("--bos", self.bos, BOS_POLICIES)
-        _choice("--header-specials", self.header_specials, HEADER_SPECIALS)
-        _choice("--normalizer-form", self.normalizer_form, NORMALIZER_FORMS)
-        _choice("--regex-form", self.regex_form, REGEX_FORMS)
-        if self.max_word is not None and (self.max_word < 1 or self.fmt == "txt"):
-            raise InputError(f"--max-word {self.max_word}: " + ("a positive length" if self.max_word < 1 else
-                             "the legacy tokenizer.txt has no split to cap words with (use --format mtok)"))
+        name = self.target.name if isinstance(self.target, Target) else self.target or DEFAULT
+        object.__setattr__(self, "target", target_for(self.fmt, name))  # names --format / --target
+        values = {"job": {"bos": self.bos}, "forms": vars(self.forms)}
+        for o in table.TABLE:
+            if o.choices:
+                table.check(o, values[o.owner][o.attr])
+        w = self.forms.max_word
+        if w is not None and (w < 1 or self.fmt == "txt"):
+            raise InputError(f"{table.spell('max_word', w)}: " + ("a positive length" if w < 1 else
+                             "the legacy tokenizer.txt has no split to cap words with "
+                             f"(use {table.spell('fmt', 'mtok')})"))
 
     @classmethod
-    def build(cls, source: str | os.PathLike, *, input: str | os.PathLike | None = None,
-              chat_template: str | None = None, pattern: str | None = None,
-              special: dict[str, int] | list[str] | None = None, family: str | None = None, fmt: str = "mtok",
-              target: str | None = None, bos: str = "auto", header_specials: str = "needed",
-              normalizer_form: str = "compose", regex_form: str = "explicit", allow_lossy: bool = False,
-              accept: Iterable[str] = (),
-              accept_file: str | os.PathLike | None = None, strict: bool = False, verify_on_runtime: bool = True,
-              corpus: str | os.PathLike | None = None, runtime_python: str | os.PathLike | None = None,
-              sweep: bool = True, robust: float | None = VerifyOptions.robust, allow_crash: bool = False,
-              max_word: int | None = None) -> Job:
-        """The job from the CLI's options, as keywords (the API's): `target` None is the default one;
-        `accept`, `accept_file`, `allow_lossy`, `strict` and `allow_crash` are the policy;
-        `verify_on_runtime`, `corpus`, `runtime_python`, `sweep` and `robust` (seconds, None: off) the
-        verification."""
-        policy = Policy.from_options(accept, _path(accept_file), allow_lossy, strict, allow_crash)
-        verify = VerifyOptions(_path(corpus), _path(runtime_python), sweep, robust) if verify_on_runtime else None
-        return cls(Path(source), _path(input), Options(chat_template, pattern, special, family), fmt,
-                   target or DEFAULT, bos,
-                   header_specials, normalizer_form, regex_form, policy, verify, max_word)
+    def build(cls, source: str | os.PathLike, **keywords) -> Job:
+        """The job from the CLI's options, as keywords (the API's: `options.TABLE`, this function's
+        signature): `target` None is the default one; `accept`, `accept_file`, `allow_lossy`,
+        `strict` and `allow_crash` are the policy; `verify_on_runtime`, `corpus`, `runtime_python`,
+        `sweep` and `robust` (seconds, None: off) the verification."""
+        g = table.groups(table.bind("build", keywords))
+        job, verify = g["job"], VerifyOptions(**g["verify"]) if g["job"]["verify_on_runtime"] else None
+        return cls(Path(source), job["input"], Options(**g["read"]), job["fmt"], job["target"], job["bos"],
+                   Forms(**g["forms"]), Policy.from_options(**g["policy"]), verify)
 
     @property
     def output(self) -> Format:
         """The format the target writes (`.names[0]` is the file's conventional name)."""
-        return target_for(self.fmt, self.target).output
+        return self.target.output
 
     def path(self) -> Path:
         """What is read: the `--input` file inside the source, else the source itself."""
@@ -104,23 +102,18 @@ class Job:
         o = self.read
         return read_source(self.path(), o.chat_template, pattern=o.pattern, special=o.special, family=o.family)
 
-    @property
-    def forms(self) -> Forms:
-        return Forms(self.header_specials, self.normalizer_form, self.regex_form, self.max_word)
-
     def lower(self, tok: Tokenizer, progress: Callable[[int, int], None] | None = None) \
             -> tuple[bytes, Tokenizer, Lowering]:
         """-> (the file's bytes, the IR the runtime will run, the Lowering with losses and passes)."""
-        return build(tok, self.fmt, target=self.target, bos=self.bos, progress=progress, forms=self.forms)
+        t = self.target
+        low = t.lower(t, tok, bos=self.bos, progress=progress, forms=self.forms)
+        return t.output.write(low.content), low.ir, low.lowering
 
     def to_json(self) -> dict:
         """What the manifest records (`source`, `input` and `verify` are recorded beside it)."""
-        o = self.read
-        return {"read": {"chat_template": o.chat_template, "pattern": o.pattern, "special": o.special,
-                         "family": o.family},
-                "format": self.fmt, "target": self.target, "bos": self.bos, "header_specials": self.header_specials,
-                "normalizer_form": self.normalizer_form, "regex_form": self.regex_form,
-                "policy": self.policy.to_json(), **({"max_word": self.max_word} if self.max_word else {})}
+        values = {"read": vars(self.read), "forms": vars(self.forms),
+                  "job": {"fmt": self.fmt, "target": self.target.name, "bos": self.bos}}
+        return table.to_json(values, self.policy.to_json())
 
     @classmethod
     def from_manifest(cls, manifest: dict, source: Path, *, where: str = "the manifest",
@@ -130,15 +123,21 @@ class Job:
         (`_earlier`); one with neither records the defaults."""
         try:
             j = _object(manifest["job"], "$.job") if "job" in manifest else _earlier(manifest)
-            read = _object(j.get("read") or {}, "$.job.read")
-            return cls(Path(source), None, Options(read.get("chat_template"), read.get("pattern"), read.get("special"),
-                                                   read.get("family")),
-                       j.get("format") or fmt, j.get("target") or DEFAULT, j.get("bos") or "auto",
-                       j.get("header_specials") or "needed", j.get("normalizer_form") or "compose",
-                       j.get("regex_form") or "explicit", Policy.from_json(_object(j.get("policy") or {}, "$.job.policy")), None,
-                       j.get("max_word"))
+            _object(j.get("read") or {}, "$.job.read")
+            v = {**table.bind("from_manifest", {}), **table.from_json(j)}
+            v["fmt"] = j.get("format") or fmt
+            g = table.groups(v)
+            return cls(Path(source), None, Options(**g["read"]), v["fmt"], v["target"], v["bos"], Forms(**g["forms"]),
+                       Policy.from_json(_object(j.get("policy") or {}, "$.job.policy")), None)
         except InputError as e:
             raise InputError(f"{where}: {e}") from None
+
+
+# the keywords `build` takes, as its signature says them (help(), editors, `inspect`)
+Job.build.__func__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [inspect.Parameter("cls", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+     inspect.Parameter("source", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="str | os.PathLike"),
+     *table.signature()], return_annotation="Job")
 
 
 def _earlier(manifest: dict) -> dict:
@@ -149,15 +148,6 @@ def _earlier(manifest: dict) -> dict:
             "target": manifest.get("target"), "bos": manifest.get("bos_policy"),
             "header_specials": opts.get("header_specials"), "normalizer_form": opts.get("normalizer_form"),
             "policy": _object(manifest.get("policy") or {}, "$.policy")}
-
-
-def _choice(flag: str, value: str, choices) -> None:
-    if value not in choices:
-        raise InputError(f"{flag} {value!r}: choose one of {', '.join(choices)}")
-
-
-def _path(value) -> Path | None:
-    return Path(value) if value is not None else None
 
 
 def _object(value, json_path: str) -> dict:

@@ -201,6 +201,9 @@ REGEX_STACK = _kind("regex-stack", "pre_tokenizer", "a split regex written with 
 MAX_WORD = _kind("max-word", "pre_tokenizer", "--max-word N: words longer than N characters are cut into N-character "
                  "pieces before BPE (a bounded encode cost on untrusted input; exact on every word up to N)", TEXT,
                  "patch", any_input)
+REGEX_BOUND = _kind("regex-bound", "pre_tokenizer", "--regex-form bounded: a split regex that runs on std::wregex "
+                    "has its repetitions capped, so a run longer than the cap is cut into several pieces (no crash; "
+                    "exact wherever no repeated item runs over the cap)", TEXT, "patch", any_input)
 RUNTIME_CRASH = _kind("runtime-crash", "pre_tokenizer", "the runtime crashed on a robustness input (one long run of "
                       "a character class, or a long document) in verification", CRASH, None, lambda loss, text: [])
 REGEX_FOLD = _kind("regex-fold", "pre_tokenizer", "a split regex in the fold engine's form (--regex-form fold): "

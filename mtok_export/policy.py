@@ -13,7 +13,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import InputError
+from .options import name, spell
 from .losses import CRASH, EDGE, EXACT_ON, KINDS, Loss, Severity
+from .lower.regex import BOUND
+from .target import Target
 from .targets import DEFAULT, runs_exactly
 
 
@@ -33,7 +36,7 @@ class Policy:
     def from_options(cls, accept=(), accept_file: Path | None = None, allow_lossy: bool = False,
                      strict: bool = False, allow_crash: bool = False) -> Policy:
         codes = frozenset(c.strip() for a in accept or () for c in str(a).split(",") if c.strip())
-        _known(codes, "--accept")
+        _known(codes, name("accept"))
         in_file: frozenset[str] = frozenset()
         if accept_file is not None:
             in_file = read_accept_file(accept_file)
@@ -76,9 +79,9 @@ def read_accept_file(path: Path) -> frozenset[str]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"--accept-file {path}: cannot read it ({e.__class__.__name__}: {e})") from e
+        raise InputError(f"{name('accept_file')} {path}: cannot read it ({e.__class__.__name__}: {e})") from e
     codes = frozenset(c for c in (line.split("#", 1)[0].strip() for line in lines) if c)
-    _known(codes, f"--accept-file {path}")
+    _known(codes, f"{name('accept_file')} {path}")
     return codes
 
 
@@ -95,7 +98,9 @@ class Decision:
     code: str
     severity: Severity
     measured: bool  # severity measured on the corpus (else declared)
-    accepted_by: str | None  # "edge", "--accept", "--accept-file", "--allow-lossy", "--allow-crash"; None: refused
+    # "edge", or the option that accepted it as the CLI names it (`options.name`: "--accept", "--accept-file",
+    # "--allow-lossy", "--allow-crash"; the outcome JSON's vocabulary); None: refused
+    accepted_by: str | None
     losses: list[Loss] = field(default_factory=list)
     everyday: int = 0  # mismatches explained on the everyday slice
     edge: int = 0  # ... and on the edge slice
@@ -130,13 +135,13 @@ def decide(losses: list[Loss], policy: Policy, reach: dict | None = None) -> lis
         severity = Severity(r["severity"]) if measured else group[0].kind.severity
         if group[0].kind.severity == CRASH:  # a crash is a crash, whatever the corpus reached
             severity, measured = CRASH, False
-            by = "--allow-crash" if policy.allow_crash else None
+            by = name("allow_crash") if policy.allow_crash else None
         elif policy.allow_lossy:
-            by = "--allow-lossy"
+            by = name("allow_lossy")
         elif code in policy.accept:
-            by = "--accept"
+            by = name("accept")
         elif code in policy.accept_file:
-            by = "--accept-file"
+            by = name("accept_file")
         elif severity == EDGE and not policy.strict:
             by = "edge"
         else:
@@ -151,7 +156,12 @@ NO_CRASH_FOLD = (" writes the split regex for the fold engine, which does not re
                  "(loss regex-fold instead: non-ASCII letters count as both cases; accept it with --accept regex-fold)")
 
 
-def refusal_hint(decisions: list[Decision], target: str = DEFAULT, *, api: bool = False) -> str:
+NO_CRASH_BOUNDED = (f" caps every repetition of a split regex that runs on std::wregex at {BOUND} characters: no crash "
+                    "(loss regex-bound instead: a longer run of one class is cut into pieces; exact wherever there "
+                    "is none)")
+
+
+def refusal_hint(decisions: list[Decision], target: Target | str = DEFAULT, *, api: bool = False) -> str:
     """How to accept the refused codes, in the CLI's options or (`api`) the Python API's arguments;
     then, per refused code, what the end user of the file would see (its first loss's reason, with an
     example input) and the target that runs it exactly, if one does."""
@@ -159,18 +169,19 @@ def refusal_hint(decisions: list[Decision], target: str = DEFAULT, *, api: bool 
     codes = [d.code for d in refused if not d.stale and d.severity != CRASH]
     crashes = [d.code for d in refused if d.severity == CRASH]
     lines = []
-    if codes and api:
-        lines.append(f"pass accept={codes!r} (or an accept_file listing them, checked into the model repo); "
-                     "allow_lossy=True accepts every loss but a crash")
-    elif codes:
-        lines.append(f"accept them with --accept {','.join(codes)} (or list them in an --accept-file checked into "
-                     "the model repo); --allow-lossy accepts every loss but a crash")
+    if codes:  # the API's sentence and the CLI's differ; the options are spelled by the table
+        file = (f"an {name('accept_file', api)[:-1]} listing them, checked into" if api else
+                f"list them in an {name('accept_file')} checked into")
+        lines.append(f"{'pass' if api else 'accept them with'} {spell('accept', codes, api)} (or {file} the model "
+                     f"repo); {spell('allow_lossy', True, api)} accepts every loss but a crash")
     if crashes:
-        lines.append(f"{', '.join(crashes)}: the runtime crashes: neither "
-                     + ("accept= nor allow_lossy= accepts it; allow_crash=True ships it anyway" if api else
-                        "--accept nor --allow-lossy accepts it; --allow-crash ships it anyway"))
+        lines.append(f"{', '.join(crashes)}: the runtime crashes: neither {name('accept', api)} nor "
+                     f"{name('allow_lossy', api)} accepts it; {spell('allow_crash', True, api)} ships it anyway")
         if any(d.code == "regex-stack" for d in decisions):
-            lines.append(("regex_form='fold'" if api else "--regex-form fold") + NO_CRASH_FOLD)
+            lines.append(spell("regex_form", "fold", api) + NO_CRASH_FOLD)
+        if any(x.pattern for d in refused if d.severity == CRASH for x in d.losses) or \
+                any(d.code == "regex-stack" for d in decisions):
+            lines.append(spell("regex_form", "bounded", api) + NO_CRASH_BOUNDED)
     for d in refused:
         if d.stale:
             lines.append(f"{d.code}: the accept file lists it, but this export no longer records it: remove it "
@@ -179,9 +190,8 @@ def refusal_hint(decisions: list[Decision], target: str = DEFAULT, *, api: bool 
         x = d.losses[0] if d.losses else None
         sees = f"{x.reason}" + (f" (e.g. {x.example!r})" if x.example else "") if x else KINDS[d.code].summary
         lines.append(f"{d.code}: the end user would see: {sees}")
-        alt = runs_exactly(d.code, target)
+        alt = runs_exactly(d.code, getattr(target, "name", target))
         if alt is not None:
-            option = f"target={alt.name!r}" if api else f"--target {alt.name}"
-            lines.append(f"{d.code}: {option} runs it exactly ({EXACT_ON[d.code][1]}; the file then needs "
-                         f"{alt.requires})")
+            lines.append(f"{d.code}: {spell('target', alt.name, api)} runs it exactly ({EXACT_ON[d.code][1]}; the "
+                         f"file then needs {alt.requires})")
     return "\n".join(lines)

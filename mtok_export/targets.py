@@ -16,7 +16,7 @@ from .formats import LEGACY, MTOK, Format
 from .losses import EXACT_ON
 from .lower import Forms, Lowering, lower
 from .mtok.constants import NormalizerCode
-from .target import Target
+from .target import MNN_JINJA, RuntimeRange, Target
 
 
 @dataclass(frozen=True)
@@ -40,20 +40,23 @@ def _to_legacy(target: Target, tok, *, bos: str = "auto", progress=None, forms: 
 
 
 _CODES_36 = frozenset(NormalizerCode)  # every code of spec 2.3 (Strip, 8, since MNN 3.6)
-_JINJA = "MNN jinja.hpp"  # one engine in every .mtok runtime (spec section 8): the templates lower alike
+_R = RuntimeRange.parse
 
 TARGETS = {t.name: t for t in (
     Target("mnn-3.6", MTOK, _to_mtok, "MNN 3.6 (PyPI MNN 3.6.x) loading a .mtok; encode() prepends the header "
-           "prefix only", "MNN >= 3.6.0", legacy=False, appends_suffix=False, normalizer_codes=_CODES_36,
-           jinja=_JINJA, default=True),
-    Target("mnn-3.5", MTOK, _to_mtok, "MNN 3.5 loading a .mtok: as 3.6, without Strip", "MNN >= 3.5.0",
-           legacy=False, appends_suffix=False, normalizer_codes=_CODES_36 - {NormalizerCode.STRIP}, jinja=_JINJA),
+           "prefix only", _R(">= 3.6.0"), legacy=False, appends_suffix=False, normalizer_codes=_CODES_36,
+           jinja=MNN_JINJA, default=True),
+    Target("mnn-3.5", MTOK, _to_mtok, "MNN 3.5 loading a .mtok: as 3.6, without Strip", _R(">= 3.5.0"),
+           legacy=False, appends_suffix=False, normalizer_codes=_CODES_36 - {NormalizerCode.STRIP}, jinja=MNN_JINJA),
+    # a main-branch build reports the release it follows: no number tells it from that release
     Target("mnn-head", MTOK, _to_mtok, "MNN's main branch loading a .mtok: also runs the post program (appends "
-           "the suffix)", "MNN built from its main branch (no release runs the post program yet)", legacy=False,
-           appends_suffix=True, normalizer_codes=_CODES_36, jinja=_JINJA),
+           "the suffix)", _R(">= 3.6.0", "MNN built from its main branch (no release runs the post program yet)"),
+           legacy=False, appends_suffix=True, normalizer_codes=_CODES_36, jinja=MNN_JINJA),
+    # written for 3.4.1 and earlier (its reference for a legacy source, verify/mnn341.py), read by every
+    # later release too (the .mtok runtimes verify it)
     Target("mnn-legacy", LEGACY, _to_legacy, "MNN <= 3.4.1 loading a tokenizer.txt (type 0-3, chosen by the model "
-           "family)", "MNN 3.4.1 or earlier (a tokenizer.txt; later releases read it too)", legacy=True,
-           appends_suffix=False, normalizer_codes=frozenset(), jinja=""),
+           "family)", _R("any", "MNN 3.4.1 or earlier (a tokenizer.txt; later releases read it too)"), legacy=True,
+           appends_suffix=False, normalizer_codes=frozenset(), jinja=None),
 )}
 (DEFAULT,) = (n for n, t in TARGETS.items() if t.default)  # the name `--target` defaults to
 # `--format` -> the output format it writes; a format with one target implies it (`--format txt`)

@@ -13,17 +13,19 @@ from .compare.layers import diff_layers
 from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .dump.sanitize import show
 from .errors import IdentityError, InputError
-from .formats import read_source
+from .formats import HEAD, read_source
 from .hub import fetch as fetch_hub
 from .job import Job, VerifyOptions
 from .manifest import manifest_path, read_manifest, sha256_bytes
 from .model_folder import find
 from .readers.finish import sha256
-from .readers.mnn_file import read_mnn_bytes, read_mnn_file
+from .readers.mnn_file import read_mnn_bytes
+from .targets import OUTPUTS
 from .verify.check import verify
 from .losses import REFERENCE_UNAVAILABLE, Loss
 from .verify.reference import ReferenceUnavailable
 from .verify.references import choose_or_self_check, self_check
+from .verify.runtime import require_runtime
 
 
 def engine_path(path: Path):
@@ -38,39 +40,58 @@ def engine_path(path: Path):
     return folder.tokenizer_path, folder.engine_llm_config()
 
 
-def prepare(file: Path, against: Path | None = None, target: str | None = None, bos: str | None = None):
-    """-> (the manifest or None, the source IR, its honest lowering, the Lowering, the job that
-    re-made it: the recorded one (`Job.from_manifest`, today's and older manifests), reading
-    `against` or the manifest's source, with `target` and `bos` when given), after the file's own
-    strict checks (exit 2 with an offset) and, for a file this tool made (its manifest is beside it),
-    the identity check (`identity`, exit 1)."""
+def read_file(file: Path) -> tuple[bytes, object]:
+    """(the file's bytes, the IR the strict reader reads from them): the one read and the one strict
+    parse of the file `mtok verify` checks (exit 2 with an offset), handed to `prepare` and `run`."""
     file = Path(file)
     if not file.is_file():
         raise InputError(f"{file}: no such file")
-    read_mnn_file(file, strict=True)
+    data = file.read_bytes()
+    return data, read_mnn_bytes(data, str(file), strict=True)[0]
+
+
+def output_format(data: bytes) -> str:
+    """The `--format` name of the MNN file `data` is, by its content (never its file name)."""
+    return next(name for name, fmt in OUTPUTS.items() if fmt.sniff(data[:HEAD], None, None))
+
+
+def prepare(file: Path, against: Path | None = None, target: str | None = None, bos: str | None = None,
+            checked: tuple[bytes, object] | None = None, *, job: Job | None = None):
+    """-> (the manifest or None, the source IR, its honest lowering, the Lowering, the job that
+    re-made it: the recorded one (`Job.from_manifest`, today's and older manifests), reading
+    `against` or the manifest's source, with `target` and `bos` when given), after the file's own
+    strict checks (exit 2 with an offset; `checked`: `read_file`'s result, when the caller has it)
+    and, for a file this tool made (its manifest is beside it), the identity check (`identity`, exit 1).
+    `job`: the one to re-make the file with instead of the recorded one (`api.verify` given a job)."""
+    file = Path(file)
+    checked = checked if checked is not None else read_file(file)
+    data = checked[0]
     manifest = read_manifest(file)
     m = manifest or {}
     source = against or _manifest_source(m, file)
     if source is None:
         raise InputError(f"{file}: no manifest beside it ({file.name}.json); pass --against SOURCE")
-    job = Job.from_manifest(m, Path(source), where=str(manifest_path(file)), fmt="txt" if file.suffix == ".txt"
-                            else "mtok")
+    if job is None:
+        job = Job.from_manifest(m, Path(source), where=str(manifest_path(file)), fmt=output_format(data))
     changed = {k: v for k, v in (("target", target), ("bos", bos)) if v is not None}
     job = dataclasses.replace(job, **changed) if changed else job  # checked as the export's options are
     tok = job.read_source()
     # the honest lowering only: the file under test is the one on disk, no bytes are written here
-    data, low, lw = job.lower(tok)
+    expected, low, lw = job.lower(tok)
     if manifest is not None:
         # the recorded inputs are the export's: compared only when the source is the manifest's
-        identity(file, _relocated(manifest, source) if against is None else {}, tok, data, source)
+        identity(file, _relocated(manifest, source) if against is None else {}, tok, expected, source,
+                 checked=checked)
     return manifest, tok, low, lw, job
 
 
-def identity(file: Path, manifest: dict, tok, expected: bytes, source) -> None:
+def identity(file: Path, manifest: dict, tok, expected: bytes, source,
+             checked: tuple[bytes, object] | None = None) -> None:
     """A file this tool made is what its source produces: the export is deterministic, so the file
     re-derived from the source with the recorded options must be the same bytes.  Raises
     `IdentityError` naming every input whose sha256 changed since the export and the first section
-    (and entry) where the file differs from what the source now gives."""
+    (and entry) where the file differs from what the source now gives.  `checked`: the file as
+    `read_file` read it (else it is read here)."""
     changed = []
     now = {Path(f.path).resolve(): f.sha256 for f in tok.provenance.inputs}
     for f in manifest.get("inputs") or ():
@@ -82,18 +103,18 @@ def identity(file: Path, manifest: dict, tok, expected: bytes, source) -> None:
                            f"{str(f.get('sha256'))[:12]})")
     recorded = {Path(f.get("path", "")).resolve() for f in manifest.get("inputs") or ()}
     changed += [f"{p} is read now but was not at export" for p in now if recorded and p not in recorded]
-    data = file.read_bytes()
+    data, have = checked if checked is not None else read_file(file)
     if data == expected and not changed:
         return
-    first = first_difference(data, file, expected) if data != expected else ""
+    first = first_difference(data, file, expected, have) if data != expected else ""
     raise IdentityError(file, source, changed, first)
 
 
-def first_difference(data: bytes, file: Path, expected: bytes) -> str:
+def first_difference(data: bytes, file: Path, expected: bytes, have=None) -> str:
     """The first layer where the file differs from the expected bytes, with its first change, as
-    `mtok diff --static` shows it."""
-    fmt = "txt" if file.suffix == ".txt" else "mtok"
-    have = read_mnn_bytes(data, str(file), strict=True)[0]
+    `mtok diff --static` shows it; `have`: the file's IR when already read from `data`."""
+    fmt = output_format(data)
+    have = have if have is not None else read_mnn_bytes(data, str(file), strict=True)[0]
     want = read_mnn_bytes(expected, f"{file.name} as the source gives it", strict=True)[0]
     for d in diff_layers(have, want):
         if not d.equal:
@@ -149,13 +170,16 @@ def _relocated(m: dict, source: Path) -> dict:
 
 
 def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(), *, progress=None,
-        llm_config=None, checked=None):
+        llm_config=None, checked: tuple[bytes, object] | None = None):
     """`verify.check.verify` of `file` on the built-in corpus plus `options.corpus`, against the independent
     reference of the source's format (`verify.references`); where none runs here, against HF built
     from our reading, with the loss `reference-unavailable` recorded (refused by default); `checked`:
-    (bytes, the chat fields read from them) when the strict reader has just read what was written;
+    (bytes, the IR the strict reader read from them) when the caller has just read the file (the export
+    what it wrote, `mtok verify` the file it checks: `read_file`);
     `options.sweep`: the vocabulary sweep too (on by default); `options.robust`: the robustness
-    phase's budget (on by default, `verify.robust`)."""
+    phase's budget (on by default, `verify.robust`).  A runtime outside the target's release range is
+    refused before the corpus runs (`require_runtime`)."""
+    require_runtime(lowering.target, options.python)
     samples = list(builtin_corpus()) + (list(load_corpus_file(options.corpus)) if options.corpus else [])
     def against(reference):
         if reference.self_check and not any(x.kind is REFERENCE_UNAVAILABLE for x in lowering.losses):

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Robustness on the runtime (issue 34), per tokenizer: what verification's robustness phase
 (`mtok_export/verify/robust.py`) finds, given a larger budget, for our file in the default forms,
-ours in the forms that do not recurse per character (`--regex-form fold`, where the split regex moves
-to std::wregex otherwise), ours with `--max-word` when asked, and the file MNN's own exporter writes;
+ours in the forms that do not recurse deep (`--regex-form fold`, where the split regex moves to
+std::wregex otherwise; `--regex-form bounded`, wherever a split runs on std::wregex), ours with `--max-word` when asked, and the file MNN's own exporter writes;
 HF `tokenizers` on the same 20,000-character word beside them.
 
 Columns: the first crash (class and length, on a thread with a 256 KiB stack: an app's worker thread
@@ -100,6 +100,8 @@ def main() -> int:
             files["ours (default)"] = write_mtok(low)
             if any(x.code == "regex-stack" for x in lw.losses):
                 files["ours (fold)"] = write_mtok(lower(tok, TARGETS[DEFAULT], forms=Forms(regex_form="fold"))[0])
+            if lw.wregex or any(x.code == "regex-stack" for x in lw.losses):  # a split on std::wregex, uncapped
+                files["ours (bounded)"] = write_mtok(lower(tok, TARGETS[DEFAULT], forms=Forms(regex_form="bounded"))[0])
             if args.max_word:
                 files[f"ours (max {args.max_word})"] = write_mtok(
                     lower(tok, TARGETS[DEFAULT], forms=Forms(max_word=args.max_word))[0])

@@ -211,7 +211,7 @@ def test_merges_file_reads_its_pair(tmp_path):
 
 def test_no_candidate_is_an_error(tmp_path):
     (tmp_path / "README.md").write_text("hello", encoding="utf-8")
-    with pytest.raises(InputError, match="no tokenizer.json, SentencePiece model, .* found"):
+    with pytest.raises(InputError, match="no tokenizer.json, tekken.json, SentencePiece model, .* found"):
         read_source(tmp_path)
     with pytest.raises(InputError, match="no such file or directory"):
         read_source(tmp_path / "missing")

@@ -35,8 +35,8 @@ def test_paused_restores_the_collector_as_it_was():
 def test_export_and_convert_build_with_the_collector_paused(tmp_path, monkeypatch):
     job = sys.modules["mtok_export.job"]  # where an export and a convert read and lower
     seen = []
-    real = job.build
-    monkeypatch.setattr(job, "build", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
+    real = job.Job.lower  # the job lowers with its Target itself (no registry lookup by name)
+    monkeypatch.setattr(job.Job, "lower", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
     export(SAMPLE, tmp_path / "a", allow_lossy=True, verify_on_runtime=False)
     assert seen == [False] and gc.isenabled()
     assert (tmp_path / "a" / "tokenizer.mtok").is_file()

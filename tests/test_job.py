@@ -17,7 +17,9 @@ from mtok_export import api
 from mtok_export.errors import IdentityError, InputError
 from mtok_export.formats import Options
 from mtok_export.job import Job, VerifyOptions
+from mtok_export.lower import Forms
 from mtok_export.policy import Policy
+from mtok_export.targets import TARGETS
 from mtok_export.verification import prepare
 from tests.support.marks import needs_mnn
 
@@ -34,7 +36,7 @@ QWEN = REPO / "samples" / "qwen-bpe"  # tokenizer.json with an NFC normalizer an
     ({"bos": "maybe"}, "--bos 'maybe': choose one of auto, prefix, none"),
     ({"header_specials": "some"}, "--header-specials 'some': choose one of needed, all"),
     ({"normalizer_form": "fast"}, "--normalizer-form 'fast': choose one of compose, no-compose, table"),
-    ({"regex_form": "fast"}, "--regex-form 'fast': choose one of explicit, fold"),
+    ({"regex_form": "fast"}, "--regex-form 'fast': choose one of explicit, fold, bounded"),
     ({"accept": ["no-such-loss"]}, "--accept: unknown loss code(s) no-such-loss"),
 ])
 def test_a_bad_choice_names_its_option(options, message):
@@ -51,11 +53,13 @@ def test_a_job_made_another_way_is_checked_the_same():
         Job(QWEN, target="mnn-9")
 
 
-def test_the_target_is_the_registry_name_the_format_implies():
-    assert Job.build(QWEN).target == "mnn-3.6"  # the default
-    assert Job.build(QWEN, target="mnn-head").target == "mnn-head"
+def test_the_target_is_the_registry_entry_the_format_implies():
+    assert Job.build(QWEN).target is TARGETS["mnn-3.6"]  # the default
+    assert Job.build(QWEN, target="mnn-head").target is TARGETS["mnn-head"]
+    assert Job(QWEN, target=TARGETS["mnn-3.5"]).target is TARGETS["mnn-3.5"]  # an object is taken as it is
     txt = Job.build(QWEN, fmt="txt", target="mnn-3.5")  # a tokenizer.txt is for the legacy runtime, whatever was asked
-    assert (txt.target, txt.output.names[0]) == ("mnn-legacy", "tokenizer.txt")
+    assert (txt.target, txt.output.names[0]) == (TARGETS["mnn-legacy"], "tokenizer.txt")
+    assert dataclasses.replace(Job.build(QWEN), target="mnn-head").target is TARGETS["mnn-head"]  # prepare's way
 
 
 def test_build_gathers_the_keywords_into_the_values():
@@ -82,7 +86,7 @@ def test_the_api_takes_a_job_or_keywords_not_both(tmp_path):
 def test_the_api_and_a_job_write_the_same(tmp_path):
     by_keywords = api.export(QWEN, tmp_path / "a", allow_lossy=True, verify_on_runtime=False, bos="none",
                              normalizer_form="no-compose")
-    job = Job(QWEN, bos="none", normalizer_form="no-compose", policy=Policy(allow_lossy=True), verify=None)
+    job = Job(QWEN, bos="none", forms=Forms(normalizer_form="no-compose"), policy=Policy(allow_lossy=True), verify=None)
     by_job = api.export(job, tmp_path / "b")
     assert by_job.path.read_bytes() == by_keywords.path.read_bytes()
     assert by_job.manifest["job"] == by_keywords.manifest["job"]
@@ -131,7 +135,7 @@ def test_the_manifest_holds_the_job_as_json(tmp_path):
 def test_verify_relowers_with_the_recorded_job(tmp_path):
     out = _exported(tmp_path, **CHOICES)
     manifest, _, _, lw, job = prepare(out)  # the identity check: re-made from the source, the same bytes
-    assert (job.header_specials, job.normalizer_form, job.policy.allow_lossy) == ("all", "table", True)
+    assert (job.forms.header_specials, job.forms.normalizer_form, job.policy.allow_lossy) == ("all", "table", True)
     assert job.source == tmp_path / "model" and lw.forms.normalizer_form == "table"
 
 
@@ -241,9 +245,11 @@ def test_the_target_help_comes_from_the_registry(monkeypatch, capsys):
     *first, last = targets.names(targets.MTOK)  # whatever the registry holds (a target added later too)
     assert f"Runtime the .mtok is for: {', '.join(first)} or {last} [default: {targets.DEFAULT}]." in shown("export")
     monkeypatch.setitem(targets.TARGETS, "mnn-9.9", dataclasses.replace(targets.TARGETS["mnn-3.6"], name="mnn-9.9"))
+    *first, last = targets.names(targets.MTOK)
+    assert last == "mnn-9.9"
     for command in ("export", "convert", "verify"):
         out = shown(command)
-        assert "mnn-3.6, mnn-3.5, mnn-head or mnn-9.9 [default: " in out and "{targets}" not in out, command
+        assert f"{', '.join(first)} or mnn-9.9 [default: " in out and "{targets}" not in out, command
 
 
 def test_a_fleet_model_reads_its_own_source():

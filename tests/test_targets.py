@@ -219,3 +219,37 @@ def test_the_manifest_records_the_targets_name_and_release(tmp_path):
     r = export(tmp_path / "src", tmp_path / "out", target="mnn-3.5", verify_on_runtime=False, allow_lossy=True)
     m = json.loads((tmp_path / "out/tokenizer.mtok.json").read_text(encoding="utf-8"))
     assert (m["target"], m["runtime_required"], r.lowering.target) == ("mnn-3.5", "MNN >= 3.5.0", TARGETS["mnn-3.5"])
+
+
+# ------------------------------------------------------------------ what a runtime needs, typed
+
+
+def test_the_manifest_prose_of_each_target_is_unchanged():
+    """The typed ranges derive the text the manifests record (`runtime_required`): written out here as
+    the registry had it when it was prose."""
+    before = {"mnn-3.6": "MNN >= 3.6.0", "mnn-3.5": "MNN >= 3.5.0",
+              "mnn-head": "MNN built from its main branch (no release runs the post program yet)",
+              "mnn-legacy": "MNN 3.4.1 or earlier (a tokenizer.txt; later releases read it too)"}
+    assert {n: TARGETS[n].requires for n in before} == before  # (entries added later have their own)
+
+
+def test_the_ranges_admit_the_runtimes_that_verify_them():
+    """A .mtok target runs on the release installed here (PyPI MNN 3.6.1, what `make setup` pins), which
+    verifies it; the legacy target's tokenizer.txt runs on 3.4.1 (the legacy reference) and later
+    releases alike; mnn-3.5's files on 3.5, not on 3.4.1 (no .mtok reader)."""
+    from mtok_export.target import Version
+    from mtok_export.verify import mnn341
+
+    here, legacy = Version.parse("3.6.1"), Version.parse(mnn341.VERSION)
+    existing = [TARGETS[n] for n in ("mnn-3.6", "mnn-3.5", "mnn-head", "mnn-legacy")]  # (not entries added later)
+    assert [t.name for t in existing if not t.runs_on.admits(here)] == []
+    assert [t.name for t in existing if t.runs_on.admits(legacy)] == ["mnn-legacy"]
+    assert TARGETS["mnn-3.5"].runs_on.admits(Version.parse("3.5.0"))
+    assert not TARGETS["mnn-3.6"].runs_on.admits(Version.parse("3.5.2"))
+
+
+def test_every_engine_in_the_registry_has_lint_rules():
+    """A .mtok target's engine is one whose rules exist (`chat.rules.rules_for` does not refuse it)."""
+    from mtok_export.chat.rules import RULESETS
+
+    assert {t.jinja.version for t in TARGETS.values() if t.jinja} <= set(RULESETS)

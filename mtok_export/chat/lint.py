@@ -20,15 +20,18 @@ from __future__ import annotations
 import jinja2
 
 from .environment import GenerationTag, normalize_newlines, parse_environment
-from .rules import NODE_CHECKS, RULES, TOKEN_CHECKS, Facts, Finding, Rule
+from ..target import MNN_JINJA, JinjaEngine
+from .rules import RULES, Facts, Finding, Rule, rules_for
 from .source_map import NodePositions, SourceMap
 from .walker import Scope, Walker
 
 __all__ = ["RULES", "Finding", "GenerationTag", "Rule", "lint_template", "parse_environment"]
 
 
-def lint_template(text: str) -> list[Finding]:
-    """Return the findings for ``text``, sorted by (line, col, rule, message)."""
+def lint_template(text: str, engine: JinjaEngine = MNN_JINJA) -> list[Finding]:
+    """Return the findings for ``text`` under the rules of ``engine``'s release (`rules.rules_for`:
+    `UnsupportedError` when it has none), sorted by (line, col, rule, message)."""
+    ruleset = rules_for(engine)
     source = normalize_newlines(text)
     try:
         ast = parse_environment().parse(source)
@@ -46,8 +49,8 @@ def lint_template(text: str) -> list[Finding]:
     facts = Facts(src, positions, Scope(ast), walker)
     findings: list[Finding] = []
     for visit in walker.visits:
-        for check in NODE_CHECKS.get(type(visit.node), ()):
+        for check in ruleset.node_checks.get(type(visit.node), ()):
             findings += check(visit.node, visit.ctx, facts)
-    for token_check in TOKEN_CHECKS:
+    for token_check in ruleset.token_checks:
         findings += token_check(src)
     return sorted(set(findings), key=lambda f: (f.line, f.col, f.rule, f.message))

@@ -103,19 +103,19 @@ class LoweredTemplate:
 
 def lower_template(text: str, target: Target, *, disable=()) -> LoweredTemplate:
     """Rewrite ``text`` for ``target``'s Jinja engine (``Target.jinja``: the rewrites are MNN's
-    jinja.hpp subset, which every ``.mtok`` runtime has).  Raises :class:`TemplateHangError` when a
+    jinja.hpp subset, which every ``.mtok`` runtime has; the findings are its release's lint rules).  Raises :class:`TemplateHangError` when a
     construct that hangs the engine has no rewrite.  ``disable``: rule ids not to apply (the
     parity script measures each rule's effect this way; the hang rewrites cannot be disabled)."""
     if not target.jinja:
         raise ValueError(f"{target.name} has no Jinja engine: its files carry no chat template")
     source = normalize_newlines(text)
-    before = lint_template(source)
+    before = lint_template(source, target.jinja)
     try:
         ast = parse_environment().parse(source)
     except jinja2.TemplateSyntaxError:
         return LoweredTemplate(source, (), tuple(before), text)  # nothing to lower safely
     lowered, applied = _Lowerer(source, ast, frozenset(disable) - {"runtime-hang", "tuple-literal"}).run()
-    after = lint_template(lowered)
+    after = lint_template(lowered, target.jinja)
     if "trailing-newline" in applied:  # the lowered text is the runtime's: its last newline is meant
         after = [f for f in after if f.rule != "trailing-newline"]
     remaining, fixed_findings = _match(before, after)

@@ -34,13 +34,16 @@ from dataclasses import dataclass
 
 from jinja2 import nodes
 
+from ..errors import UnsupportedError
+from ..target import MNN_JINJA, JinjaEngine, Version
 from .runtime_subset import (DICT_METHODS, ESCAPES, FUNCTIONS, LOOP_ATTRS, RUNTIME_ESCAPES,
                              STRING_METHODS, SUPPORTED_FILTERS, SUPPORTED_METHODS,
                              SUPPORTED_TESTS, UNPARSED_OPERATORS, chainable)
 from .source_map import NodePositions, SourceMap, Token, marker_end
 from .walker import LOADER_TAGS, Ctx, Scope, Walker
 
-__all__ = ["NODE_CHECKS", "RULES", "TOKEN_CHECKS", "Facts", "Finding", "Rule", "check"]
+__all__ = ["NODE_CHECKS", "RULES", "RULESETS", "TOKEN_CHECKS", "Facts", "Finding", "Rule", "RuleSet", "check",
+           "rules_for"]
 
 
 @dataclass(frozen=True)
@@ -744,3 +747,28 @@ def trailing_newline(src: SourceMap) -> Iterator[Finding]:
 
 TOKEN_CHECKS: tuple[Callable[[SourceMap], Iterator[Finding]], ...] = (
     hang_brace, comment_whitespace, lstrip_midline, raw_block, trailing_newline)
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The rules of one Jinja engine release: what `lint_template` reports and the lowering fixes."""
+
+    rules: dict[str, Rule]
+    node_checks: dict[type, list[Check]]
+    token_checks: tuple[Callable[[SourceMap], Iterator[Finding]], ...]
+
+
+# The rules of each engine release they were reproduced against, keyed by `JinjaEngine.version`: a
+# target whose engine is another release gets no rules by default (`rules_for` refuses it) until an
+# entry here says which apply (a new release's own, or an older set named explicitly).
+RULESETS: dict[Version, RuleSet] = {MNN_JINJA.version: RuleSet(RULES, NODE_CHECKS, TOKEN_CHECKS)}
+
+
+def rules_for(engine: JinjaEngine) -> RuleSet:
+    """The rules of `engine`'s release; `UnsupportedError` (exit 2) naming it when there are none."""
+    found = RULESETS.get(engine.version)
+    if found is None:
+        known = ", ".join(str(v) for v in RULESETS)
+        raise UnsupportedError(f"no chat lint rules for {engine} (rules exist for jinja.hpp {known}): its "
+                               "templates cannot be checked or lowered; add its rules to chat.rules.RULESETS")
+    return found

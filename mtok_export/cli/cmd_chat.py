@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -21,7 +21,8 @@ def lint_template(
                                                          'which differ in a JSON file)')] = False,
     fix: Annotated[bool, typer.Option("--fix", help="Print the lowered template (what export embeds) "
                                                     "instead of the findings; one template only.")] = False,
-    target: Annotated[str, typer.Option("--target", help="Runtime whose Jinja engine to lower for.")] = "mnn-3.6",
+    target: Annotated[Optional[str], typer.Option("--target", help="Runtime whose Jinja engine to lower for.  "
+                                                  "[default: {default_target}]", show_default=False)] = None,
 ):
     """Report every construct MNN's Jinja engine renders differently from transformers, and whether
     template lowering (what export embeds) fixes it (exit 1 if any finding remains)."""
@@ -31,10 +32,11 @@ def lint_template(
     from ..chat.lowering import TemplateHangError, lower_template
     from ..chat.sources import iter_templates
     from ..errors import InputError
-    from ..targets import TARGETS
+    from ..targets import DEFAULT, TARGETS
     from .console import out
 
     engines = [n for n, t in TARGETS.items() if t.jinja]
+    target = DEFAULT if target is None else target  # the registry's default, as every command's --target
     if target not in engines:
         raise InputError(f"unknown target {target!r} (known: {', '.join(engines)})")
     target = TARGETS[target]  # lowered for its Jinja engine
@@ -51,7 +53,7 @@ def lint_template(
             fixed = {id(f) for f in lowered.fixed_findings}
             found = list(lowered.fixed_findings) + list(lowered.remaining)
         except TemplateHangError:  # nothing is fixed: the lowered template would still hang
-            fixed, found = set(), lint(text)
+            fixed, found = set(), lint(text, target.jinja)
         found.sort(key=lambda f: (f.line, f.col, f.rule, f.message))
         for f in found:
             line, col = at(f.line, f.col) or (f.line, f.col)

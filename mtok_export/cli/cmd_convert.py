@@ -7,11 +7,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
+from ..options import command
 
+
+@command("convert", ("src", "out", "to", "target", "allow_lossy", "chat_template", "pattern", "special", "force",
+                     "as_json"))
 def convert(
     src: Annotated[Path, typer.Argument(help="Any input: a model directory (tokenizer.json, SentencePiece "
                                         ".model, tiktoken ranks, vocab.json + merges.txt, vocab.txt), a .mtok "
@@ -20,16 +24,10 @@ def convert(
                                         "mtok/txt, which gets tokenizer.mtok / tokenizer.txt).")],
     to: Annotated[str, typer.Option(help="mtok, txt (legacy, type from the model family) or hf "
                                     "(tokenizer.json + configs).")] = "mtok",
-    target: Annotated[Optional[str], typer.Option(help="For --to mtok: {targets} [default: {default_target}].",
-                                                  show_default=False)] = None,
-    allow_lossy: Annotated[bool, typer.Option("--allow-lossy", help="Write even if something is lost; "
-                                              "each loss is listed.")] = False,
-    chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or file.")] = None,
-    pattern: Annotated[Optional[str], typer.Option(help="Split regex for tiktoken rank files.")] = None,
-    special: Annotated[Optional[str], typer.Option(help="Special tokens for tiktoken rank files (JSON).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output file.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome ({exit_code, paths, size, losses, "
                                           "passes}, or the error and its hint) instead of the lines.")] = False,
+    options=None,
 ):
     """Convert between tokenizer formats (exit 3 when something would be lost without --allow-lossy)."""
     import json
@@ -39,11 +37,10 @@ def convert(
     from ..policy import loss_json, refusal_hint
     from ..reports import command_json
     from .console import out as console
-    from .options import job as build_job
+    from ..job import Job
 
     try:
-        job = build_job(src, fmt="txt" if to == "txt" else "mtok", target=target, allow_lossy=allow_lossy,
-                        chat_template=chat_template, pattern=pattern, special=special, verify_on_runtime=False)
+        job = Job.build(src, fmt="txt" if to == "txt" else "mtok", verify_on_runtime=False, **options())
         result = run(job, out, to=to, force=force)
     except MtokError as e:
         if isinstance(e, LossError):  # the API's hint names its arguments; ours, the options

@@ -16,16 +16,20 @@ from typing import Annotated, Optional
 
 import typer
 
-from .gate import (Accept, AcceptFile, AllowCrash, AllowLossy, JunitFile, NoRobust, ReportFile, RobustSeconds,
-                   SarifFile, Strict, SummaryFile, print_decisions, print_report, publish, verify_progress, write_file,
-                   write_outcomes)
+from ..options import command
+from .gate import (JunitFile, ReportFile, SarifFile, SummaryFile, print_decisions, print_report, publish,
+                   verify_progress, write_file, write_outcomes)
 
 
+@command("export", ("path", "more", "output", "jobs", "target", "fmt", "accept", "accept_file", "allow_lossy",
+                    "allow_crash", "strict", "bos", "chat_template", "no_chat", "header_specials", "normalizer_form",
+                    "regex_form", "max_word", "keep_llm_config", "no_verify", "no_sweep", "no_robust",
+                    "robust_seconds", "corpus", "runtime_python", "as_json", "report_file", "junit_file",
+                    "sarif_file", "summary_file", "pattern", "special", "family", "input_file"))
 def export(
     path: Annotated[list[Path], typer.Option("--path", "-p", help="Model directory or any tokenizer file in it, "
-                                             "recognized by content: tokenizer.json, SentencePiece, tiktoken, "
-                                             "vocab.json/encoder.json + merges, vocab.txt, tekken.json, GGUF, CLIP "
-                                             ".gz, legacy .txt; or org/name[@revision] on the HuggingFace Hub (when "
+                                             "recognized by content: {formats}; or org/name[@revision] on the "
+                                             "HuggingFace Hub (when "
                                              "no such local path exists: only the tokenizer files are fetched). "
                                              "Several models: --path A B C, a folder of model folders, or @LIST "
                                              "(a file of paths or repository ids, one a line).")],
@@ -36,77 +40,17 @@ def export(
                                                    "model (NAME: its folder or repository name).")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Models exported at once, each in its own "
                                       "process with its own runtime and time limit.")] = 1,
-    target: Annotated[Optional[str], typer.Option(help="Runtime the .mtok is for: {targets} "
-                                                  "[default: {default_target}].", show_default=False)] = None,
-    fmt: Annotated[str, typer.Option("--format", help="mtok (MNN >= 3.5) or txt (legacy tokenizer.txt, types 0-3, "
-                                     "for MNN <= 3.4; the type follows the model family).")] = "mtok",
-    accept: Accept = None,
-    accept_file: AcceptFile = None,
-    allow_lossy: AllowLossy = False,
-    allow_crash: AllowCrash = False,
-    strict: Strict = False,
-    bos: Annotated[str, typer.Option(help="BOS policy when the chat template renders BOS itself: "
-                                     "auto (template only), prefix (header prefix too), none.")] = "auto",
-    chat_template: Annotated[Optional[str], typer.Option("--chat-template", help="Named template or a "
-                                                         "template file to embed [default: the default one, "
-                                                         "else a port of the model's Python prompt encoder, else "
-                                                         "mistral_common's for a tekken or .model.vN file].")] = None,
-    no_chat: Annotated[bool, typer.Option("--no-chat", help="The model has no chat (a base model): embed no "
-                                          "template, and record that no template is right, instead of the loss "
-                                          "chat-template-missing.")] = False,
-    header_specials: Annotated[str, typer.Option("--header-specials", help="needed: only the chat template's "
-                                                 "turn mark in the header list that the runtime scans at every "
-                                                 "byte (the others are still split out); all: every special token "
-                                                 "(slower encode); none: no token (faster on plain text, slower on "
-                                                 "prompts dense in special tokens).")] = "needed",
-    normalizer_form: Annotated[str, typer.Option("--normalizer-form", help="NFC/NFKC/SentencePiece charsmap "
-                                                 "normalizers as compose: a guarded code-point table and one literal "
-                                                 "Replace per canonical pair (closest to HF; the pairs cost an NFC "
-                                                 "tokenizer 1-4 ms per 30 KB on MNN 3.6.1); "
-                                                 "no-compose: the code-point rules only (decomposed input stays "
-                                                 "decomposed); table: MNN's own code-point table (as fast as "
-                                                 "no-compose for NFC; controls and zero-width characters become "
-                                                 "spaces).")] = "compose",
-    regex_form: Annotated[str, typer.Option("--regex-form", help="A split regex with Unicode sub-categories, "
-                                            "scripts or class operations (o200k, MiniMax, Kimi-K2), which MNN's "
-                                            "fold engine cannot run exactly, as explicit: code-point ranges that "
-                                            "std::wregex runs exactly (4-6x the encode time on MNN 3.6.1); fold: "
-                                            "the fold engine's form, as fast as MNN's own files and exact on "
-                                            "ASCII, but non-ASCII letters count as both cases (loss regex-fold, "
-                                            "accept it with --accept regex-fold).")] = "explicit",
-    max_word: Annotated[Optional[int], typer.Option("--max-word", min=1, help="Cut every word (a piece after the "
-                                                    "pre-tokenizers) longer than N characters into N-character pieces: "
-                                                    "MNN's BPE is quadratic in a word's length (a 20,000-character "
-                                                    "word costs seconds), so an app given untrusted input gets a "
-                                                    "bounded cost; exact for every word up to N (loss max-word).")] = None,
     keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", help="In an MNN model folder, leave "
                                                   "llm_config.json's jinja block as it is (the engine then uses that "
                                                   "template and EOS, and verification renders through it) "
                                                   "[default: update it to what the file embeds].")] = False,
-    no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip verification against the MNN runtime "
-                                            "(loss severities are then the declared ones).")] = False,
-    no_sweep: Annotated[bool, typer.Option("--no-sweep", help="Leave out the vocabulary sweep (every token's "
-                                           "own text on the runtime and the reference): faster, and blind to "
-                                           "what the corpus does not reach.")] = False,
-    no_robust: NoRobust = False,
-    robust_seconds: RobustSeconds = None,
-    corpus: Annotated[Optional[Path], typer.Option(help="Extra verification strings, JSONL.")] = None,
-    runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
-                                                           "with the MNN runtime to verify with.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the summary "
                                           "(several models: {exit_code, models: [one outcome each]}).")] = False,
     report_file: ReportFile = None,
     junit_file: JunitFile = None,
     sarif_file: SarifFile = None,
     summary_file: SummaryFile = None,
-    pattern: Annotated[Optional[str], typer.Option("--pattern", help="Split regex of a tiktoken rank file "
-                                                   "[default: from configs beside it or the known-vocabulary table].")] = None,
-    special: Annotated[Optional[str], typer.Option("--special", help="Special tokens of a tiktoken rank file: JSON "
-                                                   "{token: id} or [tokens] (ids follow the ranks), inline or a file; {} for none.")] = None,
-    family: Annotated[Optional[str], typer.Option("--family", help="vocab.json + merges.txt post-processing when "
-                                                  "tokenizer_config.json has no known tokenizer_class: gpt2, roberta, whisper.")] = None,
-    input_file: Annotated[Optional[Path], typer.Option("--input", help="The file in --path to read when it holds "
-                                                       "several (the choice made is shown as a note; one model only).")] = None,
+    options=None,
 ):
     """Export a model directory to MNN's .mtok, verify it with the real MNN runtime, and only then
     replace the output (a file that fails is kept as OUTPUT.rejected) and write OUTPUT.json, the manifest.
@@ -122,28 +66,17 @@ def export(
     output location, 3 a loss the policy refuses.  Several models: the worst of theirs, in the order
     2 > 1 > 3 > 0 (an unreadable model may hide anything; a wrong file is worse than a refused loss)."""
     from ..errors import InputError, MtokError
-    from ..job import VerifyOptions
+    from ..job import Job
     from ..reports import outcome_json
     from .console import out
     from .fleet import expand
-    from .options import job as build_job
 
     started = time.perf_counter()
     try:
-        if no_chat:
-            if chat_template is not None:
-                raise InputError("--no-chat and --chat-template contradict each other: give one")
-            from ..ir.tokenizer import NO_CHAT
-            chat_template = NO_CHAT
-        job = build_job(path[0], input=input_file, chat_template=chat_template, pattern=pattern, special=special,
-                        family=family, fmt=fmt, target=target, bos=bos, header_specials=header_specials,
-                        normalizer_form=normalizer_form, regex_form=regex_form, allow_lossy=allow_lossy, accept=accept,
-                        accept_file=accept_file, strict=strict, verify_on_runtime=not no_verify, corpus=corpus,
-                        runtime_python=runtime_python, sweep=not no_sweep,
-                        robust=None if no_robust else robust_seconds or VerifyOptions.robust, allow_crash=allow_crash,
-                        max_word=max_word)
+        keywords = options()  # the table's options as the API's keywords (`options.keywords`)
+        job = Job.build(path[0], **keywords)
         models, several = expand([*path, *(more or [])])
-        if several and input_file is not None:
+        if several and keywords["input"] is not None:
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")
         if several and job.policy.accept_file_path:  # one --accept-file for every model: no code of it is stale
             job = dataclasses.replace(job, policy=dataclasses.replace(job.policy, shared=True))

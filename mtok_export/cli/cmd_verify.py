@@ -15,32 +15,19 @@ from typing import Annotated, Optional
 
 import typer
 
-from .gate import (Accept, AcceptFile, AllowCrash, AllowLossy, JunitFile, NoRobust, ReportFile, RobustSeconds, Strict,
-                   print_decisions, print_report, verify_progress, write_outcomes)
+from ..options import command
+from .gate import JunitFile, ReportFile, print_decisions, print_report, verify_progress, write_outcomes
 
 
+@command("verify", ("file", "against", "target", "bos", "corpus", "accept", "accept_file", "allow_lossy", "allow_crash",
+                    "strict", "runtime_python", "no_sweep", "no_robust", "robust_seconds", "as_json", "template_drift",
+                    "report_file", "junit_file"))
 def verify(
     file: Annotated[Path, typer.Argument(help="The written .mtok (or legacy tokenizer.txt), or an MNN model "
                                          "folder: then the tokenizer file its config names, rendered through its "
                                          "llm_config.json as the engine does.")],
     against: Annotated[Optional[Path], typer.Option("--against", help="Source model directory or file "
                                                     "[default: the manifest's source].")] = None,
-    target: Annotated[Optional[str], typer.Option(help="Target the file was exported for: {targets} [default: "
-                                                  "the manifest's, else {default_target}].")] = None,
-    bos: Annotated[Optional[str], typer.Option(help="BOS policy the file was exported with [default: the "
-                                               "manifest's, else auto].")] = None,
-    corpus: Annotated[Optional[Path], typer.Option(help="Extra strings, JSONL (a string or {text} per line).")] = None,
-    accept: Accept = None,
-    accept_file: AcceptFile = None,
-    allow_lossy: AllowLossy = False,
-    allow_crash: AllowCrash = False,
-    strict: Strict = False,
-    runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Python interpreter "
-                                                           "with the MNN runtime to test.")] = None,
-    no_sweep: Annotated[bool, typer.Option("--no-sweep", help="Leave out the vocabulary sweep (every token's own "
-                                           "text on the runtime and the reference).")] = False,
-    no_robust: NoRobust = False,
-    robust_seconds: RobustSeconds = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the tables.")] = False,
     template_drift: Annotated[bool, typer.Option("--template-drift", help="Only compare the chat template the "
                                                  "manifest recorded (sha256, Hub revision) with the one the source "
@@ -48,6 +35,7 @@ def verify(
                                                  "when it was re-issued.")] = False,
     report_file: ReportFile = None,
     junit_file: JunitFile = None,
+    options=None,
 ):
     """Check that the MNN runtime tokenizes the file like the source's reference.
 
@@ -58,7 +46,6 @@ def verify(
         return _template_drift(file, against, as_json)
     from ..api import verify as run
     from ..errors import LossError, MtokError, VerificationError
-    from ..job import VerifyOptions
     from ..policy import refusal_hint
     from ..reports import outcome_json
     from .console import out
@@ -69,11 +56,7 @@ def verify(
     subject = f"{file}" + (f" against {against}" if against else "")
     try:
         with verify_progress(as_json) as step:
-            result = run(file, against, target=target, bos=bos, allow_lossy=allow_lossy, accept=accept or (),
-                         accept_file=accept_file, strict=strict, corpus=corpus, runtime_python=runtime_python,
-                         progress=step, sweep=not no_sweep,
-                         robust=None if no_robust else robust_seconds or VerifyOptions.robust,
-                         allow_crash=allow_crash)
+            result = run(file, against, progress=step, **options())
         report, decisions = result.report, result.decisions
         subject = f"{result.file} against {result.job.source}"  # the source the manifest names, without --against
         if not report.ok:

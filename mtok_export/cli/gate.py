@@ -14,24 +14,9 @@ from typing import Annotated, Optional
 import typer
 
 from ..io import atomic_write
+from ..options import BY_KEY, name, spell
 
-Accept = Annotated[Optional[list[str]], typer.Option(
-    "--accept", metavar="CODE[,CODE...]", help="Accept these loss codes (repeatable). Without it, losses that "
-    "reach beyond edge inputs refuse the export (exit 3).")]
-AcceptFile = Annotated[Optional[Path], typer.Option(
-    "--accept-file", help="A file of accepted loss codes, one per line (# comments); check it into the model "
-    "repo so a new loss after a tokenizer update fails CI.")]
-AllowLossy = Annotated[bool, typer.Option("--allow-lossy", help="Accept every loss (each is still listed) but a "
-                                          "crash.")]
-AllowCrash = Annotated[bool, typer.Option("--allow-crash", help="Ship a file the runtime crashes on (loss "
-                                          "runtime-crash or regex-stack); neither --accept nor --allow-lossy does.")]
-NoRobust = Annotated[bool, typer.Option("--no-robust", help="Leave out the robustness phase (long runs of each "
-                                        "character class and long documents on the runtime: crashes, time "
-                                        "growth).")]
-RobustSeconds = Annotated[Optional[float], typer.Option("--robust-seconds", min=0.1, help="Runtime seconds the "
-                                                        "robustness phase may spend on its encodes (longer runs as "
-                                                        "it allows) [default: 1.0].", show_default=False)]
-Strict = Annotated[bool, typer.Option("--strict", help="Refuse edge losses too (by default they are warnings).")]
+# the acceptance-policy options are the job's: `options.TABLE`
 ReportFile = Annotated[Optional[Path], typer.Option("--report", help="Write the JSON outcome here, whatever the "
                                                     "exit code (0, 1, 2 or 3).")]
 JunitFile = Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML file here: one test case "
@@ -196,15 +181,21 @@ def id_window(a: list, b: list, before: int = 4, after: int = 6) -> tuple[int, s
     return k, part(a), part(b)
 
 
-_BOS = "--bos prefix / --bos none: which ids the header prefix puts first (and whether the chat template's BOS stays)"
+def _any(key: str) -> str:
+    """`--regex-form explicit|fold`: the option with each of its choices."""
+    return spell(key, "|".join(BY_KEY[key].choices))
+
+
+_BOS = (f"{spell('bos', 'prefix')} / {spell('bos', 'none')}: which ids the header prefix puts first (and whether the "
+        "chat template's BOS stays)")
 # The options that change each pipeline component a dead end can point at (`verify.attribution.COMPONENTS`).
 COMPONENT_OPTIONS = {
-    "normalizer": ("--normalizer-form compose|no-compose|table: how NFC/NFKC/charsmap rules are written",),
-    "split": ("--regex-form explicit|fold: how a split regex with Unicode sub-categories is written",),
-    "added tokens": ("--header-specials all: every special token split out by the runtime, not only those with a "
-                     "role",),
-    "template": ("--chat-template NAME|FILE: embed another template; in an MNN model folder --keep-llm-config leaves "
-                 "llm_config.json's jinja block in charge",),
+    "normalizer": (f"{_any('normalizer_form')}: how NFC/NFKC/charsmap rules are written",),
+    "split": (f"{_any('regex_form')}: how a split regex with Unicode sub-categories is written",),
+    "added tokens": (f"{spell('header_specials', 'all')}: every special token split out by the runtime, not only those "
+                     "with a role",),
+    "template": (f"{spell('chat_template', 'NAME|FILE')}: embed another template; in an MNN model folder "
+                 "--keep-llm-config leaves llm_config.json's jinja block in charge",),
 }
 # What to report where no option changes the component.
 COMPONENT_REPORT = {
@@ -252,10 +243,10 @@ def _missing_tail(target: str) -> list[str]:
 
     alt = runs_exactly(SUFFIX_NOT_APPENDED.code, target)
     if alt is not None:
-        return [f"--target {alt.name}: that runtime appends the post-processor's suffix ids"]
+        return [f"{spell('target', alt.name)}: that runtime appends the post-processor's suffix ids"]
     t = TARGETS.get(target)
     if t is not None and t.appends_suffix:
-        return [f"--runtime-python: a Python whose MNN is what {t.name} needs ({t.requires}); the one here does "
+        return [f"{name('runtime_python')}: a Python whose MNN is what {t.name} needs ({t.requires}); the one here does "
                 "not run the post program"]
     return []
 

@@ -1,26 +1,17 @@
-"""What the commands' options become: the job (`job`), and help naming what a registry holds.
-
-`job` parses what the library does not take as typed (`--special`, inline JSON or a file) and
-builds the `Job`, checked once (the export, once for every model; convert).
+"""Help naming what a registry holds (the options themselves are the job's: `mtok_export.options`).
 
 Help naming the registry is filled in when it is shown: every run builds the options of the
 commands it may parse (`mtok --help` builds all of them), and that must not import the library
 (`tests/acceptance/test_startup_imports.py`).  So a help text names `{targets}` (the `.mtok` targets of
-`targets.names(MTOK)`, "a, b or c") and `{default_target}` (`targets.DEFAULT`), and `fill` makes an
-option replace them only when its help is printed."""
+`targets.names(MTOK)`, "a, b or c"), `{default_target}` (`targets.DEFAULT`) and `{formats}` (the input
+formats, `formats.listed()`), and `fill` makes an option replace them only when its help is printed."""
 
 # function-local imports: a command's modules load when the command runs, so `mtok --help` and every
 # other command start without them (tests/acceptance/test_startup_imports.py)
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..job import Job
-
-PLACEHOLDERS = ("{targets}", "{default_target}")
+PLACEHOLDERS = ("{targets}", "{default_target}", "{formats}")
 
 
 def fill(command) -> None:
@@ -39,19 +30,9 @@ def _filling(param, record):
 
 
 def filled(text: str) -> str:
-    from ..formats import MTOK
+    from ..formats import MTOK, listed as formats
     from ..targets import DEFAULT, names
 
     mtok = names(MTOK)
     listed = ", ".join(mtok[:-1]) + " or " + mtok[-1] if len(mtok) > 1 else mtok[0]
-    return text.replace("{targets}", listed).replace("{default_target}", DEFAULT)
-
-
-def job(source: Path, *, special: str | None = None, **options) -> Job:
-    """`Job.build(source, **options)`, `--special` parsed."""
-    from ..job import Job
-
-    if special is not None:
-        from ..readers.tiktoken import parse_special_arg
-        special = parse_special_arg(special)
-    return Job.build(source, special=special, **options)
+    return text.replace("{targets}", listed).replace("{default_target}", DEFAULT).replace("{formats}", formats())

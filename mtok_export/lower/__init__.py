@@ -12,12 +12,6 @@ from ..target import Target
 from . import decoders, models, normalizers, pre_tokenizers, processors
 from .chat_template import lint_chat_template
 
-BOS_POLICIES = ("auto", "prefix", "none")
-HEADER_SPECIALS = ("needed", "all", "none")
-NORMALIZER_FORMS = ("compose", "no-compose", "table")  # see lower/normalizers.py
-REGEX_FORMS = ("explicit", "fold")  # see lower/regex.py
-
-
 @dataclass(frozen=True)
 class Forms:
     """How the passes write what the runtime can run in more than one form, each a CLI option that
@@ -28,23 +22,17 @@ class Forms:
     per canonical pair), "no-compose" (the code-point rules only) or "table" (MNN's code-point table);
     see lower/normalizers.py.
     `regex_form`: a split regex the fold engine cannot run exactly, as "explicit" code-point ranges for
-    std::wregex or in the fold engine's "fold" form (4-6x faster on MNN 3.6.1; see lower/regex.py).
+    std::wregex or in the fold engine's "fold" form (4-6x faster on MNN 3.6.1; see lower/regex.py);
+    "bounded" is "explicit" with every pattern that runs on std::wregex capped (`regex.bounded`), so
+    no match recurses deep enough to crash the runtime.
     `max_word`: cap a pre-tokenized word at this many characters (None: no cap), bounding the
-    runtime's BPE, quadratic in a word's length (see `pre_tokenizers.max_word`)."""
+    runtime's BPE, quadratic in a word's length (see `pre_tokenizers.max_word`).
+    Each is an option of `options.TABLE`, which declares its choices; a job checks them when made."""
 
     header_specials: str = "needed"
     normalizer_form: str = "compose"
     regex_form: str = "explicit"
     max_word: int | None = None
-
-    def __post_init__(self):
-        for name, value, known in (("header specials", self.header_specials, HEADER_SPECIALS),
-                                   ("normalizer form", self.normalizer_form, NORMALIZER_FORMS),
-                                   ("regex form", self.regex_form, REGEX_FORMS)):
-            if value not in known:
-                raise ValueError(f"unknown {name} {value!r} (known: {', '.join(known)})")
-        if self.max_word is not None and self.max_word < 1:
-            raise ValueError(f"max word {self.max_word} is not a positive length")
 
 
 @dataclass
@@ -58,6 +46,9 @@ class Lowering:
     applied: dict[str, list[str]] = field(default_factory=dict)  # pass name -> details
     notes: list[str] = field(default_factory=list)
     meta: object = None  # the source's Metadata
+    # the split patterns written for std::wregex uncapped (each match recurses once per character; a
+    # robustness crash names the first, and the refusal offers `--regex-form bounded`)
+    wregex: list[str] = field(default_factory=list)
     specials: tuple[str, ...] = ()  # special token texts (triggers for spacing losses)
     progress: object = None  # progress(done, total) while a Unicode table is built cold
     cleared_bos: str = ""  # BOS text taken out of the embedded template (the header prefix adds it)

@@ -36,7 +36,7 @@ def lint_chat_template(lw, text: str) -> str:
     to embed; one loss per lint rule the lowered template still triggers, with its first places
     (in the original).  A template that would still hang the runtime raises `TemplateHangError`
     (never cached: it is raised again by the next run)."""
-    digest = cache.key(KIND, text, lw.target.jinja, files=(*code_files(), __file__))
+    digest = cache.key(KIND, text, str(lw.target.jinja), files=(*code_files(), __file__))
     outcome = cache.computed(KIND, digest, lambda: outcome_of(text, lw.target), valid=_valid)
     out = outcome["text"]
     for rule, count in outcome["rewrites"]:
@@ -58,17 +58,18 @@ def outcome_of(text: str, target: Target) -> dict:
     """{"text": what to embed, "rewrites": [[rule, count]], "losses": [[json path, reason, rule]],
     "beyond_print": [the special-token variables the lowered text uses other than printed alone]}, in
     JSON types so the cached value is the computed one."""
-    from ..chat.lint import RULES  # jinja2 and the chat package: only when the outcome is not cached
+    from ..chat.rules import rules_for  # jinja2 and the chat package: only when the outcome is not cached
     from ..chat.lowering import lower_template, used_beyond_print
 
     lowered = lower_template(text, target)
+    rules = rules_for(target.jinja).rules
     by_rule: dict[str, list] = {}
     for f in lowered.remaining:
         by_rule.setdefault(f.rule, []).append(f)
     losses = []
     for rule, found in by_rule.items():
         where = ", ".join(f"{f.line}:{f.col}" for f in found[:3]) + (" ..." if len(found) > 3 else "")
-        summary = RULES[rule].summary if rule in RULES else found[0].message
+        summary = rules[rule].summary if rule in rules else found[0].message
         losses.append([f"$.chat_template@{where}", f"{rule} x{len(found)}: {summary}", rule])
     return {"text": lowered.text, "rewrites": [[rule, count] for rule, count in lowered.rewrites.items()],
             "losses": losses, "beyond_print": used_beyond_print(lowered.text, ("bos_token",))}

@@ -15,7 +15,8 @@ from ..ir import normalizers as N
 from ..ir.paths import REMOVE
 from ..ir import pre_tokenizers as P
 from ..unicode import classes as C
-from .regex import escape, fold_form, for_runtime, runs_on_wregex
+from .regex import BOUND, bounded, escape, fold_form, for_runtime, runs_on_wregex
+from .possessive import greedy
 from .regex_tree import parse
 
 # HF Whitespace is /\w+|[^\w\s]+/ with Oniguruma's \w, which includes marks; the runtime's does not.
@@ -187,13 +188,25 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
     elif explicit:
         lw.did("regex-explicit", f"{jp}: /{pattern}/ with its classes as explicit code-point ranges "
                f"({len(written):,} characters), which std::wregex runs exactly")
-        lw.loss(L.REGEX_STACK, name, jp, f"pattern /{pattern}/ now runs on std::wregex, which recurses per "
-                "character: one piece of about 33,000 characters on an 8 MiB main-thread stack, about 4,000 on "
-                "Android's 1 MiB worker-thread stack, crashes the runtime", pattern=r"\S{4000,}|\s{4000,}")
         lw.loss(L.REGEX_UNICODE_VERSION, name, jp, f"its ranges are Unicode {unicodedata.unidata_version}'s: a "
                 "character assigned later is in none of the pattern's classes", "\U0001FAE8")
     elif written != pattern:
         lw.did("regex-rewrite", f"{jp}: /{pattern}/ written as /{written}/ (the same matches on the runtime's engine)")
+    capped = bounded(written) if lw.forms.regex_form == "bounded" and runs_on_wregex(written) else None
+    source_capped = bounded(greedy(pattern, dialect)) if capped is not None else None
+    if source_capped is not None:
+        written = capped
+        lw.did("regex-bound", f"{jp}: /{pattern}/ with every repetition capped at {BOUND} (regex form 'bounded')")
+        lw.loss(L.REGEX_BOUND, name, jp, f"pattern /{pattern}/ runs on std::wregex with its repetitions capped at "
+                f"{BOUND}: a run of more than {BOUND} characters of one repeated class (a word, a run of CJK, of "
+                f"spaces) is cut into pieces of at most {BOUND}, each merged alone; no crash, and every input with "
+                f"no such run is exact", patch=(jp, P.Split(Pattern(source_capped, True), behavior, p.invert)))
+    elif runs_on_wregex(written):
+        lw.wregex.append(pattern)
+        if explicit:
+            lw.loss(L.REGEX_STACK, name, jp, f"pattern /{pattern}/ now runs on std::wregex, which recurses per "
+                    "character: one piece of about 33,000 characters on an 8 MiB main-thread stack, about 4,000 on "
+                    "Android's 1 MiB worker-thread stack, crashes the runtime", pattern=r"\S{4000,}|\s{4000,}")
     for why in whys:
         lw.loss(L.REGEX_UNSUPPORTED, name, jp, f"pattern /{pattern}/: {why}", pattern=pattern)
     if re.search(r"(?<!\\)(?:\\\\)*\\[sS]", written.replace("[\\s\\S]", "")):  # [\s\S]: every character

@@ -35,7 +35,18 @@ Kimi-K2's `\\p{Han}` and `&&`) is written with explicit code-point ranges (`expl
 that form has no problem left; it then runs on std::wregex (or, all ASCII, still on the fold
 engine), and the caller records what that costs (the stack and the Unicode version).  std::wregex
 runs such a pattern 4-6x slower than the fold engine runs MNN's exporter's spelling, whatever the
-class sizes (scripts/bench_device.py); `fold_form` is the fast alternative (`--regex-form fold`)."""
+class sizes (scripts/bench_device.py); `fold_form` is the fast alternative (`--regex-form fold`).
+
+No exact form of such a pattern avoids the recursion: `bounded` is the crash-free one that is exact
+up to a length (`--regex-form bounded`).  Why none is exact at every length, on MNN 3.6.1: a Split
+decides each boundary from the text at and after the position where the iterator stands (ECMAScript
+has no lookbehind, and the behaviours the format stores, Isolated, Removed and MergedWithPrevious,
+only keep, drop or glue what the matches and gaps already cut); so a split whose boundaries depend
+on where a long run started (`[一-龥]+` Isolated: a boundary where the class changes) or on what
+follows a long run (o200k: `ʰ` before `ÀÀ…À` is its own piece unless a lowercase letter ends the run)
+needs one match, or one lookahead, over the whole run, and libstdc++ recurses once per character of
+either; the fold engine, which loops, cannot tell the classes apart.  Pre-tokenizer stages only
+refine the previous stage's pieces, so no sequence of them can glue chunks cut shorter."""
 
 from __future__ import annotations
 
@@ -44,7 +55,7 @@ import re
 from ..unicode import classes as C
 from .explicit import explicit, folded
 from .possessive import greedy
-from .regex_tree import ESCAPE as _ESCAPE, GROUP as _GROUP, QUANT as _QUANT
+from .regex_tree import ESCAPE as _ESCAPE, GROUP as _GROUP, QUANT as _QUANT, parse, unparse
 
 SPECIAL = set(r"\.^$|?*+()[]{}")
 
@@ -293,3 +304,32 @@ def fold_form(pattern: str, dialect: str = "oniguruma") -> tuple[str, C.Ranges] 
     if got is None or runs_on_wregex(got[0]) or _for_engine(got[0], dialect)[1]:
         return None
     return got
+
+
+BOUND = 256  # `bounded`'s cap: a match of 256 characters stays far inside a 256 KiB thread stack
+
+
+def bounded(pattern: str, n: int = BOUND) -> str | None:
+    """`pattern` with every unbounded repetition (`*`, `+`, `{m,}`, lookaheads' included) capped at
+    `n`, so std::wregex recurses at most about `n` frames deep per match.  Exact wherever no repeated
+    item would run over more than `n` characters (a longer run is cut into pieces of at most `n`).
+    A cap reads alike in ECMAScript and Oniguruma, so the source's pattern capped the same way is
+    the loss's patch, which HF runs.  None when nothing is unbounded, or a possessive quantifier is
+    left (`{m,n}+` repeats the repetition in Oniguruma instead)."""
+    tree = parse(pattern)
+    items = list(_items(tree))
+    if any(it.possessive for it in items) or all(it.bounds()[1] is not None for it in items):
+        return None
+    for it in items:
+        lo, hi = it.bounds()
+        if hi is None:
+            it.quant = f"{{{lo},{max(lo, n)}}}" + ("?" if it.quant.endswith("?") else "")
+    return unparse(tree)
+
+
+def _items(branches):
+    for branch in branches:
+        for it in branch:
+            yield it
+            if it.is_group:
+                yield from _items(it.branches)

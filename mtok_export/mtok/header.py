@@ -50,6 +50,19 @@ def read_header(buf: bytes, path=None, expect: int | None = None) -> tuple[int, 
     return kind, (tuple(ids[:a]), tuple(ids[a:a + b]), tuple(ids[a + b:])), pos
 
 
+def file_type(buf: bytes) -> int | None:
+    """The type line 1 names (`430 <type>`, 0-4), None when line 1 is no MNN header: what a file is by
+    its content, the one dispatch between `.mtok` and a legacy `tokenizer.txt` (`formats.is_mtok`,
+    `readers.mnn_file`), never by its name.  Line 1 ends at its first CR or LF; what follows is
+    `read_header`'s to check."""
+    end = min((i for i in (buf.find(b"\n"), buf.find(b"\r")) if i >= 0), default=-1)
+    try:
+        first = [int(x) for x in buf[:end].decode("ascii").split()] if end >= 0 else []
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return first[1] if len(first) == 2 and first[0] == MAGIC and first[1] in tuple(FileType) else None
+
+
 def write_header(kind: int, lists: IdLists, trailing_space: bool = False) -> bytes:
     """`.mtok` joins ids with single spaces; MNN's legacy writer puts a space after every id."""
     for ids in lists:

@@ -1,5 +1,6 @@
-"""A file MNN loads, `.mtok` (type 4) or a legacy `tokenizer.txt` (types 0-3), chosen by its header
-line, -> the IR and a `Layout` (sections with offsets; a legacy file is one body section)."""
+"""A file MNN loads, `.mtok` (type 4) or a legacy `tokenizer.txt` (types 0-3), chosen by the type on
+its header line (`mtok.header.file_type`, never the file's name), -> the IR and a `Layout` (sections
+with offsets; a legacy file is one body section)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from ..errors import InputError
 from ..legacy import describe, read_legacy
 from ..mtok import Layout, Section, read_mtok
 from ..mtok.constants import FileType
-from ..mtok.header import read_header
+from ..mtok.header import file_type, read_header
 
 
 def read_mnn_file(path, *, strict: bool = True, lazy: bool = False):
@@ -26,9 +27,9 @@ def read_mnn_file(path, *, strict: bool = True, lazy: bool = False):
 
 def read_mnn_bytes(data: bytes, path: str | None = None, *, strict: bool = True, lazy: bool = False):
     """`read_mnn_file` for bytes already read; `path` names the file in messages."""
-    kind, _, body = read_header(data, path)
-    if kind == FileType.PIPELINE:
+    if file_type(data) == FileType.PIPELINE:  # the type on line 1, as `formats.classify` sees it
         return read_mtok(data, path, strict=strict, lazy=lazy)
+    kind, _, body = read_header(data, path)  # a legacy type, or what is wrong with the header
     tok = read_legacy(data, path)
     layout = Layout(size=len(data), header_size=body, sections=[Section(f"legacy {describe(kind)}", body,
                                                                         len(data) - body)])

@@ -156,9 +156,9 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     holds; `lower(source)` again, not the file).  `reference`: the source's independent reference
     (`references.Chosen`: `run(texts, chats) -> Reference`, named in the report).
     `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
-    replaces the embedded template and EOS).  `checked`: (bytes, the chat fields the strict reader
-    read from them), when the caller has just checked what it wrote (export); the file is read again
-    only when it holds other bytes.  `sweep`: also the vocabulary sweep (`verify.sweep`: every
+    replaces the embedded template and EOS).  `checked`: (bytes, the IR the strict reader read
+    from them), when the caller has just read the file (the export what it wrote, `mtok verify` the
+    file it checks); the file is parsed again only when it holds other bytes.  `sweep`: also the vocabulary sweep (`verify.sweep`: every
     token's own text, raw ids against the reference).  `robust`: the robustness phase's budget in
     seconds of runtime encodes (`verify.robust`; None: not run); a crash in it is the loss
     `runtime-crash`, added to `lowering.losses`.  `progress(step)` is told each phase."""
@@ -177,11 +177,10 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     # once, before MNN loads it: every check runs (lazy only defers building the vocab entries)
     fillers = gap_fillers(source, lowered)
     if checked is not None and checked[0] == data:
-        file_chat = checked[1]  # these very bytes passed the same strict read (the honest lowering's)
-        file_fillers = []
+        file_tok = checked[1]  # these very bytes passed the same strict read: not parsed again
     else:
         file_tok = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)[0]
-        file_chat, file_fillers = file_tok.chat, _entries_at(file_tok, fillers)
+    file_chat, file_fillers = file_tok.chat, _entries_at(file_tok, fillers)
     # the gap fillers as the honest lowering writes them and as this file holds them (a wrong one may
     # be reachable: the sweep types it)
     swept, sweep_note = sweep_texts(source, set(texts), [*fillers.values(), *file_fillers]) if sweep else ([], "not run")
@@ -297,7 +296,10 @@ def _robustness(check: Check, items, run, seconds: float, reference, why, loweri
         lowering.losses.append(Loss(RUNTIME_CRASH, "runtime", "$", f"the runtime crashed ({R.signal_name(c['status'])}) on "
                                     f"one {'run of ' if c['group'] in R.CLASSES else ''}"
                                     f"{c['group']}, {c['length']:,} characters long, encoded on a thread with a "
-                                    f"{R.STACK // 1024} KiB stack (an app's worker thread: Android's is 1 MiB)"))
+                                    f"{R.STACK // 1024} KiB stack (an app's worker thread: Android's is 1 MiB)"
+                                    + (f"; the split /{lowering.wregex[0]}/ runs on std::wregex, which recurses once "
+                                       "per character of a match" if lowering.wregex else ""),
+                                    pattern=lowering.wregex[0] if lowering.wregex else ""))
     if run.crashed is None and not result.groups:
         check.skipped = "the runtime ran none of the robustness inputs"
     return result

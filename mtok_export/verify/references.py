@@ -1,5 +1,5 @@
 """The independent reference of every input format (DESIGN section 4): what each
-`formats.Format.reference` name runs, on the source files themselves.
+`formats.Reference` (an entry's `reference`) runs, on the source files themselves.
 
 A reference is the library the source was made for, never our reading of it: HF `tokenizers` on a
 tokenizer.json (whatever its name), the transformers class a `vocab.json` + `merges.txt` or a
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import cache
+from .. import formats as F
 from ..formats import BY_NAME, classify
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
@@ -99,7 +100,7 @@ def _tokenizers(file: Path, tok) -> Chosen:
     run = lambda texts, chats: hf_reference(file.parent, texts, chats, template=tok.chat.text,  # noqa: E731
                                             tokenizer_file=file)
     # transformers renders the chats; their ids are the file's engine's, like every other check's
-    return Chosen(run, "tokenizers", _lib("tokenizers"), (str(file),), "",
+    return Chosen(run, F.TOKENIZERS.name, _lib("tokenizers"), (str(file),), "",
                   f"{_lib('transformers')}'s render, {_lib('tokenizers')}'s ids", raw=lambda texts: hf_raw_ids(file, texts),
                   timer=lambda text: hf_encode_seconds(file, text))
 
@@ -114,8 +115,9 @@ def _sentencepiece(file: Path, tok) -> Chosen:
     if tok.chat.kind == GENERATED:  # a mistral_common SentencePiece file: mistral_common's chats
         spm = run
         run = lambda texts, chats: with_mistral_chats(spm(texts, []), file, tok, chats)  # noqa: E731
-        return Chosen(run, "sentencepiece", _lib("sentencepiece"), (str(file),), "", _mistral_chat(tok, "jinja2"))
-    return Chosen(run, "sentencepiece", _lib("sentencepiece"), (str(file),), "", _lib("transformers"))
+        return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "",
+                      _mistral_chat(tok, "jinja2"))
+    return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "", _lib("transformers"))
 
 
 def _tiktoken(file: Path, tok) -> Chosen:
@@ -130,7 +132,8 @@ def _tiktoken(file: Path, tok) -> Chosen:
                                                             normalize=norm), chats)
     # The ranks are tiktoken's own reading; the pattern and specials are not in the file (the
     # reader's notes say where each came from).
-    return Chosen(run, "tiktoken", _lib("tiktoken"), (str(file),), "pattern and special tokens as the export chose")
+    return Chosen(run, F.TIKTOKEN_LIB.name, _lib("tiktoken"), (str(file),),
+                  "pattern and special tokens as the export chose")
 
 
 def _mistral_common(file: Path, tok) -> Chosen:
@@ -145,7 +148,7 @@ def _mistral_common(file: Path, tok) -> Chosen:
         decoded = [_tekken_decode(tk, ids) for ids in raw]
         return with_mistral_chats(Reference(engine, raw, decoded, [], [], lambda s: s), file, tok, chats)
 
-    return Chosen(run, "mistral_common", _lib("mistral_common"), (str(file),), "Tekkenizer", _mistral_chat(tok))
+    return Chosen(run, F.MISTRAL_COMMON.name, _lib("mistral_common"), (str(file),), "Tekkenizer", _mistral_chat(tok))
 
 
 def _mistral_chat(tok, text: str = "") -> str:
@@ -174,7 +177,7 @@ def decided(tok, files: list[Path]) -> FolderInterpretation:
     class and casing a vocab.json/merges or vocab.txt reference needs: the reader's decisions where it
     took them, else the same functions' (never a second rule)."""
     it = tok.meta.interpretation or FolderInterpretation()
-    txt = files[0].suffix == ".txt"
+    txt = _format_of(tok) is F.BERT_VOCAB  # by content, as read: never by the file's name
     if it.tokenizer_class is None:
         it = it.with_(tokenizer_class=transformers_class(files[0].parent, txt, tok.model.vocab))
     if txt and it.lowercase is None:
@@ -184,7 +187,7 @@ def decided(tok, files: list[Path]) -> FolderInterpretation:
 
 def _transformers(file: Path, tok) -> Chosen:
     _need("transformers", "transformers")
-    files = [Path(f.path) for f in tok.provenance.inputs[:1 if file.suffix == ".txt" else 2]]
+    files = [Path(f.path) for f in tok.provenance.inputs[:1 if _format_of(tok) is F.BERT_VOCAB else 2]]
     it = decided(tok, files)
     name, how = it.tokenizer_class.value, it.tokenizer_class.how
     import transformers
@@ -225,7 +228,7 @@ def _transformers(file: Path, tok) -> Chosen:
         v = cache.computed("reference-transformers", digest, compute, valid=lambda v: isinstance(v, dict))
         return Reference(v["engine"], v["raw"], v["decoded"], v["chat_text"], v["chat_ids"], _IrNormalizer(tok))
 
-    return Chosen(run, "transformers", _lib("transformers"), tuple(str(f) for f in files), detail,
+    return Chosen(run, F.TRANSFORMERS.name, _lib("transformers"), tuple(str(f) for f in files), detail,
                   _lib("transformers"))
 
 
@@ -310,7 +313,7 @@ def _clip(file: Path, tok) -> Chosen:
         v = cache.computed("reference-clip", digest, compute, valid=lambda v: isinstance(v, dict))
         return _no_chats(Reference(v["engine"], v["raw"], v["decoded"], [], [], _IrNormalizer(tok)), chats)
 
-    return Chosen(run, "clip", _lib(clip_dist()), (str(file),), "OpenAI CLIP's SimpleTokenizer")
+    return Chosen(run, F.CLIP_TOKENIZER.name, _lib(clip_dist()), (str(file),), "OpenAI CLIP's SimpleTokenizer")
 
 
 # ------------------------------------------------------------------ .mtok and legacy tokenizer.txt: the runtime they were made for
@@ -318,13 +321,13 @@ def _clip(file: Path, tok) -> Chosen:
 def _mnn(file: Path, tok) -> Chosen:
     _need("MNN", "MNN")
     lib = f"MNN {cache.version('MNN')}"
-    return Chosen(lambda texts, chats: runtime_reference(file, None, texts, chats), "mnn", lib, (str(file),),
-                  "the runtime on the source .mtok", lib)
+    return Chosen(lambda texts, chats: runtime_reference(file, None, texts, chats), F.MNN_RUNTIME.name, lib,
+                  (str(file),), "the runtime on the source .mtok", lib)
 
 
 def _mnn_legacy(file: Path, tok) -> Chosen:
     python = mnn341.find()
-    return Chosen(lambda texts, chats: runtime_reference(file, python, texts, chats), "mnn-legacy",
+    return Chosen(lambda texts, chats: runtime_reference(file, python, texts, chats), F.MNN_LEGACY.name,
                   f"MNN {mnn341.VERSION}", (str(file),), f"the legacy runtime on the source tokenizer.txt ({python})")
 
 
@@ -333,7 +336,7 @@ def _mnn_legacy(file: Path, tok) -> Chosen:
 
 def _gguf(file: Path, tok) -> Chosen:
     _need("llama_cpp", "llama-cpp-python", GGUF_INSTALL)
-    return Chosen(lambda texts, chats: gguf_reference(file, texts, chats), "gguf", _lib("llama-cpp-python"),
+    return Chosen(lambda texts, chats: gguf_reference(file, texts, chats), F.LLAMA_CPP.name, _lib("llama-cpp-python"),
                   (str(file),), "llama.cpp, vocabulary only", f"transformers' renderer {cache.version('transformers')} "
                   "on the file's template, llama.cpp's ids")
 
@@ -341,16 +344,18 @@ def _gguf(file: Path, tok) -> Chosen:
 # ------------------------------------------------------------------ the registry
 
 
-REFERENCES: dict[str, Callable[[Path, object], Chosen]] = {
-    "tokenizers": _tokenizers,
-    "transformers": _transformers,
-    "clip": _clip,
-    "sentencepiece": _sentencepiece,
-    "tiktoken": _tiktoken,
-    "mistral_common": _mistral_common,
-    "gguf": _gguf,
-    "mnn": _mnn,
-    "mnn-legacy": _mnn_legacy,
+# What runs each reference a format entry holds (the entries are declared in `formats`, a layer
+# below the engines these need)
+REFERENCES: dict[F.Reference, Callable[[Path, object], Chosen]] = {
+    F.TOKENIZERS: _tokenizers,
+    F.TRANSFORMERS: _transformers,
+    F.CLIP_TOKENIZER: _clip,
+    F.SENTENCEPIECE_LIB: _sentencepiece,
+    F.TIKTOKEN_LIB: _tiktoken,
+    F.MISTRAL_COMMON: _mistral_common,
+    F.LLAMA_CPP: _gguf,
+    F.MNN_RUNTIME: _mnn,
+    F.MNN_LEGACY: _mnn_legacy,
 }
 
 
@@ -359,11 +364,17 @@ def choose(tok) -> Chosen:
     recorded it, else as its first input file classifies); `ReferenceUnavailable` when it cannot run
     here."""
     inputs = tok.provenance.inputs
-    fmt = BY_NAME.get(tok.provenance.format) or (classify(Path(inputs[0].path)) if inputs else None)
-    if fmt is None or not fmt.reference:
+    fmt = _format_of(tok)
+    if fmt is None or fmt.reference is None:
         raise ReferenceUnavailable("the IR records no input format (it was not read by `formats.read_source`)",
                                    "read the source with formats.read_source")
     return REFERENCES[fmt.reference](Path(inputs[0].path), tok)
+
+
+def _format_of(tok) -> F.Format | None:
+    """The format `tok` was read as (`read_source` records it), else its first input's."""
+    inputs = tok.provenance.inputs
+    return BY_NAME.get(tok.provenance.format) or (classify(Path(inputs[0].path)) if inputs else None)
 
 
 def self_check(tok, unavailable: ReferenceUnavailable) -> Chosen:

@@ -220,12 +220,12 @@ def summarize(items: list[Input], run: RobustRun, seconds: float, stack: int) ->
 IDS_MAX = 5_000
 
 
-def reference_ahead(items: list[Input], reference, up_to: int = IDS_MAX) -> dict:
+def reference_ahead(items: list[Input], reference) -> dict:
     """What the reference gives before the runtime has run (it is independent of it): the raw ids of
-    every input up to `up_to` characters (the ones compared; cached by content), and the seconds it
+    every input up to `IDS_MAX` characters (the ones compared; cached by content), and the seconds it
     takes on a WORD-character letters word (`timer`).  An error here is left for the caller's own
     call to name."""
-    texts = list(dict.fromkeys(x.text for x in items if len(x.text) <= up_to))
+    texts = list(dict.fromkeys(x.text for x in items if len(x.text) <= IDS_MAX))
     out: dict = {}
     try:
         out["ids"] = dict(zip(texts, reference.raw_ids(texts)))

@@ -106,15 +106,10 @@ def test_a_command_run_alone_parses_and_prints_as_in_the_whole_app(monkeypatch, 
     """`cli._narrowed`: the app holding only the command run must print the same help, usage errors
     and results as the whole app, for every command."""
     from mtok_export import cli
+    from tests.support.commands import mtok_here
 
     def run(*argv):
-        monkeypatch.setattr(sys, "argv", ["mtok", *argv])
-        try:
-            cli.main()
-        except SystemExit as e:
-            code = e.code
-        out, err = capsys.readouterr()
-        return code, out, err
+        return mtok_here(monkeypatch, capsys, *argv)
 
     names = [c.name for c in cli.app.registered_commands]
     assert len(names) >= 8 and "export" in names

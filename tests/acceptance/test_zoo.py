@@ -67,15 +67,17 @@ def test_accept_flags_read_the_policy_hint():
 
 
 def test_hint_flags_try_the_form_that_does_not_crash_before_shipping_the_crash():
-    """A crash refusal's hint (the policy's own text): the fold form first (with the other codes),
-    then --allow-crash; a refusal without a crash offers its --accept alone."""
+    """A crash refusal's hint (the policy's own text): the forms that do not crash first, bounded
+    (exact up to its cap) then fold (with the other codes), then --allow-crash; a refusal without a
+    crash offers its --accept alone."""
     from mtok_export.losses import KINDS
     from mtok_export.policy import Decision, refusal_hint
 
     crash = [Decision("regex-stack", KINDS["regex-stack"].severity, False, None),
              Decision("stream-decode", KINDS["stream-decode"].severity, False, None)]
     assert zoo.hint_flags(att(3, hint=refusal_hint(crash))) == [
-        ["--accept", "stream-decode", "--regex-form", "fold"], ["--accept", "stream-decode", "--allow-crash"]]
+        ["--accept", "stream-decode", "--regex-form", "bounded"], ["--accept", "stream-decode", "--regex-form", "fold"],
+        ["--accept", "stream-decode", "--allow-crash"]]
     plain = [Decision("stream-decode", KINDS["stream-decode"].severity, False, None)]
     assert zoo.hint_flags(att(3, hint=refusal_hint(plain))) == [["--accept", "stream-decode"]]
     assert zoo.hint_flags(att(3)) == []
@@ -98,7 +100,7 @@ def test_option_flags_read_the_printed_options():
     # compose, explicit: the defaults, already tried; --chat-template NAME|FILE: nothing concrete
     assert zoo.option_flags(lines) == [["--bos", "prefix"], ["--bos", "none"], ["--normalizer-form", "no-compose"],
                                        ["--normalizer-form", "table"], ["--regex-form", "fold"],
-                                       ["--header-specials", "all"]]
+                                       ["--regex-form", "bounded"], ["--header-specials", "all"]]
     assert zoo.option_flags(["--target mnn-head: that runtime appends the post-processor's suffix ids"]) \
         == [["--target", "mnn-head"]]
 

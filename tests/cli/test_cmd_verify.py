@@ -84,8 +84,8 @@ def test_export_strict_read_is_reused_only_for_the_same_bytes(tmp_path, monkeypa
     args = dict(samples=list(builtin_corpus())[:20], chats=list(builtin_chats())[:2], reference=choose(src))
     path.write_bytes(data[:-7])  # the disk holds a truncated file, not what was checked
     with pytest.raises(MtokError):
-        check.verify(path, src, low, lw, checked=(data, check_written(data).chat), **args)
+        check.verify(path, src, low, lw, checked=(data, check_written(data)), **args)
     path.write_bytes(data)
     monkeypatch.setattr(check, "read_mnn_bytes", lambda *a, **k: pytest.fail("read again"))
-    report = check.verify(path, src, low, lw, checked=(data, check_written(data).chat), **args)
+    report = check.verify(path, src, low, lw, checked=(data, check_written(data)), **args)
     assert report.ok and report.check("stop ids").ok == report.check("stop ids").total > 0

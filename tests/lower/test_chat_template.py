@@ -16,6 +16,7 @@ from mtok_export.chat.lowering import TemplateHangError
 from mtok_export.errors import UnsupportedError
 from mtok_export.lower import Lowering
 from mtok_export.lower import chat_template as C
+from mtok_export.target import MNN_JINJA, JinjaEngine
 from mtok_export.targets import DEFAULT, TARGETS
 
 TEMPLATES = {
@@ -98,7 +99,8 @@ def test_a_wrong_but_well_formed_entry_is_what_is_used(cache_dir):
 def test_the_key_holds_template_engine_and_code(cache_dir, tmp_path):
     _state(TEMPLATES["rewrites"])
     _state(TEMPLATES["rewrites"] + " ")
-    _state(TEMPLATES["rewrites"], replace(TARGETS[DEFAULT], jinja="another engine"))
+    # another engine (of a release whose rules exist): its own entry
+    _state(TEMPLATES["rewrites"], replace(TARGETS[DEFAULT], jinja=JinjaEngine("another engine", MNN_JINJA.version)))
     assert len(_entries(cache_dir)) == 3
     _state(TEMPLATES["rewrites"], TARGETS["mnn-head"])  # the default's engine: its entry
     assert len(_entries(cache_dir)) == 3

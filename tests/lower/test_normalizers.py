@@ -58,11 +58,6 @@ def test_table_form_of_a_charsmap():
     assert L.NORMALIZER_TABLE.code in {x.code for x in lw.losses}
 
 
-def test_unknown_form_is_refused(qwen):
-    with pytest.raises(ValueError, match="normalizer form"):
-        Forms(normalizer_form="fast")
-
-
 @pytest.mark.runtime
 def test_forms_on_the_runtime_against_hf(qwen, tmp_path):
     """Composition and zero-width characters: the default form gives HF's ids; without composition,

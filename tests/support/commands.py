@@ -21,3 +21,18 @@ def mtok(*args, prog="mtok") -> subprocess.CompletedProcess:
             f"sys.argv[0] = {prog!r}; (main if {prog!r} == 'mtok' else export_main)()")
     return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
+
+
+def mtok_here(monkeypatch, capsys, *argv) -> tuple[int, str, str]:
+    """`mtok` with `argv` in this process (no child: fast, for errors before anything runs)
+    -> (exit code, stdout, stderr)."""
+    from mtok_export import cli
+
+    monkeypatch.setattr(sys, "argv", ["mtok", *argv])
+    code = None
+    try:
+        cli.main()
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -23,7 +23,8 @@ LAYERS = (
     ("verify",),  # reference and runtime engines, the corpus, checks, attribution
     ("inspection",),  # what a written file holds: readers, dump, manifest (not the export stack)
     ("ci",),  # SARIF, GitHub job summary and workflow commands, made from the outcome JSON of `reports`
-    ("manifest", "reports", "model_folder", "policy", "job"),  # job: every choice of an export, one value
+    # job: every choice of an export, one value; options: the table declaring each of them once
+    ("manifest", "reports", "model_folder", "policy", "job", "options"),
     ("targets",),  # the registry of runtimes (`target.Target` entries): lower, then an output format writes
     ("formats",),  # every input/output format: sniff, read, write
     ("writers",),  # IR -> HF files
@@ -55,7 +56,10 @@ LAZY_ALLOWED = (
     ("mtok_export.formats", "mtok_export.readers"),  # the reader of the one format read
     ("mtok_export.formats", "mtok_export.legacy"),  # tokenizer.txt: only when one is read or written
     ("mtok_export.targets", "mtok_export.lower.legacy"),
-    ("mtok_export.lower.chat_template", "mtok_export.chat"),  # jinja2: only when the outcome is not cached
+    ("mtok_export.lower.chat_template", "mtok_export.chat"),
+    # the CLI builds its commands from the option table at start-up: a value's parser loads when used
+    ("mtok_export.options", "mtok_export.ir"),
+    ("mtok_export.options", "mtok_export.readers"),  # jinja2: only when the outcome is not cached
 )
 
 

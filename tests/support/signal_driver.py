@@ -58,7 +58,7 @@ def main() -> None:
     if phase == "read":
         job.read_source = paused_before(job.read_source, phase, swallow)
     elif phase == "lower":
-        job.build = paused_before(job.build, phase, swallow)
+        job.Job.lower = paused_before(job.Job.lower, phase, swallow)  # the job lowers with its Target itself
     elif phase == "reference":
         progress = gate.verify_progress
 

@@ -43,7 +43,7 @@ from .zoo_sources import ARCHIVES, CORPUS, EXPECTED_INPUT_ERRORS, INSTALLED, KEE
 
 MEMORY = 8 * 2**30  # address space of one export (a 262k vocabulary with its reference fits in well under)
 CPU_SECONDS = 600  # per attempt; the wall-clock limit is three times this (limits.limited)
-MAX_OPTIONS = 6  # printed options tried after a dead end, at most
+MAX_OPTIONS = 8  # printed options tried after a dead end, at most
 CLASSES = ("ok", "hint", "crash", "dead-end", "input-error", "other")
 
 
@@ -226,8 +226,9 @@ def hint_flags(a: dict) -> list[list[str]]:
     the crash on purpose (`--allow-crash`: the table shows it)."""
     accept = accept_flags(a) or []
     out = []
-    if "--regex-form fold" in a["hint"]:
-        out.append(accept + ["--regex-form", "fold"])
+    for form in ("bounded", "fold"):  # bounded is exact up to its cap; fold is faster, inexact on case
+        if f"--regex-form {form}" in a["hint"]:
+            out.append(accept + ["--regex-form", form])
     if "--allow-crash" in a["hint"]:
         out.append(accept + ["--allow-crash"])
     return out or ([accept] if accept else [])
@@ -246,10 +247,9 @@ def option_flags(options: list[str]) -> list[list[str]]:
     """Each concrete choice the printed options of a dead end name (`--bos prefix / --bos none: ...`,
     `--normalizer-form compose|no-compose|table: ...`), without placeholders (NAME|FILE), options
     without a value and the choices the export already made (the defaults)."""
-    from mtok_export.job import Job
+    from mtok_export.options import TABLE
 
-    defaults = {f"--{f.name.replace('_', '-')}": f.default for f in dataclasses.fields(Job)
-                if isinstance(f.default, str)}
+    defaults = {o.flags[0]: o.default for o in TABLE if o.flags and isinstance(o.default, str)}
     out: list[list[str]] = []
     for line in options:
         for alternative in line.split(": ", 1)[0].split(" / "):

@@ -121,3 +121,13 @@ def test_the_hint_names_the_form_that_does_not_crash_and_never_offers_accept_for
     assert "--accept regex-fold " in hint and "regex-stack," not in hint.splitlines()[0]
     assert "--allow-crash ships it" in hint and "--regex-form fold" in hint
     assert "allow_crash=True" in refusal_hint(decisions, api=True)
+
+
+def test_a_crash_on_a_wregex_split_names_the_bounded_form():
+    """The runtime-crash loss carries the std::wregex pattern the lowering left uncapped: then, and
+    only then (or with regex-stack), the hint offers `--regex-form bounded`, in either vocabulary."""
+    on_wregex = Loss(L.RUNTIME_CRASH, "runtime", "$", "crashed on CJK", pattern="[\u4e00-\u9fa5]+")
+    hint = refusal_hint(decide([on_wregex], Policy()))
+    assert "--regex-form bounded caps every repetition" in hint and "--regex-form fold" not in hint
+    assert "regex_form='bounded'" in refusal_hint(decide([on_wregex], Policy()), api=True)
+    assert "bounded" not in refusal_hint(decide([_crash_loss()], Policy()))

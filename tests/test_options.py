@@ -1,0 +1,223 @@
+"""The option table (`mtok_export/options.py`): one declaration drives every command's options, the
+API's keywords, the job's manifest JSON and the hints' vocabulary; a bad value gets the `error:`
+line it got before the table (the messages below are the ones the hand-written commands printed,
+captured before the change)."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import re
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+import typer
+
+from mtok_export import api, options
+from mtok_export.cli import cmd_export
+from mtok_export.job import Job
+from mtok_export.losses import KINDS
+from mtok_export.options import TABLE, Option
+from mtok_export.policy import Decision, refusal_hint
+from tests.support.commands import mtok_here
+
+REPO = Path(__file__).resolve().parents[1]
+QWEN = REPO / "samples" / "qwen-bpe"
+
+
+# ------------------------------------------------------------------ the table drives the commands and the manifest
+
+def _with_demo():
+    """A copy of the table with a throwaway option: a reader option of export and convert."""
+    demo = Option("demo", str | None, None, ("--demo",), "A throwaway option.", "read", held_as="family",
+                  manifest="read.demo", commands=("export", "convert"))
+    return (*TABLE, demo)
+
+
+def test_an_option_added_to_the_table_appears_in_its_commands_and_the_manifest():
+    table = _with_demo()
+
+    @options.command("export", ("path",), table)
+    def export(path: Annotated[str, typer.Argument()], options=None):
+        return options()
+
+    click = typer.main.get_command(_app(export))
+    demo = next(p for p in click.params if p.name == "demo")
+    assert (demo.opts, demo.help, demo.default) == (["--demo"], "A throwaway option.", None)
+    assert [p.name for p in click.params][:2] == ["path", "chat_template"]  # the order named, then the table's
+    assert export(path="x", **{**_defaults(table), "demo": "gpt2"})["demo"] == "gpt2"  # the CLI's value as the keyword
+    assert "demo" in [p.name for p in options.signature(table)]  # Job.build's keywords
+    values = options.groups(options.bind("build", {"demo": "gpt2"}, table), table)
+    job = Job.build(QWEN, family="gpt2")
+    recorded = options.to_json({**values, "job": {"fmt": "mtok", "target": "mnn-3.6", "bos": "auto"}},
+                               job.policy.to_json(), table)
+    assert recorded["read"]["demo"] == "gpt2" and options.from_json(recorded, table)["demo"] == "gpt2"
+    assert "demo" not in [p.name for p in typer.main.get_command(_app(cmd_export.export)).params]  # the copy only
+
+
+def _app(fn):
+    app = typer.Typer(add_completion=False)
+    app.command()(fn)
+    return app
+
+
+def _defaults(table) -> dict:
+    ps = [options.parameter(o, "export") for o in table if "export" in o.commands]
+    return {p.name: p.default for p in ps}
+
+
+def test_every_command_option_is_the_tables():
+    """The job's options of export, convert and verify are the table's, under its flags."""
+    for name, fn in (("export", cmd_export.export),):
+        flags = {f for p in typer.main.get_command(_app(fn)).params for f in p.opts}
+        assert {f for o in options.options_of(name) for f in o.flags} <= flags
+    keywords = set(inspect.signature(Job.build).parameters) - {"cls", "source"}
+    assert keywords == {o.key for o in TABLE if o.keyword}
+    assert keywords <= set(inspect.signature(api.export).parameters)
+    assert keywords - {"fmt"} <= set(inspect.signature(api.convert).parameters)
+
+
+@pytest.mark.parametrize("keywords", [
+    {}, {"fmt": "txt", "target": "mnn-3.5", "bos": "none"},
+    {"target": "mnn-head", "header_specials": "all", "normalizer_form": "table", "regex_form": "fold", "max_word": 64,
+     "chat_template": "chatml", "pattern": "p", "special": {"<x>": 5}, "family": "gpt2", "accept": ["regex-fold"],
+     "strict": True, "allow_crash": True, "allow_lossy": True}])
+def test_the_job_json_round_trips(keywords):
+    job = Job.build(QWEN, **keywords)
+    recorded = json.loads(json.dumps(job.to_json()))
+    back = Job.from_manifest({"job": recorded}, QWEN)
+    assert back == dataclasses.replace(job, verify=None) and back.to_json() == job.to_json()
+
+
+def test_the_manifest_records_the_targets_name_in_the_order_it_did():
+    """The job JSON as the hand-written `to_json` wrote it (keys and order), the target by name."""
+    got = Job.build(QWEN, target="mnn-head", max_word=8).to_json()
+    assert list(got) == ["read", "format", "target", "bos", "header_specials", "normalizer_form", "regex_form",
+                         "policy", "max_word"]
+    assert list(got["read"]) == ["chat_template", "pattern", "special", "family"]
+    assert (got["target"], got["max_word"]) == ("mnn-head", 8) and "max_word" not in Job.build(QWEN).to_json()
+
+
+def test_an_unknown_keyword_is_a_type_error():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'regexform'"):
+        Job.build(QWEN, regexform="fold")
+    with pytest.raises(TypeError, match="a Job carries its options; got bos"):
+        api.verify(QWEN / "tokenizer.mtok", Job.build(QWEN), bos="none")
+
+
+# ------------------------------------------------------------------ a bad value: the error line it got before
+
+def _run(monkeypatch, capsys, *argv) -> tuple[int, str]:
+    code, out, err = mtok_here(monkeypatch, capsys, *argv)
+    return code, out + err
+
+
+_EXPORT = ("export", "-p", str(QWEN), "--no-verify")
+BAD = [  # (arguments, the first line printed), as printed before the table
+    (("--format", "gguf"), "error: --format 'gguf': choose mtok or txt"),
+    (("--target", "mnn-9"), "error: --target 'mnn-9': choose one of mnn-3.6, mnn-3.5, mnn-head"),
+    (("--target", "mnn-legacy"), "error: --target 'mnn-legacy': choose one of mnn-3.6, mnn-3.5, mnn-head"),
+    (("--bos", "maybe"), "error: --bos 'maybe': choose one of auto, prefix, none"),
+    (("--header-specials", "some"), "error: --header-specials 'some': choose one of needed, all, none"),
+    (("--normalizer-form", "fast"), "error: --normalizer-form 'fast': choose one of compose, no-compose, table"),
+    (("--regex-form", "fast"), "error: --regex-form 'fast': choose one of explicit, fold, bounded"),
+    (("--format", "txt", "--max-word", "5"), "error: --max-word 5: the legacy tokenizer.txt has no split to cap "
+                                             "words with (use --format mtok)"),
+    (("--accept", "no-such-loss"), "error: --accept: unknown loss code(s) no-such-loss (known: `mtok losses` lists "
+                                   "them)"),
+    (("--accept-file", "/nonexistent"), "error: --accept-file /nonexistent: cannot read it (FileNotFoundError: "
+                                        "[Errno 2] No such file or directory: '/nonexistent')"),
+    (("--no-chat", "--chat-template", "chatml"), "error: --no-chat and --chat-template contradict each other: give "
+                                                 "one"),
+    (("--special", "{bad"), "error: --special: not valid JSON at line 1 column 2: Expecting property name enclosed "
+                            "in double quotes; expected a JSON object {token: id} or list of tokens, or a file "
+                            "holding one"),
+    (("--input", "nope.json"), f"error: --input nope.json: no such file (looked in {QWEN} and the current "
+                               "directory)"),
+]
+
+
+@pytest.mark.parametrize("args,line", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_a_bad_export_option_prints_the_line_it_did(monkeypatch, capsys, tmp_path, args, line):
+    code, printed = _run(monkeypatch, capsys, *_EXPORT, "-o", str(tmp_path / "o"), *args)
+    assert (code, printed.splitlines()[0]) == (2, line)
+
+
+@pytest.mark.parametrize("args,line", [
+    (("--max-word", "0"), "Error: Invalid value for '--max-word': 0 is not in the range x>=1."),
+    (("--robust-seconds", "0"), "Error: Invalid value for '--robust-seconds': 0.0 is not in the range x>=0.1."),
+], ids=["max-word", "robust-seconds"])
+def test_a_value_out_of_range_is_a_usage_error(monkeypatch, capsys, tmp_path, args, line):
+    code, printed = _run(monkeypatch, capsys, *_EXPORT, "-o", str(tmp_path / "o"), *args)
+    assert code == 2 and printed.splitlines()[-1] == line
+
+
+def test_a_bad_export_option_under_json_is_the_outcomes_error(monkeypatch, capsys, tmp_path):
+    code, printed = _run(monkeypatch, capsys, *_EXPORT, "-o", str(tmp_path / "o"), "--json", "--bos", "maybe")
+    assert code == 2 and json.loads(printed)["error"] == "--bos 'maybe': choose one of auto, prefix, none"
+
+
+@pytest.mark.parametrize("args,line", [
+    (("--to", "gguf"), "error: --to 'gguf': choose one of mtok, txt, hf"),
+    (("--target", "mnn-9"), "error: --target 'mnn-9': choose one of mnn-3.6, mnn-3.5, mnn-head"),
+    (("--special", "{bad"), "error: --special: not valid JSON at line 1 column 2: Expecting property name enclosed "
+                            "in double quotes; expected a JSON object {token: id} or list of tokens, or a file "
+                            "holding one"),
+], ids=["to", "target", "special"])
+def test_a_bad_convert_option_prints_the_line_it_did(monkeypatch, capsys, tmp_path, args, line):
+    code, printed = _run(monkeypatch, capsys, "convert", str(QWEN), str(tmp_path / "o.mtok"), *args)
+    assert (code, printed.splitlines()[0]) == (2, line)
+
+
+# ------------------------------------------------------------------ hints: the CLI's words or the API's
+
+def test_the_table_spells_an_option_in_either_vocabulary():
+    assert (options.spell("accept", ["a", "b"]), options.spell("accept", ["a", "b"], api=True)) == \
+        ("--accept a,b", "accept=['a', 'b']")
+    assert (options.spell("allow_lossy"), options.spell("allow_lossy", True, api=True)) == \
+        ("--allow-lossy", "allow_lossy=True")
+    assert (options.spell("regex_form", "fold"), options.spell("regex_form", "fold", api=True)) == \
+        ("--regex-form fold", "regex_form='fold'")
+    assert (options.name("accept_file"), options.name("accept_file", api=True)) == ("--accept-file", "accept_file=")
+
+
+def test_a_hint_names_only_the_tables_options_in_its_vocabulary():
+    """Every flag a CLI hint names is a table flag and every `key=` an API hint names is a keyword,
+    and neither names the other's (the loss reasons, quoted from the registry, aside)."""
+    codes = ["regex-fold", "regex-stack", "normalizer-approx", "suffix-not-appended"]
+    decisions = [Decision(c, KINDS[c].severity, False, None) for c in codes]
+    flags = {f for o in TABLE for f in o.flags}
+    keys = {o.key for o in TABLE if o.keyword}
+    for api_words in (False, True):
+        hint = "\n".join(line for line in refusal_hint(decisions, "mnn-3.6", api=api_words).splitlines()
+                         if "the end user would see" not in line)
+        hint = hint.replace("(loss regex-fold instead: non-ASCII letters count as both cases; accept it with "
+                            "--accept regex-fold)", "")  # NO_CRASH_FOLD's loss note, in the CLI's words for both
+        named_flags = set(re.findall(r"--[a-z][a-z-]*", hint))
+        named_keys = set(re.findall(r"\b([a-z_]+)=", hint))
+        if api_words:
+            assert named_flags == set() and named_keys and named_keys <= keys, hint
+        else:
+            assert named_keys == set() and named_flags and named_flags <= flags, hint
+
+
+@pytest.mark.runtime
+def test_verify_takes_a_job(tmp_path):
+    """`api.verify(file, job)`: the job's source and choices re-make the file; a job with another
+    choice than the file's is not the same file (the identity check)."""
+    from mtok_export.errors import IdentityError
+
+    job = Job.build(QWEN, allow_lossy=True, verify_on_runtime=False, normalizer_form="table")
+    written = api.export(job, tmp_path)
+    checked = api.verify(written.path, dataclasses.replace(job, verify=options_verify()))
+    assert checked.ok and checked.job.forms.normalizer_form == "table"
+    with pytest.raises(IdentityError):
+        api.verify(written.path, Job.build(QWEN, allow_lossy=True))
+
+
+def options_verify():
+    from mtok_export.job import VerifyOptions
+
+    return VerifyOptions(sweep=False, robust=None)
