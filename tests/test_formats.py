@@ -39,7 +39,9 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not p
 # sp-test-models, t5-small, samples/qwen-bpe and t5-unigram): the code-point rules as the guarded
 # code-6 table (issue 27); roberta-base's vocab.json and merges.txt rows (<mask>'s flags from the
 # config, as transformers 5 builds them: issue 31) and the t5-small and samples/t5-unigram rows (the
-# Metaspace split as Split(/▁/, MergedWithPrevious, invert), which does not crash MNN: issue 34).
+# Metaspace split as Split(/▁/, MergedWithPrevious, invert), which does not crash MNN: issue 34); the
+# two mistral .model.v1 rows (mistral_common's generated template embedded, its control pieces split
+# out for it: issue 32).
 MAIN = {
     "corpus/bert-base-uncased": ("tokenizer.json", "7dda4df0d3b0092fb1b14cf32eab4509b20cb31fc0c4e32152dd748e20dc068d"),
     "corpus/bert-base-uncased/tokenizer.json": ("vocab.txt", "7dda4df0d3b0092fb1b14cf32eab4509b20cb31fc0c4e32152dd748e20dc068d"),
@@ -56,8 +58,8 @@ MAIN = {
     "corpus/llama2-7b-hf/tokenizer.model": ("tokenizer.model", "d9c36dbfc0da8ed7a82dab3853580a7dba65a70a9cdcb7e52bf9a4234cad4683"),
     "corpus/meta-llama-3-8b-instruct": ("tokenizer.json", "23df5c3a4940fd9358b96143e7bcc629ca863bd1ae64326d214f3ae8f9623452"),
     "corpus/meta-llama-3-8b-instruct/tiktoken.model": ("tiktoken.model", "23df5c3a4940fd9358b96143e7bcc629ca863bd1ae64326d214f3ae8f9623452"),
-    "corpus/mistral-7b-v0.1_mistral-common": ("tokenizer.model.v1", "450b4138db0ec82dad0aef72e28241844ece7a5d9f063ddc225bc8bab041e0d4"),
-    "corpus/mistral-7b-v0.1_mistral-common/tokenizer.model.v1": ("tokenizer.model.v1", "450b4138db0ec82dad0aef72e28241844ece7a5d9f063ddc225bc8bab041e0d4"),
+    "corpus/mistral-7b-v0.1_mistral-common": ("tokenizer.model.v1", "7b65631c39ab31088b5a552ef76b584d9302c91deaeb4d2c64a950a672f0ec08"),
+    "corpus/mistral-7b-v0.1_mistral-common/tokenizer.model.v1": ("tokenizer.model.v1", "7b65631c39ab31088b5a552ef76b584d9302c91deaeb4d2c64a950a672f0ec08"),
     "corpus/phi-3-mini-4k-instruct": ("tokenizer.json", "cfb70ba92e039774d60c7dca2e197cc7699a8195acda698fdbd9bee8369d571f"),
     "corpus/qwen-7b_tiktoken": ("qwen.tiktoken", "4c6a49b3839a9a6b1ca4243a93433fa571881cd16077ad07cd0b5f79af188b37"),
     "corpus/qwen-7b_tiktoken/qwen.tiktoken": ("qwen.tiktoken", "4c6a49b3839a9a6b1ca4243a93433fa571881cd16077ad07cd0b5f79af188b37"),

@@ -8,10 +8,11 @@ for every input format.  In this order:
    else `chat_template.json` or tokenizer_config.json's `chat_template` (kind `configs`);
 5. a port shipped with this tool (`chat.ports`) of a prompt format the directory ships as Python
    code, recognized by the encoder's sha256 (read, never imported or run; kind `port`);
-6. the template mistral_common generates from a tekken.json, the format's reference library (kind
-   `mistral_common`).  Not for a mistral_common SentencePiece file (`*.model.vN`): its generated
-   template's chats would not get mistral_common's ids on MNN (`SP_TEMPLATE_WRONG`), so it gets
-   none, which the export refuses by default (`chat-template-missing`, the reason naming why);
+6. the template mistral_common generates from a tekken.json or a mistral_common SentencePiece file
+   (`*.model.vN`), the format's reference library (kind `mistral_common`).  For a SentencePiece
+   file the template is rewritten to the file's form (`sp_segment_form`), and the control pieces it
+   writes are split out of the text (`split_controls`): its chats then get mistral_common's ids on
+   MNN (verify compares them with `encode_chat_completion`'s);
 7. none: kind `no-chat` when the configs say the model has no chat (an encoder or seq2seq class, a
    WordPiece vocabulary, BERT's or RoBERTa's post-processor), else
    `none` with the reason, which the lowering records as the loss `chat-template-missing`.
@@ -21,15 +22,18 @@ Every kind records what says so in `ChatTemplate.detail` (the manifest's `chat_t
 from __future__ import annotations
 
 import hashlib
+import marshal
 import re
 from pathlib import Path
 
 from .. import cache
+from .. import losses as L
 from ..chat.nesting import check_template
 from ..chat.ports import PORTS
 from ..errors import InputError
 from ..ir import ChatTemplate
 from ..ir.tokenizer import NO_CHAT
+from ..losses import Loss
 from .hf_config import Templates, find_templates, pick_template
 
 SOURCE_KINDS = ("no-chat", "--chat-template", "gguf", "chat_template.jinja", "configs", "port", "mistral_common",
@@ -39,16 +43,39 @@ NO_CHAT_CLASSES = re.compile(r"^(Bert|DistilBert|Roberta|XLMRoberta|Camembert|Al
                              r"T5|MT5|Bart|MBart\w*|Marian|Pegasus|Whisper|CLIP|Wav2Vec2\w*)Tokenizer(Fast)?$")
 MISTRAL_SP_FILE = re.compile(r"\.model\.v\d+(m\d+)?$")
 _MISTRAL_KIND = "mistral-chat-template"
-# Why a mistral_common SentencePiece file gets no template (issue 32, "never silently wrong"): the
-# template mistral_common generates writes "[INST] text", the space standing for the dummy prefix
-# mistral_common gives each text segment it encodes apart.  No form MNN runs gives both its ids and
-# sentencepiece's plain text: the bare model encodes [INST] as text (0/n chats); split out, every
-# chunk gets its own prefix (" text" -> "▁▁text"); the Metaspace form skips the prefix of a text
-# starting with a space (plain text differs from sentencepiece); control tokens with rstrip match
-# except for content starting with whitespace (`tests/support/mistral_chats.py`).
-SP_TEMPLATE_WRONG = ("mistral_common generates a template from {name}, but its chats would not encode on MNN as "
-                     "mistral_common's encode_chat_completion does (the SentencePiece model encodes [INST] and the "
-                     "other control pieces as text, as sentencepiece does), so none is embedded")
+
+
+def sp_segment_form(template: str, controls: frozenset[str]) -> str:
+    """mistral_common's template for a SentencePiece file, in the form the exported file encodes as
+    mistral_common does.  mistral_common encodes each text segment apart with sentencepiece, which
+    prefixes it with "▁" (the dummy prefix); its template writes that prefix as a space ("[INST] Hi":
+    [INST], ▁Hi).  The file splits the control pieces out and its normalizer prefixes every chunk
+    between them (transformers' per-chunk Prepend), so that space would be written twice ("▁▁Hi").
+    Dropped here: where [INST] is a control piece (v2 and later), one space after each control
+    token and the lone space mistral_common writes after [/INST] or [/TOOL_RESULTS] before the next
+    segment (its `add_space`); in v1 ([INST] is text), the space of " [INST] ", which always follows
+    <s> or </s>.  Proved on MNN against `encode_chat_completion` (tests/readers/test_chat_source.py)
+    and checked again by every verify (`verify.reference_mistral`)."""
+    if "[INST]" in controls:
+        marks = "|".join(re.escape(c) for c in sorted(controls, key=len, reverse=True))
+        template = re.sub(rf"({marks}) ", r"\1", template)
+        return re.sub(r"\{\{-?\s*' '\s*-?\}\}", "", template)
+    return template.replace("' [INST] '", "'[INST] '")
+
+
+def split_controls(differences: tuple, chat: ChatTemplate) -> tuple:
+    """A bare SentencePiece model keeps its control pieces as text, as sentencepiece does
+    (`sp-control-text`, lowered by `lower.models.sentencepiece_controls`); when the template
+    mistral_common generated is embedded, its chats write them as tokens, so they are split out as
+    transformers does, and control text in ordinary text is an edge difference (`sp-added-token-text`)."""
+    found = next((x for x in differences if x.kind is L.SP_CONTROL_TEXT), None)
+    if found is None or chat.kind != "mistral_common":
+        return differences
+    other = next((x for x in differences if x.kind is L.SP_ADDED_TOKEN_TEXT), None)
+    merged = Loss(L.SP_ADDED_TOKEN_TEXT, "reader", "$.added_tokens", "control pieces are split out of the text, as "
+                  "the embedded chat template (mistral_common's) needs; the sentencepiece library encodes their "
+                  "text as ordinary text", trigger=found.trigger + (other.trigger if other else ()))
+    return tuple(merged if x is found else x for x in differences if x is not other)
 
 
 def choose(*, directory: Path | None, tcfg: dict, config_path: Path, carried: tuple[str, str] | None,
@@ -97,9 +124,7 @@ def choose(*, directory: Path | None, tcfg: dict, config_path: Path, carried: tu
             return made(port.text, "port", f"{port.template} (this tool's port of {encoder.name})", detail)
         why.append(f"{encoder.name} (sha256 {hashlib.sha256(data).hexdigest()}) is an encoder version this tool "
                    "has no port of")
-    if mistral_file is not None and MISTRAL_SP_FILE.search(mistral_file.name):
-        why.append(SP_TEMPLATE_WRONG.format(name=mistral_file.name))
-    elif mistral_file is not None:
+    if mistral_file is not None:
         generated, reason = _mistral_template(mistral_file)
         if generated:
             return made(generated, "mistral_common", f"generated by mistral_common from {mistral_file.name}",
@@ -133,11 +158,23 @@ def _mistral_template(path: Path) -> tuple[str, str]:
 
     def generate():
         try:
-            return {"text": convert_tokenizer_to_chat_template(str(path))}
+            text = convert_tokenizer_to_chat_template(str(path))
+            return {"text": sp_segment_form(text, _controls(path)) if MISTRAL_SP_FILE.search(path.name) else text}
         except Exception as e:  # noqa: BLE001  any refusal of the reference library is a reason, not a crash
             return {"error": f"mistral_common generates no template from {path.name} ({type(e).__name__}: {e})"}
 
-    digest = cache.key(_MISTRAL_KIND, files=(path,), dists=("mistral_common",))
+    # the rewrite's own code is in the key: a change to it is not served the old form from the cache
+    digest = cache.key(_MISTRAL_KIND, files=(path,), dists=("mistral_common", "sentencepiece"),
+                       blobs=(marshal.dumps(sp_segment_form.__code__),))
     out = cache.computed(_MISTRAL_KIND, digest, generate,
                          valid=lambda v: isinstance(v, dict) and isinstance(v.get("text", v.get("error")), str))
     return out.get("text", ""), out.get("error", "")
+
+
+def _controls(path: Path) -> frozenset[str]:
+    """The control pieces of a SentencePiece file, by the sentencepiece library (mistral_common reads
+    these files with it)."""
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    return frozenset(sp.id_to_piece(i) for i in range(sp.get_piece_size()) if sp.is_control(i))

@@ -28,7 +28,7 @@ from ..ir import AddedToken, ChatTemplate, InputFile, Metadata, Provenance, Toke
 from ..ir import models as M
 from ..ir import processors as R
 from ..unicode import ucd
-from .chat_source import choose
+from .chat_source import choose, split_controls
 from .hf_config import embedding_range_notes, header_special_order, id_list, load_json_object, token_text
 from .interpretation import Decision, FolderInterpretation
 
@@ -254,7 +254,7 @@ def finish(p: Parsed, chat_template: str | None = None) -> Tokenizer:
                       add_eos_token=tcfg.get("add_eos_token") if p.add_eos_token is None else p.add_eos_token,
                       model_vocab_size=side.mcfg.get("vocab_size"), stop_sources=tuple(stops.items()),
                       notes=tuple(notes), tokenizer_class=tcfg.get("tokenizer_class"), legacy=tcfg.get("legacy"),
-                      differences=tuple(p.differences), regex_dialect=p.regex_dialect,
+                      differences=split_controls(tuple(p.differences), chat), regex_dialect=p.regex_dialect,
                       interpretation=interpretation),
         provenance=provenance(inputs),
     )

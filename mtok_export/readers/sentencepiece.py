@@ -271,9 +271,8 @@ def parse_proto(proto, path: Path, side: SideFiles, add_bos=None, add_eos=None) 
                   eos_source="config eos_token" if side.role("eos_token") else "the model's eos_id",
                   add_bos_token=bool(post and want_bos and bos), add_eos_token=bool(post and want_eos and eos),
                   differences=_differences(model, added, proto, bare),
-                  # the model stays bare (plain text as sentencepiece encodes it), so the template
-                  # mistral_common generates would not give its chat ids on MNN: `chat_source` embeds
-                  # none and says why (chat-template-missing)
+                  # mistral_common generates its template (`chat_source`); embedded, it splits the
+                  # control pieces out (`chat_source.split_controls`)
                   mistral_file=path if MISTRAL_SP_FILE.search(path.name) else None)
 
 

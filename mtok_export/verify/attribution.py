@@ -15,6 +15,7 @@ test: a wrong file cannot explain itself."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from difflib import SequenceMatcher
 from functools import cached_property
@@ -184,6 +185,23 @@ class Attribution:
         group = self.of("normalizer") if loss.kind.projection == "normalizer" else [loss]
         return self.project_raw(text, group) != base
 
+    def _in_messages(self, text: str, messages) -> tuple[list[Loss], list[tuple[int, int]]]:
+        """The reader losses that act on the messages' contents as they appear in the rendered `text`,
+        and where in `text` they act."""
+        readers, spans, pos = [], [], 0
+        for m in messages:
+            content = m.get("content") if isinstance(m, Mapping) else None
+            at = text.find(content, pos) if isinstance(content, str) and content else -1
+            if at < 0:
+                continue
+            for x in self._readers(content):
+                found = [(at + a, at + b) for a, b in x.spans(content)]
+                if found:
+                    spans += found
+                    readers += [x] if x not in readers else []
+            pos = at + len(content)
+        return readers, spans
+
     def _readers(self, text: str) -> list[Loss]:
         return [x for x in self.of("reader") if x.spans(text) or (x.kind is L.SP_CHARSMAP and self._norm_differs(text))]
 
@@ -300,9 +318,11 @@ class Attribution:
             return ()  # the projection's own renderer does not reproduce the reference: it proves nothing
         return tuple(used) if run("" if cleared else src.bos_token, rules) == got else ()
 
-    def chat_ids(self, want_text: str, got_text: str, want: list[int], got: list[int], text_why) -> Explanation:
+    def chat_ids(self, want_text: str, got_text: str, want: list[int], got: list[int], text_why,
+                 messages=()) -> Explanation:
         """The runtime's ids of its own rendered text: the header prefix plus the raw ids of that
-        text, each difference from the reference reproduced."""
+        text, each difference from the reference reproduced.  `messages`: the conversation's, where
+        a reader loss may act (a reference encoding the prompt itself, see below)."""
         n = len(self.prefix)
         if got[:n] != self.prefix:
             return ()
@@ -316,6 +336,12 @@ class Attribution:
         if self.prefix + base != want and got_text == want_text:
             if base == want and (added := self.of("chat-prefix")):
                 return (*why, *added)  # the runtime's prefix on a prompt transformers encodes without it
+            # a reference encoding the prompt itself (mistral_common's encode_chat_completion) differs
+            # from HF on the same text only where a reader loss acts (special-token text in a message)
+            # (special-token text in a message: not the tokens the template writes around them)
+            readers, spans = self._in_messages(got_text, messages)
+            if want[:n] == self.prefix and self.confined(got_text, base, want[n:], spans):
+                return (*why, *readers)
             # transformers' own tokenization of the prompt differs from HF tokenizers' (legacy=false)
             tok = [x for x in self.of("tokenizers") if x.spans(got_text)]
             if not tok:

@@ -243,7 +243,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
         text_why = compare(checks["chat text"], s, want, got, lambda: why.chat_text(c, want, got), slice=sl)
         if got is not None:
             compare(checks["chat ids"], s, want_ids, got_ids,
-                    lambda: why.chat_ids(want, got, want_ids, got_ids, text_why), slice=sl)
+                    lambda: why.chat_ids(want, got, want_ids, got_ids, text_why, c.messages), slice=sl)
     why.save()  # every projection attribution asks for has run: cache the answers for the next run
 
     if has_chat:

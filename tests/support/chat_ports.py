@@ -186,13 +186,78 @@ def dsv4_encoder() -> Path | None:
     return path if path.is_file() else None
 
 
-def table(convs: list[Conversation], want: list, got: list) -> dict[str, tuple[int, int]]:
-    """mode -> (same, compared): a conversation the encoder raised for is not compared."""
+def dsv4_folder(dest: Path) -> Path | None:
+    """DeepSeek-V4's model folder as its repository ships it (tokenizer.json, tokenizer_config.json,
+    encoding_dsv4.py), made in `dest` from the pinned package's copies; None when not installed."""
+    import importlib.metadata
+    import zipfile
+
+    encoder = dsv4_encoder()
+    if encoder is None:
+        return None
+    try:
+        data = Path(importlib.metadata.distribution(DSV4_PACKAGE[0]).locate_file(DSV4_TOKENIZER))
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    if not data.is_file():
+        return None
+    dest.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(data) as z:
+        (dest / "tokenizer.json").write_bytes(z.read("tokenizer.json"))
+    (dest / "tokenizer_config.json").write_bytes((data.parent / "tokenizer_config.json").read_bytes())
+    (dest / "encoding_dsv4.py").write_bytes(encoder.read_bytes())
+    return dest
+
+
+def reference_ids(tokenizer_json: Path, texts: list[str | None]) -> list[list[int] | None]:
+    """The model's ids of each prompt: HF `tokenizers` on its tokenizer.json, special tokens written
+    in the prompt parsed as such, nothing added (the encoder writes the BOS itself)."""
+    from tokenizers import Tokenizer
+
+    tk = Tokenizer.from_file(str(tokenizer_json))
+    return [None if t is None else tk.encode(t, add_special_tokens=False).ids for t in texts]
+
+
+def exported_chats(folder: Path, convs: list[Conversation], out: Path) -> tuple[list, list]:
+    """(renders, ids) on MNN of each conversation with the default export of `folder` written to
+    `out`: rendered by the template embedded in the file, then that text encoded by the file (what
+    an app on the device does).  A render the runtime refused is None, and so are its ids."""
+    from mtok_export.formats import read_source
+    from mtok_export.readers.mnn_file import read_mnn_bytes
+    from mtok_export.targets import build
+    from mtok_export.verify.chat_parity import render_request
+    from mtok_export.verify.runtime import run_runtime
+
+    data = build(read_source(folder), "mtok", target="mnn-3.6")[0]
+    out.write_bytes(data)
+    chat = read_mnn_bytes(data, str(out), strict=True, lazy=True)[0].chat
+    items = render_request(chat.text, convs, bos=chat.bos_token, eos=chat.eos_token)[0]
+    renders = list(run_runtime(out, renders=items).renders)
+    done = [r for r in renders if r is not None]
+    encodes = iter(run_runtime(out, texts=done).encodes if done else ())
+    return renders, [None if r is None else list(next(encodes)) for r in renders]
+
+
+# the family of conversation each shape of `conversations` is (the table's other axis)
+KINDS = (("tool results", ("tool-call", "parallel-calls", "calls-without-ids", "tool-result")),
+         ("tools", ("tools",)), ("task", ("task-",)), ("developer / reminder", ("developer", "reminder")),
+         ("system", ("system", "empty-system", "response-format")), ("multi-turn", ("multi-turn", "ends-with", "two-users", "wo-eos")),
+         ("plain", ("plain",)), ("random mix", ("random-",)))
+
+
+def kind_of(conv: Conversation) -> str:
+    """The family of `conv`'s shape (its id is `shape/mode`)."""
+    shape = conv.id.split("/", 1)[0]
+    return next(k for k, starts in KINDS if shape.startswith(starts))
+
+
+def table(convs: list[Conversation], want: list, got: list, key=lambda c: c.tags[0]) -> dict[str, tuple[int, int]]:
+    """key (default: the mode) -> (same, compared): a conversation the encoder raised for is not compared."""
     out: dict[str, list[int]] = {}
     for conv, w, g in zip(convs, want, got):
         if w is None:
             continue
-        row = out.setdefault(conv.tags[0], [0, 0])
+        row = out.setdefault(key(conv), [0, 0])
         row[0] += w == g
         row[1] += 1
     return {k: (v[0], v[1]) for k, v in out.items()}

@@ -6,9 +6,9 @@ template's text rendered by transformers' Jinja and by MNN's, encoded by the exp
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 from mtok_export.verify.chat_parity import Conversation
 
@@ -23,7 +23,9 @@ def conversations() -> list[Conversation]:
     a = lambda t: {"role": "assistant", "content": t}  # noqa: E731
     call = {"role": "assistant", "content": "", "tool_calls": [
         {"id": "abcDEF123", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}
-    result = {"role": "tool", "tool_call_id": "abcDEF123", "content": "22 degrees, sunny"}
+    # named: a v2 file's generated template refuses a nameless result, which its encoder writes with
+    # the name null (`UPSTREAM`), a difference of mistral_common's own, not of the file's form
+    result = {"role": "tool", "tool_call_id": "abcDEF123", "name": "get_weather", "content": "22 degrees, sunny"}
     return [
         Conversation("plain", (u("Hello there"),), tags=("plain",)),
         Conversation("unicode", (u("naïve café 数据 🙂 line\nbreak"),), tags=("plain",)),
@@ -38,17 +40,19 @@ def conversations() -> list[Conversation]:
     ]
 
 
-def reference(tokenizer_file: Path, conv: Conversation) -> tuple[str, list[int]] | None:
-    """mistral_common's (text, ids) of `conv`, None when it refuses it (an older version has no tools)."""
-    from mistral_common.protocol.instruct.request import ChatCompletionRequest
-    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
-
-    mt = MistralTokenizer.from_file(str(tokenizer_file))
-    try:
-        tok = mt.encode_chat_completion(ChatCompletionRequest(messages=list(conv.messages), tools=conv.tools))
-    except Exception:  # noqa: BLE001  a request this version does not support
-        return None
-    return tok.text, list(tok.tokens)
+# Where the template mistral_common 1.13.1 generates differs from its own encode_chat_completion
+# (the generated template rendered by transformers' Jinja): a tool result whose content is JSON (the
+# encoder parses it into an object, the template writes the string), and, for a v2 file, a tool result
+# without a name (the encoder writes null, the template raises).  Not a tokenization difference: shown by
+# `tests/readers/test_chat_source.py`, listed by `scripts/chat_families.py`.
+UPSTREAM = {
+    "json-result": ({"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "abcDEF123", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "abcDEF123", "name": "get_weather", "content": '{"temperature": 18}'}),
+    "nameless-result": ({"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "abcDEF123", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "abcDEF123", "content": "sunny"}),
+}
 
 
 def files() -> list[Path]:
@@ -62,33 +66,47 @@ def files() -> list[Path]:
     return sorted(data.glob("*.json")) + sorted(data.glob("*.model.v*")) + sorted(corpus.glob("*.model.v*"))
 
 
-def proof(tokenizer_file: Path, convs: list[Conversation], *, runtime: bool) -> dict[str, list]:
-    """Per conversation kind, (conversation, want ids, [jinja2 ids, MNN ids]): the generated
-    template rendered (jinja2 / MNN) and encoded by the exported file on MNN."""
+class Row(NamedTuple):
+    """One conversation: mistral_common's text and ids, and per engine (jinja2, then MNN when run)
+    the generated template's render and that render's ids by the exported file on MNN."""
+
+    id: str
+    want_text: str
+    want_ids: list[int]
+    texts: list[str]
+    ids: list[list[int]]
+
+
+def proof(tokenizer_file: Path, convs: list[Conversation], *, runtime: bool) -> dict[str, list[Row]]:
+    """Per conversation kind, a `Row` per conversation mistral_common encodes (it refuses some: an
+    older version has no tools): the generated template rendered (jinja2 / MNN) and encoded by the
+    exported file on MNN, against mistral_common's `encode_chat_completion`."""
     from mtok_export.chat.lowering import lower_template
     from mtok_export.formats import read_source
     from mtok_export.targets import build, get
     from mtok_export.verify.chat_parity import reference_render, runtime_renders
+    from mtok_export.verify.reference_mistral import mistral_chats
     from mtok_export.verify.runtime import run_runtime
 
     tok = read_source(tokenizer_file)
     assert tok.chat.text, tok.chat  # a template is embedded (mistral_common's, or the one it was given)
     bos, eos = tok.chat.bos_token, tok.chat.eos_token
-    wanted = [(c, reference(tokenizer_file, c)) for c in convs]
-    wanted = [(c, w) for c, w in wanted if w is not None]
-    texts = [[reference_render(tok.chat.text, c, bos=bos, eos=eos) or "" for c, _ in wanted]]
+    want_texts, want_ids = mistral_chats(tokenizer_file, convs)
+    wanted = [(c, t, i) for c, t, i in zip(convs, want_texts, want_ids) if i is not None]
+    texts = [[reference_render(tok.chat.text, c, bos=bos, eos=eos) or "" for c, _, _ in wanted]]
     if runtime:
         lowered = lower_template(tok.chat.text, get("mnn-3.6")).text
-        texts.append([r or "" for r in runtime_renders([lowered], [c for c, _ in wanted], bos=bos, eos=eos)[0]])
+        texts.append([r or "" for r in runtime_renders([lowered], [c for c, _, _ in wanted], bos=bos, eos=eos)[0]])
     lowered_tok = build(tok, "mtok", target="mnn-3.6", bos="none")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tokenizer.mtok"
         path.write_bytes(lowered_tok[0])
         got = run_runtime(path, texts=[t for ts in texts for t in ts]).encodes
     n = len(wanted)
-    out: dict[str, list] = {}
-    for k, (c, (_, ids)) in enumerate(wanted):
-        out.setdefault(c.tags[0], []).append((c.id, ids, [got[e * n + k] for e in range(len(texts))]))
+    out: dict[str, list[Row]] = {}
+    for k, (c, text, ids) in enumerate(wanted):
+        out.setdefault(c.tags[0], []).append(Row(c.id, text, ids, [ts[k] for ts in texts],
+                                                 [list(got[e * n + k]) for e in range(len(texts))]))
     return out
 
 
@@ -106,7 +124,7 @@ def embedded_ids_or_refused(tokenizer_file: Path) -> tuple[bool, str]:
         return bool(losses) and "mistral_common" in losses[0].reason, f"no template: {losses}"
     rows = proof(tokenizer_file, conversations(), runtime=True)
     items = [i for v in rows.values() for i in v]
-    k = sum(ids == got[-1] for _, ids, got in items)
+    k = sum(r.want_ids == r.ids[-1] for r in items)
     return k == len(items), f"{tok.chat.kind} template: {k}/{len(items)} chats with mistral_common's ids on MNN"
 
 
@@ -118,7 +136,7 @@ def main():  # pragma: no cover - a report
         cells = []
         for kind, items in rows.items():
             for e, engine in enumerate(("jinja2",) + (("MNN",) if runtime else ())):
-                k = sum(ids == got[e] for _, ids, got in items)
+                k = sum(r.want_ids == r.ids[e] for r in items)
                 cells.append(f"{kind} {engine} {k}/{len(items)}")
         print(f"{f.name}: " + ", ".join(cells))
 
