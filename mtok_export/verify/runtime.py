@@ -267,14 +267,17 @@ def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float,
 
 
 def _run_group(cmd: list[str], timeout: float, *, cwd=None, env=None, stderr=subprocess.PIPE,
-               while_running: Callable[[], None] | None = None) -> tuple[int, bytes, bytes | None]:
+               while_running: Callable[[], None] | None = None,
+               runtime: bool = True) -> tuple[int, bytes, bytes | None]:
     """Run `cmd` in a process group of its own (a terminal's Ctrl-C reaches only us, which then
     decide) -> (exit status, stdout, stderr).  The group is SIGKILLed whenever this does not
     return normally: on timeout (`TimeoutExpired` re-raised), on any exception, and on SIGINT,
     SIGTERM or SIGHUP, by the signal handler itself (`signals.on_stop`) before it raises, so that
     neither a window before `Popen` returns nor a library swallowing the exception in
-    `while_running` leaves the group running; such a signal is raised again once it is gone."""
-    if os.environ.get("MTOK_TESTS_NO_RUNTIME"):  # set by tests/conftest.py for a test not marked `runtime`
+    `while_running` leaves the group running; such a signal is raised again once it is gone.
+    `runtime` False: `cmd` does not load MNN (a release probe), which a test not marked `runtime` may
+    run."""
+    if runtime and os.environ.get("MTOK_TESTS_NO_RUNTIME"):  # set by tests/conftest.py for a test not marked `runtime`
         with open(os.environ["MTOK_TESTS_NO_RUNTIME"], "a", encoding="utf-8") as log:
             log.write(f"{cmd}\n")
         raise RuntimeError(f"a test not marked `runtime` started the MNN runtime: {cmd}")
@@ -345,6 +348,7 @@ def _read(path: Path) -> str:
 
 
 _PROBE = "import importlib.metadata as m, sys; sys.stdout.write(m.version('MNN'))"
+PROBE_SECONDS = 5  # an interpreter that has not answered by then is left to the runtime's own start
 _probed: dict[tuple[str, int], str | None] = {}  # (interpreter, its mtime) -> its MNN release, this process
 
 
@@ -364,11 +368,11 @@ def installed_version(python: str | os.PathLike | None = None) -> str | None:
     except OSError:
         return None
     if key not in _probed:
-        try:
-            done = subprocess.run([str(python), "-I", "-c", _PROBE], capture_output=True, timeout=60,
-                                  stdin=subprocess.DEVNULL)
-            out = done.stdout.decode("utf-8", "replace").strip()
-            _probed[key] = out if done.returncode == 0 and out else None
+        try:  # in a group of its own, killed whole on a time-out or Ctrl-C: an interpreter that hangs
+            # (or forks) leaves nothing behind, and then the runtime's own start says what is wrong
+            rc, out, _ = _run_group([str(python), "-I", "-c", _PROBE], PROBE_SECONDS, runtime=False)
+            out = out.decode("utf-8", "replace").strip()
+            _probed[key] = out if rc == 0 and out else None
         except (OSError, subprocess.SubprocessError):
             _probed[key] = None
     return _probed[key]
