@@ -117,15 +117,17 @@ class Sample:
 
 @dataclass(frozen=True)
 class Chat:
-    """One conversation to render with a chat template.  `messages` holds JSON-like dicts in the
-    HuggingFace shape ({"role", "content", optional "tool_calls"/"tool_call_id"/"name"})."""
+    """One conversation to render with a chat template: the built-in chats of the corpus, the
+    chat-path conversations (`verify.chat_parity`) and the proofs' generated ones.  `messages` holds
+    JSON-like dicts in the HuggingFace shape ({"role", "content" (a string, or a list of parts),
+    optional "tool_calls"/"tool_call_id"/"name"})."""
 
     id: str
     messages: tuple[dict[str, Any], ...]
-    add_generation_prompt: bool
     tools: list[dict[str, Any]] | None = None
     tags: tuple[str, ...] = ()
-    context: tuple[tuple[str, Any], ...] = ()  # other template variables, as `chat_parity.Conversation` has
+    context: tuple[tuple[str, Any], ...] = ()  # other template variables (thinking_mode, ...), both engines
+    add_generation_prompt: bool = True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,7 +177,7 @@ def _parse_chat(obj: Any, where: str, lineno: int) -> Chat:
     tools = obj.get("tools")
     if tools is not None and not (isinstance(tools, list) and all(isinstance(t, dict) for t in tools)):
         raise bad('"tools" must be a list of objects')
-    return Chat(cid, tuple(msgs), gen, tools, _tags(obj.get("tags", []), bad))
+    return Chat(cid, tuple(msgs), tools, _tags(obj.get("tags", []), bad), add_generation_prompt=gen)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -64,11 +64,11 @@ def mistral_conversations() -> list:
     prompt: mistral_common always adds it) and chat-path conversations, each set its own kind."""
     import dataclasses
 
-    from mtok_export.corpus import builtin_chats
-    from mtok_export.verify.chat_parity import Conversation, builtin_conversations
+    from mtok_export.corpus import Chat, builtin_chats
+    from mtok_export.verify.chat_parity import builtin_conversations
 
     return (M.conversations()
-            + [Conversation(c.id, c.messages, c.tools, ("verify's chats",)) for c in builtin_chats()
+            + [Chat(c.id, c.messages, c.tools, ("verify's chats",)) for c in builtin_chats()
                if c.add_generation_prompt]
             + [dataclasses.replace(c, tags=("verify's chat paths",)) for c in builtin_conversations()])
 

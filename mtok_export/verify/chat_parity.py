@@ -34,6 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..corpus import Chat
 from ..errors import RuntimeEngineError
 from ..ir.decoders import ByteLevel
 from ..ir.models import BPE
@@ -41,25 +42,14 @@ from ..ir.tokenizer import ChatTemplate, Tokenizer
 from ..mtok import write_mtok
 from .runtime import run_runtime
 
-__all__ = ["Conversation", "TemplateParity", "builtin_conversations", "reference_render",
+__all__ = ["TemplateParity", "builtin_conversations", "reference_render",
            "render_request", "runtime_renders", "compare"]
 
 _REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
 HANG = "hang"  # a template render that did not finish
 
 
-@dataclass(frozen=True)
-class Conversation:
-    """One conversation; ``messages`` are HF-shaped dicts (content may be a list of parts)."""
-
-    id: str
-    messages: tuple[dict[str, Any], ...]
-    tools: list[dict[str, Any]] | None = None
-    tags: tuple[str, ...] = ()
-    context: tuple[tuple[str, Any], ...] = ()  # other template variables (thinking_mode, ...), both engines
-
-
-def builtin_conversations() -> tuple[Conversation, ...]:
+def builtin_conversations() -> tuple[Chat, ...]:
     """The built-in conversations (``mtok_export/data/conversations.jsonl``): system / no system,
     multi-turn, empty content, tools, tool calls (dict and string arguments, parallel), tool
     results, reasoning, multimodal parts, long multilingual text, special-token text; one tool's
@@ -69,7 +59,7 @@ def builtin_conversations() -> tuple[Conversation, ...]:
     for line in raw.splitlines():
         if line.strip():
             obj = json.loads(line)
-            out.append(Conversation(obj["id"], tuple(obj["messages"]), obj.get("tools"),
+            out.append(Chat(obj["id"], tuple(obj["messages"]), obj.get("tools"),
                                     tuple(obj.get("tags", ()))))
     return tuple(out)
 
@@ -82,7 +72,7 @@ def _aliased(message: dict) -> dict:
     return {"thinking": reasoning, **message, "reasoning_content": reasoning}
 
 
-def reference_render(template: str, conv: Conversation, *, bos: str, eos: str) -> str | None:
+def reference_render(template: str, conv: Chat, *, bos: str, eos: str) -> str | None:
     """transformers' rendering of ``conv`` (None when the template raises for it)."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
@@ -95,7 +85,7 @@ def reference_render(template: str, conv: Conversation, *, bos: str, eos: str) -
     return rendered[0]
 
 
-def _render_item(template: str, conv: Conversation, eos: str) -> dict:
+def _render_item(template: str, conv: Chat, eos: str) -> dict:
     messages = [{"role": "json", "content": json.dumps(_aliased(m), ensure_ascii=False)}
                 for m in conv.messages]
     context = {"tools": conv.tools, "documents": None, **dict(conv.context)}
@@ -109,7 +99,7 @@ def _tiny_mtok(bos: str, eos: str) -> bytes:
                                 chat=ChatTemplate(bos_token=bos, eos_token=eos)))
 
 
-def render_request(template: str, convs: Sequence[Conversation], *, bos: str, eos: str,
+def render_request(template: str, convs: Sequence[Chat], *, bos: str, eos: str,
                    timeout: float = 10.0) -> tuple[list[dict], tuple[bytes, float]]:
     """`run_runtime`'s `renders` and `renders_apart` to render `convs` with `template` in a runtime
     process that does other work first (verify's): the requests, and the one-token tokenizer giving
@@ -123,7 +113,7 @@ def _seconds(timeout: float, items: list) -> float:
     return timeout + 0.05 * len(items)
 
 
-def runtime_renders(templates: Sequence[str], convs: Sequence[Conversation], *, bos: str, eos: str,
+def runtime_renders(templates: Sequence[str], convs: Sequence[Chat], *, bos: str, eos: str,
                     python=None, timeout: float = 10.0, isolate=()) -> list[list[str | None] | str]:
     """Per template: the runtime's rendering of each conversation (None: the runtime raised), or
     :data:`HANG` when it did not finish (or crashed).  Templates run in batches in one process;
@@ -176,7 +166,7 @@ class TemplateParity:
         return not self.hang and not self.differ and bool(self.same)
 
 
-def prints_parts(rendered: str, conv: Conversation) -> bool:
+def prints_parts(rendered: str, conv: Chat) -> bool:
     """Whether transformers printed a list content (multimodal parts) as a Python list: the
     template does not support content parts, and what it renders is no prompt at all (the runtime
     prints JSON there), so the conversation is not compared."""
@@ -185,7 +175,7 @@ def prints_parts(rendered: str, conv: Conversation) -> bool:
 
 
 def compare(references: Sequence[str | None], runtime: list[str | None] | str,
-            convs: Sequence[Conversation]) -> TemplateParity:
+            convs: Sequence[Chat]) -> TemplateParity:
     """Compare transformers' renders with the runtime's for one template.  A conversation is
     not compared when transformers raises for it or prints its content parts as a Python list."""
     p = TemplateParity()

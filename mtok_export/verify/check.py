@@ -408,8 +408,7 @@ def _chat_paths(check: Check, convs, got, source, lowering, why):
         if cleared and want.startswith(cleared):
             want = want[len(cleared):]
         sample = _Sample(conv.id, json.dumps(list(conv.messages), ensure_ascii=False)[:300])
-        chat = Chat(conv.id, tuple(conv.messages), True, conv.tools, conv.tags, conv.context)  # rendered with the prompt
-        compare(check, sample, want, runtime, lambda: why.chat_text(chat, want, runtime),
+        compare(check, sample, want, runtime, lambda: why.chat_text(conv, want, runtime),
                 slice="edge" if "special" in conv.tags else "everyday")
     if left_out:
         check.skipped = f"{left_out} conversation(s) transformers does not render (raises, or prints content parts)"

