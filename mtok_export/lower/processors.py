@@ -100,8 +100,9 @@ def lower_post_processor(lw, tok):
                 "the chat template adds it (use --bos prefix to keep it)", "Hi")
         prefix = ()
     if prefix and chat.text and not lw.cleared_bos:
-        chat = _unrender_prefix(lw, tok, chat, prefix)
-        if not lw.cleared_lead and where == "none" and _prefix_text(tok, prefix) not in chat.text:
+        lead = _prefix_text(tok, prefix)
+        chat = _unrender_prefix(lw, chat, prefix, lead)
+        if not lw.cleared_lead and where == "none" and lead not in chat.text:
             # The runtime encodes a rendered prompt with the header prefix, transformers' chat path
             # without it: a template that never writes the prefix out gets it on the device only.
             # No form is exact: `--bos none` moves the difference to plain encode() (bos-none).
@@ -123,17 +124,18 @@ def lower_post_processor(lw, tok):
 
 def _prefix_text(tok, prefix) -> str:
     """The text of the prefix ids (added tokens first, then the vocabulary)."""
-    by_id = {t.id: t.content for t in tok.added_tokens} | {i: t for t, i in vocab_of(tok.model).items()}
+    wanted = set(prefix)
+    by_id = {t.id: t.content for t in tok.added_tokens} | {i: t for t, i in vocab_of(tok.model).items() if i in wanted}
     return "".join(by_id.get(i, "") for i in prefix)
 
 
-def _unrender_prefix(lw, tok, chat, prefix):
+def _unrender_prefix(lw, chat, prefix, lead: str):
     """A template that renders the post-processor's tokens as text (GLM-4: `[gMASK]<sop>` first in
     every prompt): the runtime's chat path encodes the render and the header prefix adds those ids
     again.  Take the first place that writes them out of the template when every built-in
     conversation then renders the same text without them (checked, so a construct the cut would
-    break keeps the template as it was); plain encode() keeps the prefix, as HF adds it."""
-    lead = _prefix_text(tok, prefix)
+    break keeps the template as it was); plain encode() keeps the prefix, as HF adds it.  `lead`: the
+    prefix's text (`_prefix_text`)."""
     at = chat.text.find(lead) if lead else -1
     if at < 0:
         return chat

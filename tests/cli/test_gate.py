@@ -100,7 +100,7 @@ def test_a_dead_end_shows_where_the_ids_part(tmp_path, cli, monkeypatch):
     from tests.support.glm4 import glm4_like
 
     import mtok_export.lower.processors as processors
-    monkeypatch.setattr(processors, "_unrender_prefix", lambda lw, tok, chat, prefix: chat)
+    monkeypatch.setattr(processors, "_unrender_prefix", lambda lw, chat, prefix, lead: chat)
     code, out, _ = cli("--path", glm4_like(tmp_path), "-o", tmp_path / "out")
     assert code == 1
     assert "first difference at id 2 (expected 12 ids, got 14)" in out

@@ -96,8 +96,8 @@ def test_chat_prefix_is_refused_then_reproduced_on_the_runtime(tmp_path, monkeyp
 def _mutant_unrender(honest):
     """Claims the template rendered the prefix (so no chat-prefix loss is recorded) and changes
     nothing else."""
-    def unrender(lw, tok, chat, prefix):
-        out = honest(lw, tok, chat, prefix)
+    def unrender(lw, chat, prefix, lead):
+        out = honest(lw, chat, prefix, lead)
         lw.cleared_lead = lw.cleared_lead or "\0"
         return out
     return unrender
