@@ -29,7 +29,7 @@ from .formats import Format, Options, read_source, resolve_input
 from .lower import Forms, Lowering
 from .policy import Policy
 from .target import Target
-from .targets import DEFAULT, target_for
+from .targets import DEFAULT, build, target_for
 
 if TYPE_CHECKING:
     import os
@@ -105,9 +105,7 @@ class Job:
     def lower(self, tok: Tokenizer, progress: Callable[[int, int], None] | None = None) \
             -> tuple[bytes, Tokenizer, Lowering]:
         """-> (the file's bytes, the IR the runtime will run, the Lowering with losses and passes)."""
-        t = self.target
-        low = t.lower(t, tok, bos=self.bos, progress=progress, forms=self.forms)
-        return t.output.write(low.content), low.ir, low.lowering
+        return build(tok, target=self.target, bos=self.bos, progress=progress, forms=self.forms)
 
     def to_json(self) -> dict:
         """What the manifest records (`source`, `input` and `verify` are recorded beside it)."""

@@ -99,9 +99,11 @@ def runs_exactly(code: str, target: str) -> Target | None:
     return next((t for t in order if t.output is current.output and has(t)), None)
 
 
-def build(tok, fmt: str = "mtok", *, target: str = DEFAULT, bos: str = "auto", progress=None, forms: Forms = Forms()):
+def build(tok, fmt: str = "mtok", *, target: str | Target = DEFAULT, bos: str = "auto", progress=None,
+          forms: Forms = Forms()):
     """IR -> (file bytes, the IR the runtime will run, the Lowering with losses and passes).  Whether
-    the losses are acceptable is the policy's decision (`policy.decide`)."""
-    t = target_for(fmt, target)
+    the losses are acceptable is the policy's decision (`policy.decide`).  `target`: a name, resolved
+    with `fmt`, or the `Target` itself (a job's, already resolved; it fixes the output format)."""
+    t = target if isinstance(target, Target) else target_for(fmt, target)
     low = t.lower(t, tok, bos=bos, progress=progress, forms=forms)
     return t.output.write(low.content), low.ir, low.lowering
