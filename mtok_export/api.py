@@ -130,8 +130,8 @@ def verify(file: PathLike, against: PathLike | Job | None = None, *, progress: C
     from .verification import engine_path, prepare, read_file, run  # the runtime and references: only when verifying
 
     file, llm_config = engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
-    if isinstance(against, Job) and options:
-        raise TypeError(f"a Job carries its options; got {', '.join(sorted(options))} beside it")
+    if isinstance(against, Job):
+        _job(against, options)  # no options beside a job: refused before the file is read
     checked = read_file(file)  # read and strictly parsed once, for prepare and run
     if isinstance(against, Job):
         _, source, low, lw, job = prepare(file, against.source, checked=checked, job=against)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .errors import InputError
 from .options import name, spell
-from .losses import CRASH, EDGE, EXACT_ON, KINDS, Loss, Severity
+from .losses import CRASH, EDGE, EXACT_ON, KINDS, REGEX_STACK, Loss, Severity
 from .lower.regex import BOUND
 from .target import Target
 from .targets import DEFAULT, runs_exactly
@@ -177,10 +177,10 @@ def refusal_hint(decisions: list[Decision], target: Target | str = DEFAULT, *, a
     if crashes:
         lines.append(f"{', '.join(crashes)}: the runtime crashes: neither {name('accept', api)} nor "
                      f"{name('allow_lossy', api)} accepts it; {spell('allow_crash', True, api)} ships it anyway")
-        if any(d.code == "regex-stack" for d in decisions):
+        stack = any(d.code == REGEX_STACK.code for d in decisions)
+        if stack:
             lines.append(spell("regex_form", "fold", api) + NO_CRASH_FOLD)
-        if any(x.pattern for d in refused if d.severity == CRASH for x in d.losses) or \
-                any(d.code == "regex-stack" for d in decisions):
+        if stack or any(x.pattern for d in refused if d.severity == CRASH for x in d.losses):
             lines.append(spell("regex_form", "bounded", api) + NO_CRASH_BOUNDED)
     for d in refused:
         if d.stale:
