@@ -86,12 +86,12 @@ def prepare(file: Path, against: Path | None = None, target: str | None = None, 
 
 
 def identity(file: Path, manifest: dict, tok, expected: bytes, source,
-             checked: tuple[bytes, object] | None = None) -> None:
+             checked: tuple[bytes, object]) -> None:
     """A file this tool made is what its source produces: the export is deterministic, so the file
     re-derived from the source with the recorded options must be the same bytes.  Raises
     `IdentityError` naming every input whose sha256 changed since the export and the first section
     (and entry) where the file differs from what the source now gives.  `checked`: the file as
-    `read_file` read it (else it is read here)."""
+    `read_file` read it."""
     changed = []
     now = {Path(f.path).resolve(): f.sha256 for f in tok.provenance.inputs}
     for f in manifest.get("inputs") or ():
@@ -103,18 +103,17 @@ def identity(file: Path, manifest: dict, tok, expected: bytes, source,
                            f"{str(f.get('sha256'))[:12]})")
     recorded = {Path(f.get("path", "")).resolve() for f in manifest.get("inputs") or ()}
     changed += [f"{p} is read now but was not at export" for p in now if recorded and p not in recorded]
-    data, have = checked if checked is not None else read_file(file)
+    data, have = checked
     if data == expected and not changed:
         return
     first = first_difference(data, file, expected, have) if data != expected else ""
     raise IdentityError(file, source, changed, first)
 
 
-def first_difference(data: bytes, file: Path, expected: bytes, have=None) -> str:
+def first_difference(data: bytes, file: Path, expected: bytes, have) -> str:
     """The first layer where the file differs from the expected bytes, with its first change, as
-    `mtok diff --static` shows it; `have`: the file's IR when already read from `data`."""
+    `mtok diff --static` shows it; `have`: the file's IR, read from `data`."""
     fmt = output_format(data)
-    have = have if have is not None else read_mnn_bytes(data, str(file), strict=True)[0]
     want = read_mnn_bytes(expected, f"{file.name} as the source gives it", strict=True)[0]
     for d in diff_layers(have, want):
         if not d.equal:
