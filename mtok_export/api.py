@@ -43,7 +43,7 @@ from .hub import parse_repo_id
 from .io import atomic_write
 from .job import Job, VerifyOptions
 from .losses import Loss
-from .policy import Decision, Policy, decide, refusal_hint
+from .policy import Decision, Policy, decide, refusal_hint, usage_of
 
 if TYPE_CHECKING:  # verification and the HF writer are loaded by the call that uses them
     from .verify.check import Report
@@ -146,7 +146,7 @@ def verify(file: PathLike, against: PathLike | Job | None = None, *, progress: C
         job = dataclasses.replace(job, verify=VerifyOptions(given["corpus"], given["runtime_python"], given["sweep"],
                                                             given["robust"]))
     report = run(file, source, low, lw, job.verify, progress=progress, llm_config=llm_config, checked=checked)
-    return VerifyResult(report, decide(lw.losses, job.policy, report.reach()), job, file)
+    return VerifyResult(report, decide(lw.losses, job.policy, report.reach(), usage_of(source)), job, file)
 
 
 def convert(source: Job | PathLike, out: PathLike, *, to: str = "mtok", force: bool = False,
@@ -171,7 +171,7 @@ def convert(source: Job | PathLike, out: PathLike, *, to: str = "mtok", force: b
             paths = tuple(write_hf_dir(tok, out))
             return ConvertResult(paths, sum(p.stat().st_size for p in paths))
         data, _, lw = job.lower(tok)
-    decisions = decide(lw.losses, job.policy)  # declared severities: convert does not verify
+    decisions = decide(lw.losses, job.policy, usage=usage_of(tok))  # declared severities: convert does not verify
     if any(not d.accepted for d in decisions):
         raise LossError(decisions, hint=refusal_hint(decisions, job.target, api=True))
     path = out / job.output.names[0] if out.is_dir() else out

@@ -122,7 +122,7 @@ def findings(outcome: dict) -> list[Finding]:
         counts = (f"; mismatches {d['mismatches']['everyday']} everyday / {d['mismatches']['edge']} edge"
                   if d["severity_source"] == "measured" else "")
         said = {"refused": "refused by the policy", "edge": "accepted as an edge loss (a warning; --strict refuses it)",
-                "accepted": f"accepted by {d['accepted_by']}"}[verdict]
+                "accepted": f"not reached: {d['why']}" if d.get("why") else f"accepted by {d['accepted_by']}"}[verdict]
         more = f" ({len(d['losses']) - 1} more)" if len(d["losses"]) > 1 else ""
         message = (f"loss {d['code']} ({d['severity']}, {d['severity_source']}{counts}): {said}. "
                    f"{first['json_path']}: {first['reason']}{more}")
@@ -292,7 +292,7 @@ def step_summary(outcome: dict) -> str:
             measured = d["severity_source"] == "measured"
             counts = f"{d['mismatches']['everyday']} / {d['mismatches']['edge']}" if measured else "-"
             said = ("**refused**" if d["accepted_by"] is None else "warning (edge)" if d["accepted_by"] == "edge"
-                    else f"accepted by {d['accepted_by']}")
+                    else f"not reached: {_md(d['why'])}" if d.get("why") else f"accepted by {d['accepted_by']}")
             out.append(f"| `{d['code']}` | {d['severity']} ({d['severity_source']}) | {counts} | {said} |")
         out.append("")
     first = next((c for c in (v or {}).get("classes") or () if not c["explanation"]), None)
@@ -303,8 +303,13 @@ def step_summary(outcome: dict) -> str:
                 f"got      {_shown(ex['got'], 200)}", "```", ""]
     if outcome.get("error") and outcome["exit_code"] != 0:
         out += [f"Error: {_md(outcome['error'])}", ""]
-    if outcome.get("hint"):
-        out += ["What to do:", "", "```", outcome["hint"], "```", ""]
+    step = outcome.get("next_command")
+    if outcome.get("hint") or step:
+        out += ["What to do:", ""]
+        if step:
+            out += ["```", step["command"], "```", "", f"Why: {_md(step['why'])}", ""]
+        if outcome.get("hint"):
+            out += ["```", outcome["hint"], "```", ""]
     return "\n".join(out) + "\n"
 
 
@@ -313,13 +318,29 @@ def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def summary(outcomes: list[dict]) -> str:
+    """The job summary of one or several outcomes; several open with one roll-up line."""
+    return (rollup(outcomes) if len(outcomes) > 1 else "") + "".join(step_summary(o) for o in outcomes)
+
+
+def rollup(outcomes: list[dict]) -> str:
+    """One line over a fleet's outcomes: how many passed, were refused, failed, or could not be read."""
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        what = {0: "passed", 1: "failed verification", 3: "refused (each with its next command)"}.get(
+            o["exit_code"], EXIT_MEANING.get(o["exit_code"], "error"))
+        counts[what] = counts.get(what, 0) + 1
+    return (f"**mtok-export: {len(outcomes)} models: " + ", ".join(f"{n} {what}" for what, n in counts.items())
+            + "**\n\n")
+
+
 def write_github(outcomes: list[dict], stream) -> None:
     """On GitHub Actions: append each model's summary to $GITHUB_STEP_SUMMARY (when set) and print
     its workflow commands to `stream`."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if path:
         with open(path, "a", encoding="utf-8") as f:
-            f.write("".join(step_summary(o) for o in outcomes))
+            f.write(summary(outcomes))
     for o in outcomes:
         for line in workflow_commands(o):
             print(line, file=stream, flush=True)

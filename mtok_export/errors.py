@@ -11,6 +11,7 @@ class MtokError(Exception):
 
     exit_code = 2
     hint: str | None = None
+    next: object = None  # `next_command.NextCommand`: the one command to run next (exit 1 and 3)
 
 
 class InputError(MtokError):

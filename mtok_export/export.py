@@ -19,7 +19,7 @@ from .ir import Tokenizer
 from .job import Job
 from .lower import Lowering
 from .manifest import build_manifest, write_manifest
-from .policy import Decision, decide, refusal_hint
+from .policy import Decision, decide, refusal_hint, usage_of
 
 if TYPE_CHECKING:  # verification is imported only when it runs
     from .verify.check import Report
@@ -90,7 +90,7 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
     new_llm_config, engine_llm_config = _llm_config_plan(folder, low, keep_llm_config, lw.notes)
     if folder is not None:
         lw.notes.extend(model_folder.check_tokenizer_file(folder, out))
-    result.decisions = decide(lw.losses, job.policy)
+    result.decisions = decide(lw.losses, job.policy, usage=usage_of(tok))
     commit = functools.partial(_commit, result, data=data, folder=folder, new_llm_config=new_llm_config,
                                keep_llm_config=keep_llm_config, hub=hub)
     if verify is None:
@@ -111,7 +111,7 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
                 os.replace(tmp, result.rejected)
                 raise
             result.verify.file = str(out)
-            result.decisions = decide(lw.losses, job.policy, result.verify.reach())
+            result.decisions = decide(lw.losses, job.policy, result.verify.reach(), usage_of(tok))
             result.seconds = time.perf_counter() - start
             refused = any(not d.accepted for d in result.decisions)
             if not result.verify.ok or refused:

@@ -113,6 +113,39 @@ class Job:
                   "job": {"fmt": self.fmt, "target": self.target.name, "bos": self.bos}}
         return table.to_json(values, self.policy.to_json())
 
+    def argv(self) -> list[str]:
+        """The export options that make this job (`mtok-export`'s, from the option table), each one
+        that differs from its default; the source and output are the caller's (`next_command`)."""
+        import json
+
+        from .ir.tokenizer import NO_CHAT
+
+        p, v = self.policy, self.verify or VerifyOptions()
+        held = {"read": vars(self.read), "forms": vars(self.forms),
+                "job": {"input": self.input, "fmt": self.fmt, "bos": self.bos, "verify_on_runtime": self.verify is not None,
+                        "target": None if self.target.default or self.fmt != "mtok" else self.target.name},
+                "policy": {"accept": sorted(p.accept), "accept_file": p.accept_file_path or None,
+                           "allow_lossy": p.allow_lossy, "strict": p.strict, "allow_crash": p.allow_crash},
+                "verify": vars(v)}
+        out: list[str] = []
+        for o in table.options_of("export"):
+            if not o.keyword:
+                continue
+            value = held[o.owner][o.attr]
+            if value == o.default or (o.default == () and not value):
+                continue
+            if o.key == "chat_template" and value == NO_CHAT:
+                out.append("--no-chat")
+            elif o.key == "robust" and value is None:
+                out.append("--no-robust")
+            elif o.type is bool:  # a switch: its flag says the non-default value
+                out.append(o.flags[0])
+            else:
+                shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) and o.key == "special" \
+                    else ",".join(value) if isinstance(value, list) else str(value)
+                out += [o.flags[0], shown]
+        return out
+
     @classmethod
     def from_manifest(cls, manifest: dict, source: Path, *, where: str = "the manifest",
                       fmt: str = "mtok") -> Job:
@@ -123,6 +156,8 @@ class Job:
             j = _object(manifest["job"], "$.job") if "job" in manifest else _earlier(manifest)
             _object(j.get("read") or {}, "$.job.read")
             v = {**table.bind("from_manifest", {}), **table.from_json(j)}
+            if "regex_form" not in j:  # recorded since the choice existed; before, every file was explicit
+                v["regex_form"] = "explicit"
             v["fmt"] = j.get("format") or fmt
             g = table.groups(v)
             return cls(Path(source), None, Options(**g["read"]), v["fmt"], v["target"], v["bos"], Forms(**g["forms"]),
@@ -145,6 +180,7 @@ def _earlier(manifest: dict) -> dict:
     return {"read": {k: opts.get(k) for k in ("chat_template", "pattern", "special", "family")},
             "target": manifest.get("target"), "bos": manifest.get("bos_policy"),
             "header_specials": opts.get("header_specials"), "normalizer_form": opts.get("normalizer_form"),
+            "regex_form": "explicit",  # the one form written before the choice was recorded
             "policy": _object(manifest.get("policy") or {}, "$.policy")}
 
 

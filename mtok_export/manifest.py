@@ -69,6 +69,7 @@ def build_manifest(job: Job, *, source: Tokenizer, lowered: Tokenizer, lowering:
         "unicode_version": source.provenance.unicode_version,
         "normalizer": {"source": one_line(source.normalizer, 200), "written": one_line(lowered.normalizer, 200)},
         "passes": lowering.applied,
+        "warnings": list(lowering.warnings),
         "losses": [d.to_json() for d in decisions],
         "verification": verification_json(report, str(job.verify.python) if job.verify and job.verify.python
                                           else None),

@@ -129,14 +129,15 @@ TABLE: tuple[Option, ...] = (  # in the order of the manifest's job JSON
            "(decomposed input stays decomposed); table: MNN's own code-point table (as fast as no-compose for NFC; "
            "controls and zero-width characters become spaces).", "forms", manifest="normalizer_form",
            choices=("compose", "no-compose", "table")),  # see lower/normalizers.py
-    Option("regex_form", str, "explicit", ("--regex-form",), "A split regex with Unicode sub-categories, scripts or "
-           "class operations (o200k, MiniMax, Kimi-K2), which MNN's fold engine cannot run exactly, as explicit: "
-           "code-point ranges that std::wregex runs exactly (4-6x the encode time on MNN 3.6.1); fold: the fold "
-           "engine's form, as fast as MNN's own files and exact on ASCII, but non-ASCII letters count as both cases "
-           "(loss regex-fold, accept it with --accept regex-fold); bounded: explicit, with every repetition of a "
-           "split that runs on std::wregex capped at 256 characters, so no match can crash the runtime (loss "
-           "regex-bound: a longer run of one class is cut into pieces; DeepSeek's CJK split too).", "forms",
-           manifest="regex_form", choices=("explicit", "fold", "bounded")),  # see lower/regex.py
+    Option("regex_form", str, "bounded", ("--regex-form",), "A split regex that runs on std::wregex (one with "
+           "Unicode sub-categories, scripts or class operations: o200k, MiniMax, Kimi-K2, tekken; DeepSeek's CJK "
+           "split), which recurses once per character of a match and so crashes MNN on a long run, as bounded: "
+           "code-point ranges with every repetition capped at 256 characters, so no match can crash the runtime "
+           "(loss regex-bound: a longer run of one class is cut into pieces; a warning where only such runs differ); "
+           "explicit: the same ranges uncapped, exact on every input but a file a run of ~4,000 characters crashes "
+           "on Android's 1 MiB thread stack (refused; --allow-crash ships it); fold: the fold engine's form, 4-6x "
+           "faster on MNN 3.6.1 and exact on ASCII, but non-ASCII letters count as both cases (loss regex-fold).",
+           "forms", manifest="regex_form", choices=("bounded", "explicit", "fold")),  # see lower/regex.py
     # the policy: the manifest records the `Policy` as one object (`Policy.to_json`)
     Option("accept", Optional[list[str]], (), ("--accept",), "Accept these loss codes (repeatable). Without it, "
            "losses that reach beyond edge inputs refuse the export (exit 3).", "policy", manifest="policy",

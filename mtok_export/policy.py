@@ -16,6 +16,7 @@ from .errors import InputError
 from .options import name, spell
 from .losses import CRASH, EDGE, EXACT_ON, KINDS, REGEX_STACK, Loss, Severity
 from .lower.regex import BOUND
+from .readers.interpretation import ENCODER
 from .target import Target
 from .targets import DEFAULT, runs_exactly
 
@@ -105,6 +106,7 @@ class Decision:
     everyday: int = 0  # mismatches explained on the everyday slice
     edge: int = 0  # ... and on the edge slice
     stale: bool = False  # a code the accept file lists and the export no longer records (--strict refuses it)
+    why: str = ""  # accepted by USAGE: what says how the model is used
 
     @property
     def accepted(self) -> bool:
@@ -114,7 +116,8 @@ class Decision:
         return {"code": self.code, "severity": self.severity.value, "severity_source": "measured" if self.measured
                 else "declared", "accepted_by": self.accepted_by, "mismatches": {"everyday": self.everyday,
                                                                                   "edge": self.edge},
-                "losses": [loss_json(x) for x in self.losses], **({"stale": True} if self.stale else {})}
+                "losses": [loss_json(x) for x in self.losses], **({"stale": True} if self.stale else {}),
+                **({"why": self.why} if self.why else {})}
 
 
 def loss_json(x: Loss) -> dict:
@@ -122,9 +125,26 @@ def loss_json(x: Loss) -> dict:
             "reason": x.reason, "example": x.example}
 
 
-def decide(losses: list[Loss], policy: Policy, reach: dict | None = None) -> list[Decision]:
+USAGE = "usage"  # `Decision.accepted_by` of a loss the model's use cannot reach
+
+
+def usage_of(tok):
+    """The usage decision a source IR carries (None: a reader that records none)."""
+    return getattr(tok.meta.interpretation, "usage", None)
+
+
+def unused(code: str, usage) -> bool:
+    """Whether loss `code` cannot reach the user of a model used as `usage` (the interpretation's
+    `Decision`, or None): a difference in decoding (projection "stream": what `decode(int)` returns)
+    is no difference for an encoder, which never decodes."""
+    return getattr(usage, "value", None) == ENCODER and KINDS[code].projection == "stream"
+
+
+def decide(losses: list[Loss], policy: Policy, reach: dict | None = None, usage=None) -> list[Decision]:
     """One decision per loss code, in first-recorded order.  `reach`: `Report.reach()` when
-    verification ran."""
+    verification ran; `usage`: how the model uses its tokenizer (the folder interpretation's
+    `usage`), which a decode-only loss of an encoder cannot reach (accepted by `USAGE`, unless
+    `--strict`)."""
     by_code: dict[str, list[Loss]] = {}
     for x in losses:
         by_code.setdefault(x.code, []).append(x)
@@ -144,9 +164,12 @@ def decide(losses: list[Loss], policy: Policy, reach: dict | None = None) -> lis
             by = name("accept_file")
         elif severity == EDGE and not policy.strict:
             by = "edge"
+        elif unused(code, usage) and not policy.strict:
+            by = USAGE
         else:
             by = None
-        out.append(Decision(code, severity, measured, by, group, r.get("everyday", 0), r.get("edge", 0)))
+        why = f"the model never decodes ({usage.how})" if by == USAGE else ""
+        out.append(Decision(code, severity, measured, by, group, r.get("everyday", 0), r.get("edge", 0), why=why))
     if policy.strict:  # a stale accept file refuses the export: the next run would hide that loss's return
         out.extend(Decision(c, KINDS[c].severity, False, None, stale=True) for c in stale_codes(policy, by_code))
     return out

@@ -48,6 +48,7 @@ def export_json(r) -> dict:
                           "chars": len(low.chat.text)},
         "passes": r.lowering.applied,
         "notes": list(r.source.meta.notes) + r.lowering.notes,
+        "warnings": list(r.lowering.warnings),
         "inputs": [{"path": f.path, "sha256": f.sha256} for f in r.source.provenance.inputs],
         "unicode_version": r.source.provenance.unicode_version,
         "rejected": str(r.rejected) if r.rejected else None,
@@ -74,6 +75,7 @@ def command_json(command: str, exit_code: int, *, error: BaseException | None = 
         "outcome": EXIT_MEANING.get(exit_code, "error"),
         "error": str(error) if error is not None else None,
         "hint": hint,
+        "next_command": getattr(error, "next", None).to_json() if getattr(error, "next", None) is not None else None,
         **fields,
     }
 

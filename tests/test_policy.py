@@ -92,3 +92,26 @@ def test_a_model_folders_own_accept_file(tmp_path):
     own.write_text("no-such-code\n")
     with pytest.raises(InputError, match="no-such-code"):
         own_accept_file(Policy(), own.parent)
+
+
+# ------------------------------------------------------------------ usage (DESIGN 4.2, issue 39)
+# A loss is judged by how the model is used: a decode-only loss cannot reach an encoder's user.
+
+def _usage(value):
+    from mtok_export.readers.interpretation import Decision as Said
+
+    return Said(value, "config.json model_type bert")
+
+
+def test_a_decode_loss_of_an_encoder_is_not_reached_and_of_a_generator_is_refused():
+    losses = [_loss(L.STREAM_DECODE), _loss(L.NO_DECODER), _loss(L.SUFFIX_NOT_APPENDED)]
+    enc = {x.code: x for x in decide(losses, Policy(), usage=_usage("encoder"))}
+    assert enc["stream-decode"].accepted_by == enc["no-decoder"].accepted_by == "usage"
+    assert "never decodes" in enc["stream-decode"].why and "model_type bert" in enc["stream-decode"].why
+    assert enc["stream-decode"].to_json()["why"] == enc["stream-decode"].why
+    assert enc["suffix-not-appended"].accepted_by is None  # a missing [SEP] changes an encoder's embeddings
+    gen = {x.code: x for x in decide(losses, Policy(), usage=_usage("generator"))}
+    assert [gen[c].accepted_by for c in ("stream-decode", "no-decoder")] == [None, None]
+    assert {x.accepted_by for x in decide(losses, Policy(), usage=None)} == {None}  # nothing decided: it decodes
+    strict = {x.code: x for x in decide(losses, Policy(strict=True), usage=_usage("encoder"))}
+    assert strict["stream-decode"].accepted_by is None  # --strict refuses what the default lets pass

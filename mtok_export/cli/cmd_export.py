@@ -100,6 +100,7 @@ class _Attempt:
 
     def __init__(self, model, output, base, keep_llm_config: bool, progress=None, steps=None):
         from ..api import export as run
+        from ..next_command import for_refusal
         from ..policy import refusal_hint, stale_codes
 
         self.result = self.error = None
@@ -119,10 +120,13 @@ class _Attempt:
         except MtokError as e:
             if isinstance(e, LossError):  # the library's hint names API arguments; ours, the options
                 e.hint = refusal_hint(e.decisions, job.target)
+                e.next = for_refusal(job, e.decisions, job.source, output)
                 if job.verify is None and any(not d.accepted and not d.measured and not d.stale for d in e.decisions):
                     e.hint += ("\n--no-verify: these severities are the declared ones (each code's reach as the loss "
                                "registry states it); a verified export measures them on the corpus, and a loss that "
                                "reaches only edge inputs there is a warning, not a refusal")
+            if isinstance(e, VerificationError):
+                e.next = _after_mismatch(job, e.result.verify, output)
             self.error = e
         if not job.policy.strict and self.result is not None:  # under --strict they are refusals
             self.stale = stale_codes(job.policy, (d.code for d in self.result.decisions))
@@ -143,6 +147,16 @@ class _Attempt:
     @property
     def report(self):
         return self.result.verify if self.result else None
+
+
+def _after_mismatch(job, report, output):
+    """The next command after a mismatch no loss reproduces: its component and the option to try."""
+    from ..next_command import for_mismatch
+    from .gate import outcome_options
+
+    first = next((m for c in report.checks for m in c.mismatches if not m.explanation), None)
+    options = outcome_options(first.check, first.expected, first.got, report.target, first.component) if first else []
+    return for_mismatch(job, first.component if first else "", options, job.source, output)
 
 
 @contextmanager
@@ -217,6 +231,8 @@ def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit
                    else "it failed verification")
             out.print(f"[bold red]{why}: kept as {escape(str(result.rejected))} to inspect (the next export that "
                       "passes removes it); the output was not replaced[/]")
+    for warning in result.lowering.warnings:
+        err.print(f"warning: {warning}", markup=False)
     if a.stale:
         err.print(f"warning: {stale_warning(a.accept_file, a.stale)}", markup=False)
     if error is not None:
@@ -286,6 +302,7 @@ def _row(model, a: _Attempt, seconds: float, with_report: bool, with_junit: bool
     code, report, decisions = a.code, a.report, a.decisions or []
     row = {"name": model.name, "source": model.label, "exit_code": code, "outcome": EXIT_MEANING.get(code, "error"),
            "error": str(a.error) if a.error is not None else None, "hint": a.hint, "losses": len(decisions),
+           "next": a.error.next.to_json() if a.error is not None and a.error.next is not None else None,
            "stale": a.stale, "accept_file": a.accept_file,
            "refused": sum(1 for d in decisions if not d.accepted), "seconds": round(seconds, 3),
            "checks": ([sum(1 for c in report.checks if c.total and all(m.explanation for m in c.mismatches)),

@@ -130,6 +130,10 @@ def print_error(e: BaseException):
     hint = getattr(e, "hint", None)
     for i, line in enumerate(hint.splitlines() if hint else ()):
         _errors.print(f"  [cyan]hint:[/] {escape(line)}" if i == 0 else f"        {escape(line)}")
+    step = getattr(e, "next", None)
+    if step is not None:  # the last line: a complete command, as it is to be run
+        _errors.print(f"  [cyan]why:[/] {escape(step.why)}")
+        _errors.print(f"[bold]next:[/] {escape(step.line)}", soft_wrap=True)
 
 
 def escape(s: str) -> str:

@@ -259,6 +259,9 @@ def print_row(row: dict, index: int, total: int) -> None:
         err.print(f"  error: {row['error']}", markup=False)
         for i, line in enumerate((row["hint"] or "").splitlines()):
             err.print(f"  hint: {line}" if i == 0 else f"        {line}", markup=False)
+        if row.get("next"):
+            err.print(f"  why: {row['next']['why']}", markup=False)
+            err.print(f"  next: {row['next']['command']}", markup=False)
     if row.get("stale"):
         err.print(f"  warning: {stale_warning(row['accept_file'], row['stale'])}", markup=False)
 

@@ -57,12 +57,12 @@ def publish(outcomes: list[dict], sarif_file: Path | None, summary_file: Path | 
     the job summary and the workflow commands."""
     import sys
 
-    from ..ci import on_github, sarif, step_summary, write_github
+    from ..ci import on_github, sarif, summary, write_github
 
     if sarif_file is not None:
         write_file(sarif_file, json.dumps(sarif(outcomes), ensure_ascii=False, indent=1, default=str) + "\n")
     if summary_file is not None:
-        write_file(summary_file, "".join(step_summary(o) for o in outcomes))
+        write_file(summary_file, summary(outcomes))
     if on_github():
         write_github(outcomes, sys.stderr if json_stdout else sys.stdout)
 
@@ -86,6 +86,7 @@ def print_decisions(decisions, console=None):
         sev = f"{d.severity.value}, {'measured' if d.measured else 'declared'}"
         counts = f"; mismatches {d.everyday} everyday / {d.edge} edge" if d.measured else ""
         verdict = (Text("warning (edge)", style="yellow") if d.accepted_by == "edge"
+                   else Text(f"not reached: {d.why}", style="green") if d.why
                    else Text(f"accepted by {d.accepted_by}", style="green") if d.accepted
                    else Text("REFUSED", style="bold red"))
         console.print(Text.assemble(f"  {d.code} ({sev}{counts}): ", verdict))

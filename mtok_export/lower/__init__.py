@@ -4,6 +4,7 @@ without a record.  `lower()` returns the lowered IR, the losses and the passes t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from .. import losses as L
@@ -23,15 +24,16 @@ class Forms:
     see lower/normalizers.py.
     `regex_form`: a split regex the fold engine cannot run exactly, as "explicit" code-point ranges for
     std::wregex or in the fold engine's "fold" form (4-6x faster on MNN 3.6.1; see lower/regex.py);
-    "bounded" is "explicit" with every pattern that runs on std::wregex capped (`regex.bounded`), so
-    no match recurses deep enough to crash the runtime.
+    "bounded", the default, is "explicit" with every pattern that runs on std::wregex capped
+    (`regex.bounded`), so no match recurses deep enough to crash the runtime (DESIGN 4.2: the safe form
+    is chosen by default; its loss reaches only runs longer than the cap, measured like any other).
     `max_word`: cap a pre-tokenized word at this many characters (None: no cap), bounding the
     runtime's BPE, quadratic in a word's length (see `pre_tokenizers.max_word`).
     Each is an option of `options.TABLE`, which declares its choices; a job checks them when made."""
 
     header_specials: str = "needed"
     normalizer_form: str = "compose"
-    regex_form: str = "explicit"
+    regex_form: str = "bounded"
     max_word: int | None = None
 
 
@@ -45,6 +47,8 @@ class Lowering:
     losses: list[Loss] = field(default_factory=list)
     applied: dict[str, list[str]] = field(default_factory=dict)  # pass name -> details
     notes: list[str] = field(default_factory=list)
+    # what the user should act on although nothing is lost (printed as `warning:`, in the report and manifest)
+    warnings: list[str] = field(default_factory=list)
     meta: object = None  # the source's Metadata
     # the split patterns written for std::wregex uncapped (each match recurses once per character; a
     # robustness crash names the first, and the refusal offers `--regex-form bounded`)
@@ -69,6 +73,17 @@ class Lowering:
         """What the source's chat prompts start with that the lowered template no longer renders,
         because the header prefix adds it as ids (verify compares the prompts without it)."""
         return self.cleared_bos or self.cleared_lead
+
+
+# The marker tokens chat formats write around a turn (ChatML, Llama-3, Gemma, Mistral, DeepSeek, GLM,
+# Phi...): a vocabulary holding one was likely made for chat, although its source ships no template.
+_ROLE = re.compile(r"im_start|start_header_id|start_of_turn|\[/?INST\]|^<[|｜]?(user|assistant|system|human|bot)"
+                   r"[|｜]?>$|\b(User|Assistant)\b", re.IGNORECASE)
+
+
+def role_tokens(added) -> list[str]:
+    """The added tokens (at most five) that mark a chat turn or role."""
+    return [t.content for t in added if _ROLE.search(t.content)][:5]
 
 
 def lower(tok, target: Target, bos: str = "auto", progress=None, forms: Forms = Forms()):
@@ -102,6 +117,11 @@ def lower(tok, target: Target, bos: str = "auto", progress=None, forms: Forms = 
         lw.loss(L.CHAT_TEMPLATE_MISSING, "chat template", "$.chat_template",
                 f"{dict(tok.chat.detail).get('why', 'no template')}: give one with --chat-template FILE, or say the "
                 "model has no chat with --no-chat")
+    elif tok.chat.kind == "absent" and lw.target.jinja:  # nothing lost (DESIGN 5.1); a chat model's tokens warn
+        roles = role_tokens(tok.added_tokens)
+        if roles:
+            lw.warnings.append(f"the source has no chat format, yet its vocabulary has role tokens ({', '.join(roles)}): "
+                               "if this is a chat model, give its template with --chat-template FILE")
     if tok.chat.others:
         names = ", ".join(n for n, _ in tok.chat.others)
         lw.notes.append(f"the file carries one chat template ({tok.chat.name or 'default'}); "

@@ -183,7 +183,7 @@ def _split(lw, p, jp: str, name: str, pass_name: str = "split"):
         lw.did("regex-fold", f"{jp}: /{pattern}/ in the fold engine's form /{written}/ (regex form 'fold')")
         lw.loss(L.REGEX_FOLD, name, jp, f"pattern /{pattern}/ written for the fold engine: {_count(fast[1]):,} "
                 f"non-ASCII code points ({_categories(fast[1])}) match otherwise; the default regex form "
-                f"'explicit' is exact and costs {_EXPLICIT_COST}", _FOLD_EXAMPLE
+                f"'bounded' (explicit ranges, capped) is exact on everyday text and costs {_EXPLICIT_COST}", _FOLD_EXAMPLE
                 if C.contains(fast[1], 0xDC) else "", pattern=_oniguruma_class(fast[1]))
     elif explicit:
         lw.did("regex-explicit", f"{jp}: /{pattern}/ with its classes as explicit code-point ranges "

@@ -14,8 +14,12 @@ for every input format.  In this order:
    writes are split out of the text (`split_controls`): its chats then get mistral_common's ids on
    MNN (verify compares them with `encode_chat_completion`'s);
 7. none: kind `no-chat` when the configs say the model has no chat (an encoder or seq2seq class, a
-   WordPiece vocabulary, BERT's or RoBERTa's post-processor), else
-   `none` with the reason, which the lowering records as the loss `chat-template-missing`.
+   WordPiece vocabulary, BERT's or RoBERTa's post-processor); kind `absent` when the source carries
+   no chat format anywhere (no template, no prompt encoder, no generator: a base model or a bare
+   vocabulary), which loses nothing (DESIGN 5.1: the file has none either; the lowering warns where
+   the vocabulary's role tokens suggest a chat model); else `none`: the source carries a prompt
+   format this tool cannot embed (an encoder version it has no port of, a tekken file without
+   mistral_common), with the reason, which the lowering records as the loss `chat-template-missing`.
 
 Every kind records what says so in `ChatTemplate.detail` (the manifest's `chat_template.source`)."""
 
@@ -37,7 +41,7 @@ from ..losses import Loss
 from .hf_config import Templates, find_templates, pick_template
 
 SOURCE_KINDS = ("no-chat", "--chat-template", "gguf", "chat_template.jinja", "configs", "port", "mistral_common",
-                "none")
+                "absent", "none")
 # tokenizer classes of models that do not chat (encoders, seq2seq, speech): a missing template is right
 NO_CHAT_CLASSES = re.compile(r"^(Bert|DistilBert|Roberta|XLMRoberta|Camembert|Albert|Electra|MPNet|DebertaV?2?|"
                              r"T5|MT5|Bart|MBart\w*|Marian|Pegasus|Whisper|CLIP|Wav2Vec2\w*)Tokenizer(Fast)?$")
@@ -106,7 +110,7 @@ def choose(*, directory: Path | None, tcfg: dict, config_path: Path, carried: tu
         if text:
             check_template(text, str(main))
             return made(text, "gguf", source)
-        return _none(made, tcfg, encoder_only, [f"{main.name} carries no tokenizer.chat_template"])
+        return _none(made, tcfg, encoder_only, [f"{main.name} carries no tokenizer.chat_template"], carries=False)
     where = directory or Path(".")
     templates = find_templates(where, tcfg, config_path) if directory is not None else Templates()
     text, name, source, others = pick_template(templates, where, config_path, choice, inputs)
@@ -115,6 +119,7 @@ def choose(*, directory: Path | None, tcfg: dict, config_path: Path, carried: tu
                 else "chat_template.jinja" if templates.source == "chat_template.jinja" else "configs")
         return made(text, kind, source, name=name, others=others)
     why = ["no chat_template in the configs and no chat_template.jinja"]
+    carries = False  # the source has a prompt format (as code, or a generator's input) this tool could not embed
     for encoder in PORTS.encoder_files(where) if directory is not None else ():
         data = encoder.read_bytes()
         port = PORTS.by_encoder(data)
@@ -124,6 +129,7 @@ def choose(*, directory: Path | None, tcfg: dict, config_path: Path, carried: tu
             return made(port.text, "port", f"{port.template} (this tool's port of {encoder.name})", detail)
         why.append(f"{encoder.name} (sha256 {hashlib.sha256(data).hexdigest()}) is an encoder version this tool "
                    "has no port of")
+        carries = True
     if mistral_file is not None:
         generated, reason = _mistral_template(mistral_file)
         if generated:
@@ -131,15 +137,18 @@ def choose(*, directory: Path | None, tcfg: dict, config_path: Path, carried: tu
                         (("generator", f"mistral_common {cache.version('mistral_common')}"),
                          ("from", mistral_file.name)))
         why.append(reason)
-    return _none(made, tcfg, encoder_only, why)
+        carries = True
+    return _none(made, tcfg, encoder_only, why, carries)
 
 
-def _none(made, tcfg: dict, encoder_only: str, why: list[str]) -> ChatTemplate:
+def _none(made, tcfg: dict, encoder_only: str, why: list[str], carries: bool) -> ChatTemplate:
     cls = tcfg.get("tokenizer_class")
     if isinstance(cls, str) and NO_CHAT_CLASSES.match(cls):
         return made("", "no-chat", "", (("detected", f"tokenizer_class {cls} is a model that does not chat"),))
     if encoder_only:
         return made("", "no-chat", "", (("detected", encoder_only),))
+    if not carries:  # nothing to lose: the file has no chat format, as the source has none
+        return made("", "absent", "", (("why", "no chat format in the source: " + "; ".join(why)),))
     return made("", "none", "", (("why", "; ".join(why)),))
 
 

@@ -30,7 +30,7 @@ from ..ir import processors as R
 from ..unicode import ucd
 from .chat_source import choose, split_controls
 from .hf_config import embedding_range_notes, header_special_order, id_list, load_json_object, token_text
-from .interpretation import Decision, FolderInterpretation
+from .interpretation import Decision, FolderInterpretation, decide_usage
 
 # End-of-turn tokens of common chat families: stop ids when present.
 END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<end_of_turn>", "<|end_of_turn|>",
@@ -240,7 +240,8 @@ def finish(p: Parsed, chat_template: str | None = None) -> Tokenizer:
     if eos is None:
         eos, eos_source = side.role_from("eos_token") or (None, "")
     interpretation = p.interpretation.with_(bos=Decision(bos or "", bos_source or "none declared"),
-                                            eos=Decision(eos or "", eos_source or "none declared"))
+                                            eos=Decision(eos or "", eos_source or "none declared"),
+                                            usage=_usage(p))
     stops = stop_ids(ids, (ids[eos], eos_source or "eos_token") if eos and eos in ids else None,
                      side.directory or Path("."), side.gen, side.mcfg, p.extra_stops)
     chat = _chat(p, bos or "", eos or "", chat_template, inputs)
@@ -266,6 +267,14 @@ def _chat(p: Parsed, bos: str, eos: str, choice: str | None, inputs: list) -> Ch
     return choose(directory=side.directory, tcfg=side.tcfg, config_path=side.config_path, carried=p.template,
                   main=Path(p.inputs[0]), mistral_file=p.mistral_file, choice=choice, bos=bos, eos=eos,
                   inputs=inputs, encoder_only=_encoder_only(p))
+
+
+def _usage(p: Parsed) -> Decision:
+    steps = getattr(p.post_processor, "processors", None) or (p.post_processor,)
+    post = next((type(x).__name__ for x in steps if isinstance(x, (R.BertProcessing, R.RobertaProcessing))), "")
+    clip = isinstance(p.model, M.BPE) and getattr(p.model, "end_of_word_suffix", None) == "</w>"
+    return decide_usage(p.side.directory, p.side.mcfg, p.side.tcfg, wordpiece=isinstance(p.model, M.WordPiece),
+                        encoder_post=post, clip=clip)
 
 
 def _encoder_only(p: Parsed) -> str:

@@ -9,7 +9,10 @@ recorded in the manifest, and read by both the reader and the reference set-up
   the vocabulary (a vocabulary with upper-case letters is a cased model's: lowercasing would make
   those tokens unreachable);
 * the added tokens (`added_tokens`: the rule that gives them) and BOS/EOS (`bos`, `eos`: the text
-  and where it came from).
+  and where it came from);
+* how the model uses its tokenizer (`usage`, `decide_usage`): an `encoder` (BERT, a sentence
+  embedder, CLIP's text tower) turns ids into embeddings or labels and never decodes, so a difference
+  in decoding cannot reach its user (`policy.decide`); a `generator` decodes what it writes.
 
 `disagreements(tok)` names where the IR a reader built does not follow its own interpretation (a
 reader that decided on its own): verification reports that as one finding with its cause instead of
@@ -42,19 +45,69 @@ class FolderInterpretation:
     added_tokens: str = ""  # the rule the added tokens follow
     bos: Decision | None = None  # the BOS text ("": none)
     eos: Decision | None = None
+    usage: Decision | None = None  # "encoder" (never decodes) or "generator"
 
     def with_(self, **changes) -> FolderInterpretation:
         return replace(self, **changes)
 
     def to_json(self) -> dict:
         out: dict = {"source": self.source, "format": self.format}
-        for key in ("tokenizer_class", "lowercase", "bos", "eos"):
+        for key in ("tokenizer_class", "lowercase", "bos", "eos", "usage"):
             d = getattr(self, key)
             if d is not None:
                 out[key] = d.to_json()
         if self.added_tokens:
             out["added_tokens"] = self.added_tokens
         return out
+
+
+ENCODER, GENERATOR = "encoder", "generator"
+# config.json model types whose models only encode (their heads give embeddings, labels or one masked
+# token's logits; none writes text)
+ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "distilbert", "mpnet", "electra", "deberta", "deberta-v2",
+                           "albert", "camembert", "clip", "clip_text_model", "siglip", "siglip_text_model", "nomic_bert",
+                           "new", "jina_bert", "modernbert", "xlm-roberta-xl", "ernie", "nezha", "roformer", "luke",
+                           "megatron-bert", "flaubert", "xlm", "bge-m3", "esm"})
+_ENCODER_HEADS = ("ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice",
+                  "TextModel", "TextModelWithProjection", "EncoderModel")
+_GENERATOR_HEADS = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "ForSpeechSeq2Seq", "Seq2SeqLM")
+ENCODER_CLASSES = frozenset({"Bert", "DistilBert", "Roberta", "XLMRoberta", "Camembert", "Albert", "Electra", "MPNet",
+                             "Deberta", "DebertaV2", "CLIP", "Siglip"})
+# sentence-transformers writes these beside the model: an embedder
+SENTENCE_TRANSFORMERS = ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json")
+
+
+def decide_usage(directory: Path | None, mcfg: dict, tcfg: dict, *, wordpiece: bool, encoder_post: str,
+                 clip: bool) -> Decision:
+    """Whether the model decodes what it produces (DESIGN 4.2: a loss is judged by how the model is
+    used): config.json's model type and architectures first, then the files sentence-transformers
+    writes, the tokenizer class, and the tokenizer itself (a WordPiece vocabulary, BERT's post-processor,
+    CLIP's word ends).  Nothing saying otherwise, a model decodes."""
+    arch = [a for a in mcfg.get("architectures") or () if isinstance(a, str)]
+    if any(a.endswith(_GENERATOR_HEADS) for a in arch):
+        return Decision(GENERATOR, f"config.json architectures {', '.join(arch)}")
+    if mcfg.get("model_type") in ENCODER_TYPES or (arch and all(a.endswith(_ENCODER_HEADS) for a in arch)):
+        what = f"model_type {mcfg['model_type']}" if mcfg.get("model_type") in ENCODER_TYPES else \
+            f"architectures {', '.join(arch)}"
+        return Decision(ENCODER, f"config.json {what}: an encoder (embeddings or labels, never decoded text)")
+    found = [n for n in SENTENCE_TRANSFORMERS if directory is not None and (directory / n).is_file()]
+    if found:
+        return Decision(ENCODER, f"{found[0]}: a sentence-transformers embedder (never decodes)")
+    cls = tcfg.get("tokenizer_class")
+    family = cls.removesuffix("Fast").removesuffix("Tokenizer") if isinstance(cls, str) else ""
+    if family in ENCODER_CLASSES:
+        return Decision(ENCODER, f"tokenizer_class {cls}: an encoder's tokenizer (never decodes)")
+    if family and family != "PreTrained":  # a model's own class, not the generic one
+        return Decision(GENERATOR, f"tokenizer_class {cls}")
+    if mcfg.get("model_type"):
+        return Decision(GENERATOR, f"config.json model_type {mcfg['model_type']}")
+    if wordpiece:
+        return Decision(ENCODER, "a WordPiece vocabulary (BERT's family: an encoder, never decodes)")
+    if encoder_post:
+        return Decision(ENCODER, f"the {encoder_post} post-processor (an encoder's: never decodes)")
+    if clip:
+        return Decision(ENCODER, "CLIP's </w> word ends (its text tower encodes, never decodes)")
+    return Decision(GENERATOR, "nothing names an encoder: the model is taken to decode what it writes")
 
 
 def config_object(directory: Path, name: str) -> dict:

@@ -482,4 +482,12 @@ def compare_texts(checks: dict[str, Check], samples, rt, ref, prefix, *, explain
         raw_why = compare(checks["raw ids"], s, raw, got_raw, lambda: explain_raw(j, raw, got_raw), slice=sl)
         compare(checks["engine ids"], s, eng, got, lambda: explain_engine(j, eng, raw, got, got_raw, raw_why), slice=sl)
         stream = b"".join(rt.decodes.get(i, b"") for i in raw).decode("utf-8", "replace")
-        compare(checks["streaming decode"], s, dec, stream, lambda: explain_stream(j, raw, dec, stream), slice=sl)
+        compare(checks["streaming decode"], s, dec, stream, lambda: explain_stream(j, raw, dec, stream),
+                slice="edge" if leading_space_only(dec, stream) else sl)
+
+
+def leading_space_only(want: str, got: str) -> bool:
+    """A streamed text that differs from the reference's decode by one leading space alone (a
+    SentencePiece reply's first "▁"): the user reads the same characters, so such a mismatch counts
+    on the edge slice, whatever its input's (DESIGN 4.2: a loss is judged by what its user sees)."""
+    return want != got and (got == " " + want or want == " " + got)

@@ -23,7 +23,7 @@ from tests.support.zoo_sources import CI_SUBSET, Archive
 def att(exit_code: int, flags=(), **kw) -> dict:
     """A synthetic attempt, as `zoo.attempt` reports one."""
     base = {"flags": list(flags), "exit": exit_code, "seconds": 1.0, "peak_mib": 100, "error": "", "hint": "",
-            "losses": [], "refused": [], "first_mismatch": "", "options": [], "traceback": False, "tail": ""}
+            "losses": [], "refused": [], "first_mismatch": "", "options": [], "traceback": False, "tail": "", "next": []}
     return {**base, **kw}
 
 
@@ -36,6 +36,10 @@ MISMATCH = dict(error="verification failed", first_mismatch="raw ids (28x): 'x' 
 @pytest.mark.parametrize("attempts, cls, why", [
     ([att(0)], "ok", ""),
     ([att(3, **REFUSED), att(0, ["--accept", "stream-decode"])], "hint", "--accept stream-decode"),
+    # the printed next command, run once more: it ships, or the model is a dead end
+    ([att(3, **REFUSED, next=["--regex-form", "bounded"]), att(0, ["--regex-form", "bounded"])], "hint",
+     "--regex-form bounded"),
+    ([att(3, **REFUSED, next=["--accept", "x"]), att(3, ["--accept", "x"], **REFUSED)], "dead-end", "exits 3"),
     ([att(1, **MISMATCH), att(1, ["--bos", "prefix"], **MISMATCH), att(0, ["--bos", "none"])], "hint", "--bos none"),
     # a hint that does not work: accepting the losses, the file still fails
     ([att(3, **REFUSED), att(1, ["--accept", "stream-decode"], **MISMATCH)], "dead-end", "exits 1"),

@@ -85,3 +85,43 @@ def test_the_verification_catches_a_reader_deciding_on_its_own(tmp_path, cli, mo
     assert "interpretation: 1 mismatch(es)" in out and "the folder's interpretation is cased" in out
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert report["verify"]["unexplained"] == 1
+
+
+# ------------------------------------------------------------------ usage: does the model decode?
+# (DESIGN 4.2, issue 39: a decode difference cannot reach the user of an encoder)
+
+def _usage(tmp_path, mcfg=None, tcfg=None, files=(), **tokenizer):
+    from mtok_export.readers.interpretation import decide_usage
+
+    for name in files:
+        (tmp_path / name).write_text("{}")
+    args = {"wordpiece": False, "encoder_post": "", "clip": False, **tokenizer}
+    return decide_usage(tmp_path, mcfg or {}, tcfg or {}, **args)
+
+
+@pytest.mark.parametrize("mcfg, tcfg, files, tokenizer, value, how", [
+    ({"model_type": "bert", "architectures": ["BertForMaskedLM"]}, {}, (), {}, "encoder", "model_type bert"),
+    ({"architectures": ["XForSequenceClassification"]}, {}, (), {}, "encoder", "XForSequenceClassification"),
+    ({"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"]}, {}, (), {}, "generator", "Qwen2ForCausalLM"),
+    # a generator's head wins over an encoder's model type (a decoder built on an encoder family)
+    ({"model_type": "bert", "architectures": ["BertLMHeadModel"]}, {}, (), {}, "generator", "BertLMHeadModel"),
+    ({}, {}, ("modules.json",), {}, "encoder", "sentence-transformers"),
+    ({}, {"tokenizer_class": "XLMRobertaTokenizerFast"}, (), {}, "encoder", "XLMRobertaTokenizerFast"),
+    ({}, {"tokenizer_class": "BartTokenizer"}, (), {"encoder_post": "RobertaProcessing"}, "generator", "Bart"),
+    ({}, {"tokenizer_class": "PreTrainedTokenizerFast"}, (), {"wordpiece": True}, "encoder", "WordPiece"),
+    ({}, {}, (), {"encoder_post": "BertProcessing"}, "encoder", "BertProcessing"),
+    ({}, {}, (), {"clip": True}, "encoder", "CLIP"),
+    ({"model_type": "t5"}, {}, (), {}, "generator", "model_type t5"),
+    ({}, {}, (), {}, "generator", "nothing names an encoder"),
+])
+def test_usage_is_decided_from_the_folder(tmp_path, mcfg, tcfg, files, tokenizer, value, how):
+    said = _usage(tmp_path, mcfg, tcfg, files, **tokenizer)
+    assert said.value == value and how in said.how
+
+
+@pytest.mark.parametrize("name, value", [("bert-base-uncased", "encoder"), ("roberta-base", "encoder"),
+                                         ("t5-small", "generator"), ("gpt2", "generator"),
+                                         ("whisper-large-v3", "generator"), ("qwen2.5-instruct", "generator")])
+def test_corpus_folders_record_their_usage(corpus_dir, name, value):
+    it = read_source(corpus_dir / name).meta.interpretation
+    assert it.usage.value == value and it.to_json()["usage"]["value"] == value

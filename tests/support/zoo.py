@@ -2,7 +2,8 @@
 would, `mtok-export --path DIR --output OUT` with no flags, and classify what happened:
 
   ok           exit 0 with no flags
-  hint         refused (exit 3, or exit 1 with printed options), and the printed hint's flags then pass
+  hint         refused (exit 3, or exit 1 with printed options), and the printed next command (exit 3), or
+               one of the printed options (exit 1), then passes
   crash        the runtime crashes on the file's robustness inputs and only --allow-crash ships it
   dead-end     exit 1 and no printed option passes, or a hint whose flags do not pass
   input-error  exit 2 with an `error:` line; `reviewed` when a person confirmed that reason
@@ -190,6 +191,8 @@ def attempt(model: Model, flags: list[str], tmp: Path) -> dict:
         "flags": flags, "exit": run.code, "seconds": round(run.seconds, 1), "peak_mib": round(run.peak_mib),
         "error": (data.get("error") or _error_line(run.err) or "").splitlines()[0][:300] if run.code else "",
         "hint": data.get("hint") or "",
+        # the printed next command's options (it names --path and --output first: ours)
+        "next": ((data.get("next_command") or {}).get("argv") or [])[5:],
         "losses": [d["code"] for d in losses],
         "refused": [d["code"] for d in losses if not d.get("accepted_by")],
         "first_mismatch": first_mismatch(data.get("verify")),
@@ -276,7 +279,9 @@ def run_model(model: Model, tmp_root: Path | None = None) -> dict:
                 attempts.append(a)
             return a["exit"] == 0
 
-        if first["exit"] == 3:
+        if first["exit"] == 3 and first["next"]:  # the one next command: it must ship in one more run
+            attempts.append(attempt(model, first["next"], Path(tmp)))
+        elif first["exit"] == 3:
             for flags in hint_flags(first):
                 if retry(flags):
                     break
