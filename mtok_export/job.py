@@ -18,6 +18,7 @@ after a move; a file picked with `--input` is the source recorded there."""
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 from . import options as table
 from .errors import InputError
 from .formats import Format, Options, read_source, resolve_input
+from .ir.tokenizer import NO_CHAT
 from .lower import Forms, Lowering
 from .policy import Policy
 from .target import Target
@@ -116,10 +118,6 @@ class Job:
     def argv(self) -> list[str]:
         """The export options that make this job (`mtok-export`'s, from the option table), each one
         that differs from its default; the source and output are the caller's (`next_command`)."""
-        import json
-
-        from .ir.tokenizer import NO_CHAT
-
         p, v = self.policy, self.verify or VerifyOptions()
         held = {"read": vars(self.read), "forms": vars(self.forms),
                 "job": {"input": self.input, "fmt": self.fmt, "bos": self.bos, "verify_on_runtime": self.verify is not None,

@@ -36,7 +36,7 @@ QWEN = REPO / "samples" / "qwen-bpe"  # tokenizer.json with an NFC normalizer an
     ({"bos": "maybe"}, "--bos 'maybe': choose one of auto, prefix, none"),
     ({"header_specials": "some"}, "--header-specials 'some': choose one of needed, all"),
     ({"normalizer_form": "fast"}, "--normalizer-form 'fast': choose one of compose, no-compose, table"),
-    ({"regex_form": "fast"}, "--regex-form 'fast': choose one of explicit, fold, bounded"),
+    ({"regex_form": "fast"}, "--regex-form 'fast': choose one of bounded, explicit, fold"),
     ({"accept": ["no-such-loss"]}, "--accept: unknown loss code(s) no-such-loss"),
 ])
 def test_a_bad_choice_names_its_option(options, message):
@@ -126,7 +126,7 @@ def test_the_manifest_holds_the_job_as_json(tmp_path):
     m = json.loads(out.with_name("tokenizer.mtok.json").read_text(encoding="utf-8"))
     assert m["job"] == {"read": {"chat_template": None, "pattern": None, "special": None, "family": None},
                         "format": "mtok", "target": "mnn-3.6", "bos": "auto", "header_specials": "all",
-                        "normalizer_form": "table", "regex_form": "explicit",
+                        "normalizer_form": "table", "regex_form": "bounded",
                         "policy": {"accept": [], "accept_file": None, "accept_file_codes": [], "allow_lossy": True,
                                    "strict": False, "allow_crash": False}}
     assert "read_options" not in m and "policy" not in m  # the job holds them now
@@ -167,7 +167,7 @@ def _as_before_the_job(m: dict) -> dict:
 
 
 def test_a_manifest_from_before_the_job_still_verifies(tmp_path):
-    out = _exported(tmp_path, **CHOICES)
+    out = _exported(tmp_path, **CHOICES, regex_form="explicit")  # that release's one form
     path = out.with_name("tokenizer.mtok.json")
     m = json.loads(path.read_text(encoding="utf-8"))
     recorded = Job.from_manifest(m, tmp_path / "model")
@@ -274,3 +274,13 @@ def test_mtok_verify_runs_an_earlier_manifest_on_the_runtime(tmp_path, monkeypat
     outcome = json.loads(stdout)
     by = {d["accepted_by"] for d in outcome["losses"]}
     assert outcome["exit_code"] == 0 and "--allow-lossy" in by and None not in by  # the old policy key, read
+
+
+def test_a_manifest_that_records_no_regex_form_was_written_in_the_explicit_one(tmp_path):
+    """The bounded split became the default (issue 39); a manifest written before the choice was
+    recorded re-makes its file in the one form there was, so its identity check still holds."""
+    out = _exported(tmp_path, **CHOICES)
+    m = json.loads(out.with_name("tokenizer.mtok.json").read_text(encoding="utf-8"))
+    assert Job.from_manifest(m, tmp_path / "model").forms.regex_form == "bounded"
+    del m["job"]["regex_form"]
+    assert Job.from_manifest(m, tmp_path / "model").forms.regex_form == "explicit"

@@ -122,7 +122,7 @@ BAD = [  # (arguments, the first line printed), as printed before the table
     (("--bos", "maybe"), "error: --bos 'maybe': choose one of auto, prefix, none"),
     (("--header-specials", "some"), "error: --header-specials 'some': choose one of needed, all, none"),
     (("--normalizer-form", "fast"), "error: --normalizer-form 'fast': choose one of compose, no-compose, table"),
-    (("--regex-form", "fast"), "error: --regex-form 'fast': choose one of explicit, fold, bounded"),
+    (("--regex-form", "fast"), "error: --regex-form 'fast': choose one of bounded, explicit, fold"),
     (("--format", "txt", "--max-word", "5"), "error: --max-word 5: the legacy tokenizer.txt has no split to cap "
                                              "words with (use --format mtok)"),
     (("--accept", "no-such-loss"), "error: --accept: unknown loss code(s) no-such-loss (known: `mtok losses` lists "

@@ -19,8 +19,8 @@ import typer
 from ..dump.sanitize import show
 from ..errors import InputError, Interrupted, LossError, MtokError, OutputError, VerificationError
 from ..options import command
-from .gate import (JunitFile, ReportFile, SarifFile, SummaryFile, print_decisions, print_report, publish,
-                   verify_progress, write_file, write_outcomes)
+from .gate import (JunitFile, ReportFile, SarifFile, SummaryFile, outcome_options, print_decisions, print_report,
+                   publish, verify_progress, write_file, write_outcomes)
 
 
 @command("export", ("path", "more", "output", "jobs", "target", "fmt", "accept", "accept_file", "allow_lossy",
@@ -152,7 +152,6 @@ class _Attempt:
 def _after_mismatch(job, report, output):
     """The next command after a mismatch no loss reproduces: its component and the option to try."""
     from ..next_command import for_mismatch
-    from .gate import outcome_options
 
     first = next((m for c in report.checks for m in c.mismatches if not m.explanation), None)
     options = outcome_options(first.check, first.expected, first.got, report.target, first.component) if first else []

@@ -101,10 +101,10 @@ def test_option_flags_read_the_printed_options():
     from mtok_export.cli.gate import outcome_options
 
     lines = outcome_options("engine ids", [1, 5, 6], [1, 7, 6]) + outcome_options("chat ids", [9], [8])
-    # compose, explicit: the defaults, already tried; --chat-template NAME|FILE: nothing concrete
+    # compose, bounded: the defaults, already tried; --chat-template NAME|FILE: nothing concrete
     assert zoo.option_flags(lines) == [["--bos", "prefix"], ["--bos", "none"], ["--normalizer-form", "no-compose"],
-                                       ["--normalizer-form", "table"], ["--regex-form", "fold"],
-                                       ["--regex-form", "bounded"], ["--header-specials", "all"]]
+                                       ["--normalizer-form", "table"], ["--regex-form", "explicit"],
+                                       ["--regex-form", "fold"], ["--header-specials", "all"]]
     assert zoo.option_flags(["--target mnn-head: that runtime appends the post-processor's suffix ids"]) \
         == [["--target", "mnn-head"]]
 

@@ -24,7 +24,8 @@ LAYERS = (
     ("inspection",),  # what a written file holds: readers, dump, manifest (not the export stack)
     ("ci",),  # SARIF, GitHub job summary and workflow commands, made from the outcome JSON of `reports`
     # job: every choice of an export, one value; options: the table declaring each of them once
-    ("manifest", "reports", "model_folder", "policy", "job", "options"),
+    # next_command: the one command a refusal or a failure ends with, made from the job
+    ("manifest", "reports", "model_folder", "policy", "job", "options", "next_command"),
     ("targets",),  # the registry of runtimes (`target.Target` entries): lower, then an output format writes
     ("formats",),  # every input/output format: sniff, read, write
     ("writers",),  # IR -> HF files
