@@ -233,7 +233,8 @@ def test_deepseek_split_regexes_export_exact(tmp_path):
     std::wregex patterns is spelled out (tests/lower/test_regex.py), and the export passes with no regex
     loss and every raw id equal to HF's.  Its punctuation class holds `:-~`, letters included, and
     runs on std::wregex: a long run of letters is one match there, which crashes the runtime (the
-    robustness phase, loss runtime-crash): shipped with --allow-crash to check its ids."""
+    robustness phase, loss runtime-crash) in the exact form: shipped with --allow-crash to check its ids
+    (the default, bounded form does not crash: tests/verify/test_robust_runtime.py)."""
     tj = json.loads((CORPUS / "tokenizers/gpt2/tokenizer.json").read_text())
     tj["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
         {"type": "Split", "pattern": {"Regex": p}, "behavior": "Isolated", "invert": False}
@@ -243,7 +244,7 @@ def test_deepseek_split_regexes_export_exact(tmp_path):
     src.mkdir()
     (src / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False))
     r = export_cli("--path", src, "--output", tmp_path / "out", "--report", tmp_path / "r.json", "--no-chat",
-                   "--allow-crash")
+                   "--regex-form", "explicit", "--allow-crash")
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["verify"]["robustness"]["crash"]["status"] == "was killed by SIGSEGV"

@@ -342,6 +342,7 @@ def test_o200k_on_a_rank_file_is_exact_on_the_runtime(tmp_path):
     (src / "qwen.tiktoken").write_bytes((CORPUS / "tokenizers/qwen-7b_tiktoken/qwen.tiktoken").read_bytes())
     # the explicit form crashes the runtime on a long run (the robustness phase, loss runtime-crash,
     # tests/verify/test_robust_runtime.py): shipped here only to check its ids
-    res = export(src, tmp_path / "out", pattern=_O200K_PATTERN, special={}, allow_crash=True, chat_template=NO_CHAT)
+    res = export(src, tmp_path / "out", pattern=_O200K_PATTERN, special={}, allow_crash=True, chat_template=NO_CHAT,
+                 regex_form="explicit")
     assert res.written and res.verify.ok
     assert {m.explanation for c in res.verify.checks for m in c.mismatches} <= {("normalizer-approx",)}

@@ -15,11 +15,16 @@ from mtok_export.targets import DEFAULT, TARGETS
 from tests.support.corpus_dirs import CORPUS
 
 
-def gpt2_with(tmp_path: Path, patterns: list[str], forms: Forms = Forms(), base: str = "gpt2") \
+# the exact form of a split (uncapped explicit ranges): what these tests compare with Oniguruma; the
+# default (bounded) caps it, which only runs longer than the cap show (tests/lower/test_regex_bounded.py)
+EXACT = Forms(regex_form="explicit")
+
+
+def gpt2_with(tmp_path: Path, patterns: list[str], forms: Forms = EXACT, base: str = "gpt2") \
         -> tuple[Tokenizer, Path, object]:
     """GPT-2's vocabulary (or another byte-level corpus tokenizer's, `base`) with `patterns` as
     Split(Isolated) pre-tokenizers before ByteLevel and no normalizer: (HF on that tokenizer.json, the
-    `.mtok` lowered in `forms`, the Lowering)."""
+    `.mtok` lowered in `forms`, by default the exact form, the Lowering)."""
     tj = json.loads((CORPUS / base / "tokenizer.json").read_text(encoding="utf-8"))
     tj["normalizer"] = None  # GPT-2 has none; Qwen2.5's NFC would add its own edge losses
     tj["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [

@@ -53,7 +53,8 @@ def test_the_export_refuses_a_file_that_crashes_until_allow_crash(tmp_path):
 
     gpt2_with(tmp_path, [_O200K_PATTERN])  # writes tmp_path/src/tokenizer.json
     with pytest.raises(LossError) as info:
-        export(tmp_path / "src", tmp_path / "refused", sweep=False, allow_lossy=True, chat_template=NO_CHAT)
+        export(tmp_path / "src", tmp_path / "refused", sweep=False, allow_lossy=True, chat_template=NO_CHAT,
+               regex_form="explicit")
     refused = {d.code for d in info.value.decisions if not d.accepted}
     assert refused == {"regex-stack", "runtime-crash"}
     report = info.value.result.verify
@@ -61,7 +62,25 @@ def test_the_export_refuses_a_file_that_crashes_until_allow_crash(tmp_path):
     assert report.robustness.verdict().startswith("CRASH")
     assert "regex_form='fold'" in info.value.hint and "allow_crash=True" in info.value.hint
     assert not (tmp_path / "refused" / "tokenizer.mtok").exists()
-    shipped = export(tmp_path / "src", tmp_path / "out", sweep=False, allow_crash=True, chat_template=NO_CHAT)
+    shipped = export(tmp_path / "src", tmp_path / "out", sweep=False, allow_crash=True, chat_template=NO_CHAT,
+                     regex_form="explicit")
     assert shipped.written
     assert shipped.manifest["verification"]["robustness"]["crash"]["status"] == "was killed by SIGSEGV"
     assert shipped.manifest["job"]["policy"]["allow_crash"] is True
+
+
+@needs_mnn
+def test_the_default_export_of_a_crash_prone_split_ships_its_bounded_form(tmp_path):
+    """DESIGN 4.2 (issue 39): the safe form is chosen by default.  The o200k case split, which crashes
+    the runtime in its exact form (above), is written capped: no crash on the robustness phase's long
+    runs, every everyday text exact, and the cap's loss measured as edge (a warning), so the plain
+    export ships."""
+    from mtok_export.api import export
+
+    gpt2_with(tmp_path, [_O200K_PATTERN])  # writes tmp_path/src/tokenizer.json
+    res = export(tmp_path / "src", tmp_path / "out", sweep=False)
+    assert res.written and res.verify.ok and res.manifest["job"]["regex_form"] == "bounded"
+    assert res.verify.robustness.crash is None
+    d = {x.code: x for x in res.decisions}
+    assert "regex-stack" not in d and "runtime-crash" not in d
+    assert d["regex-bound"].accepted_by == "edge" and d["regex-bound"].everyday == 0
