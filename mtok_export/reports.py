@@ -8,6 +8,7 @@ import re
 
 from . import __version__
 from .dump.jsonify import component, id_to_token
+from .errors import NothingFound
 
 EXIT_MEANING = {0: "passed", 1: "verification failed", 2: "bad input", 3: "loss refused by the policy",
                 130: "interrupted"}
@@ -74,6 +75,8 @@ def command_json(command: str, exit_code: int, *, error: BaseException | None = 
         "outcome": EXIT_MEANING.get(exit_code, "error"),
         "error": str(error) if error is not None else None,
         "hint": hint,
+        # no source in a folder: each file considered and why (`formats.considered`)
+        **({"considered": error.considered} if isinstance(error, NothingFound) else {}),
         **fields,
     }
 

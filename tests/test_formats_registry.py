@@ -58,8 +58,8 @@ def test_the_nothing_found_message_is_made_from_the_entries(tmp_path):
     with pytest.raises(InputError) as e:
         F.read_source(tmp_path)
     labels = [f.label for f in sorted(F.FORMATS, key=lambda f: f.priority or 0) if f.priority is not None]
-    assert str(e.value) == (f"{tmp_path}: no {', '.join(labels[:-1])} or {labels[-1]} found (files are recognized "
-                            "by content)")
+    assert str(e.value).splitlines()[0] == (f"{tmp_path}: no {', '.join(labels[:-1])} or {labels[-1]} found (files "
+                                            "are recognized by content); 1 file considered:")
     assert F.listed().startswith("tokenizer.json, tekken.json, SentencePiece model, ")  # the order read
 
 
@@ -119,3 +119,13 @@ def test_the_path_help_names_the_entries():
     path = inspect.signature(cmd_export.export, eval_str=True).parameters["path"]
     help_text = path.annotation.__metadata__[0].help
     assert "{formats}" in help_text and F.listed() in filled(help_text)
+
+
+def test_every_listed_format_says_why_a_file_is_not_it():
+    """The "nothing found" error asks each format that could have claimed a file why it did not: a
+    format a directory is searched for (or a companion) without `why_not` would be left out of it
+    silently, and one without `kinds` or `names` would never be asked."""
+    for f in F.FORMATS:
+        if f.label or f.partner is not None or f is F.MERGES:
+            assert f.why_not is not None, f.name
+            assert f.kinds or f.names, f.name
