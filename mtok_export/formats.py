@@ -11,7 +11,8 @@ see `targets.py`) and `check` (the strict read-back before the bytes replace any
 gzip, base64-rank lines, GGUF magic, `430 N` headers, ...), never from its name; a format told
 apart by its neighbours asks the `Folder` (each file in it classified once).  `read_source` reads a
 file with its format's reader, or, for a directory, classifies every file in it and reads the best
-candidate.  A source's reader returns what it parsed and `read_source` finishes it, the same way
+candidate; when none is, `nothing_found` lists every file with why each format that could have
+claimed it did not (`Format.kinds`, `Format.why_not`).  A source's reader returns what it parsed and `read_source` finishes it, the same way
 for every format (`readers.finish`: header lists, chat template, provenance); the two files MNN
 loads carry their header lists and are read whole (`parsed=False`); which of the two a file is,
 its header line says (`mtok.header.file_type`, here and in every reader of them).
@@ -160,6 +161,17 @@ def is_tekken(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     return key is not None and key[0] in (b"config", b"vocab") and b'"token_bytes"' in head
 
 
+_TIKTOKEN_JSON_KEYS = (b"pat_str", b"special_tokens", b"bpe_ranks", b"explicit_n_vocab")
+
+
+def is_tiktoken_json(head: bytes, path: Path, folder: Folder | None = None) -> bool:
+    """`{"pat_str", "special_tokens", "bpe_ranks"}` (npm tiktoken's encoders, js-tiktoken's ranks):
+    one of its keys first, and `bpe_ranks` first or seen in the head (it comes last, after the
+    short pattern and specials)."""
+    key = _first_key(head)
+    return key is not None and key[0] in _TIKTOKEN_JSON_KEYS and (key[0] == b"bpe_ranks" or b'"bpe_ranks"' in head)
+
+
 def is_vocab_json(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     """A flat JSON object token -> integer id (vocab.json, encoder.json; added_tokens.json too)."""
     key = _first_key(head)
@@ -259,6 +271,15 @@ def why_not_tekken(head: bytes, path: Path) -> str:
     if key[0] not in (b"config", b"vocab"):
         return f"its first key {key[0].decode('utf-8', 'replace')!r} is neither 'config' nor 'vocab'"
     return "no 'token_bytes' in its first 64 KiB"
+
+
+def why_not_tiktoken_json(head: bytes, path: Path) -> str:
+    key = _first_key(head)
+    if key is None:
+        return _why_not_json_key(head)
+    if key[0] not in _TIKTOKEN_JSON_KEYS:
+        return f"its first key {key[0].decode('utf-8', 'replace')!r} is none of pat_str, special_tokens, bpe_ranks"
+    return "no 'bpe_ranks' in its first 64 KiB"
 
 
 def why_not_vocab_json(head: bytes, path: Path) -> str:
@@ -377,6 +398,12 @@ def _read_tiktoken(path: Path, o: Options):
     return parse_tiktoken_with_code(path, pattern=o.pattern, special=o.special)
 
 
+def _read_tiktoken_json(path: Path, o: Options):
+    from .readers.tiktoken_json import parse_tiktoken_json  # on first use: the reader of the one format read
+
+    return parse_tiktoken_json(path)
+
+
 def _read_vocab_json(path: Path, o: Options):
     from .readers.gpt2_files import parse_gpt2_files  # on first use: the reader of the one format read
 
@@ -442,6 +469,8 @@ TRANSFORMERS = Reference("transformers", "the transformers class the vocabulary 
 CLIP_TOKENIZER = Reference("clip", "OpenAI CLIP's own SimpleTokenizer on its merges .gz")
 SENTENCEPIECE_LIB = Reference("sentencepiece", "sentencepiece on the model file")
 TIKTOKEN_LIB = Reference("tiktoken", "tiktoken on the rank file, with the pattern and specials the export chose")
+TIKTOKEN_JSON_LIB = Reference("tiktoken", "tiktoken on the ranks of the JSON's bpe_ranks (read as the JS loaders "
+                              "read them), with its pat_str and special_tokens")
 MISTRAL_COMMON = Reference("mistral_common", "mistral_common's Tekkenizer on tekken.json")
 LLAMA_CPP = Reference("gguf", "llama.cpp's view of the GGUF file (vocabulary only)")
 MNN_RUNTIME = Reference("mnn", "the MNN runtime the .mtok was made for")
@@ -475,11 +504,13 @@ VOCAB_JSON = Format("vocab.json", is_vocab_json, _read_vocab_json, TRANSFORMERS,
 TIKTOKEN = Format("tiktoken", is_tiktoken, _read_tiktoken, TIKTOKEN_LIB, ("tiktoken.model", "tokenizer.model"),
                   priority=50, options=("pattern", "special"), label="tiktoken rank file", kinds=("text",),
                   why_not=why_not_tiktoken)
+TIKTOKEN_JSON = Format("tiktoken-json", is_tiktoken_json, _read_tiktoken_json, TIKTOKEN_JSON_LIB, priority=55,
+                       label="tiktoken ranks JSON", kinds=("json",), why_not=why_not_tiktoken_json)
 BERT_VOCAB = Format("bert-vocab.txt", is_bert_vocab, _read_bert, TRANSFORMERS, ("vocab.txt",), priority=80,
                     label="vocab.txt", kinds=("text",), why_not=why_not_bert_vocab)
 REMOTE_CODE = Format("remote-code", is_python, None)
-FORMATS = (MTOK, LEGACY, GGUF, CLIP, SENTENCEPIECE, TOKENIZER_JSON, TEKKEN, VOCAB_JSON, TIKTOKEN, MERGES,
-           BERT_VOCAB, REMOTE_CODE)
+FORMATS = (MTOK, LEGACY, GGUF, CLIP, SENTENCEPIECE, TOKENIZER_JSON, TEKKEN, TIKTOKEN_JSON, VOCAB_JSON, TIKTOKEN,
+           MERGES, BERT_VOCAB, REMOTE_CODE)
 BY_NAME = {f.name: f for f in FORMATS}
 
 

@@ -319,9 +319,18 @@ def parse_tiktoken(path: Path, *, pattern: str | None = None, special=None, patt
         data = path.read_bytes()
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror})") from e
-    ranks = parse_ranks(data, path)
+    return parse_ranks_with(path, parse_ranks(data, path), sha256(path), pattern=pattern, special=special,
+                            pattern_src=pattern_src, special_src=special_src)
+
+
+def parse_ranks_with(path: Path, ranks: dict[bytes, int], digest: str, *, pattern: str | None = None, special=None,
+                     pattern_src: str | None = None, special_src: str | None = None,
+                     stops_of_known: bool = False) -> Parsed:
+    """The IR of ranks read from `path` (a rank file, or a ranks JSON: `tiktoken_json`), `digest`
+    the sha256 of their rank-file form (`KNOWN`'s key); pattern and specials as `parse_tiktoken`.
+    A known vocabulary's stop tokens are taken when its specials are (`stops_of_known`: also when
+    the specials come from the source itself and hold them)."""
     n = len(ranks)
-    digest = sha256(path)
     known = KNOWN.get(digest)
     directory = path.parent
     side = read_side_files(directory)
@@ -388,8 +397,9 @@ def parse_tiktoken(path: Path, *, pattern: str | None = None, special=None, patt
     pre = P.Sequence((P.Split(Pattern(pattern, regex=True), "Isolated"),
                       P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)))
     stops = ()
-    if known is not None and special_src.startswith("known"):
-        stops = tuple((s, f"known vocabulary {known.name}") for s in known.stops)
+    if known is not None and (special_src.startswith("known") or stops_of_known):
+        held = {t.content for t in added}  # the stop tokens the specials chosen hold
+        stops = tuple((s, f"known vocabulary {known.name}") for s in known.stops if s in held)
     return Parsed(model=model, side=side, inputs=inputs, added=added, notes=notes, normalizer=normalizer,
                   pre_tokenizer=pre, decoder=D.ByteLevel(),
                   post_processor=R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True),

