@@ -194,8 +194,10 @@ def find_rank_file(directory: Path) -> Path | None:
 
 def parse_ranks(data: bytes, path) -> dict[bytes, int]:
     """Strictly parse a rank file: every non-blank line is `<base64 token> <rank>` with canonical
-    base64, a decimal rank, no token or rank twice, and ranks 0..n-1 without gaps.  One empty token
-    (`=`, Whisper's placeholder at 50256) is kept, as tiktoken's loader and HF's tokenizer.json do."""
+    base64, a decimal rank, no token or rank twice.  One empty token (`=`, Whisper's placeholder at
+    50256) is kept, as tiktoken's loader and HF's tokenizer.json do.  A rank missing below the
+    highest must be a special token's id (p50k_base leaves 50256 to <|endoftext|>): `parse_ranks_with`
+    checks that, once the specials are known."""
     ranks: dict[bytes, int] = {}
     line_of_rank: dict[int, int] = {}
     for lineno, line in enumerate(data.split(b"\n"), 1):
@@ -223,27 +225,34 @@ def parse_ranks(data: bytes, path) -> dict[bytes, int]:
         line_of_rank[rank] = lineno
     if not ranks:
         raise InputError(f"{path}: no ranks (empty file)")
-    n = len(ranks)
-    if max(line_of_rank) != n - 1:
-        missing = next(r for r in range(n) if r not in line_of_rank)
-        after = min(r for r in line_of_rank if r > missing)
-        raise InputError(f"{path} line {line_of_rank[after]}: ranks must be 0..{n - 1} without gaps, "
-                         f"but rank {missing} is missing (this line has rank {after})")
     return ranks
 
 
+def rank_gaps(ranks: Mapping[bytes, int]) -> list[int]:
+    """The ids below the highest rank that no token has."""
+    top = max(ranks.values(), default=-1)
+    if top == len(ranks) - 1:
+        return []
+    have = set(ranks.values())
+    return [r for r in range(top) if r not in have]
+
+
 def ranks_to_bpe(ranks: dict[bytes, int]) -> tuple[dict[str, int], tuple[tuple[str, str], ...], int]:
-    """-> (vocab in GPT-2 characters, merges, number of multi-byte tokens no merge produces).  `ranks`
-    must be 0..n-1 (both readers check).  The merges are cached by the ranks' content: finding them
-    tries every split of every token (0.4 s for 150k tokens); a hit reads them back in a tenth."""
+    """-> (vocab in GPT-2 characters, id = rank, merges, number of multi-byte tokens no merge
+    produces).  A gap in the ranks stays a gap in the vocabulary (a special token's id).  The merges
+    are cached by the ranks' content: finding them tries every split of every token (0.4 s for 150k
+    tokens); a hit reads them back in a tenth."""
     by_rank = sorted(ranks, key=ranks.__getitem__)
     chars = bytes_to_tokens(by_rank)  # by rank
-    vocab = dict(zip(chars, range(len(chars))))
-    digest = cache.key("tiktoken-merges", blobs=(cache.strings_blob(by_rank),), files=(__file__,))
+    ids = [ranks[t] for t in by_rank]
+    vocab = dict(zip(chars, ids))
+    char_of = dict(zip(ids, chars))
+    gapped = (cache.strings_blob([str(i) for i in ids]),) if ids[-1] != len(ids) - 1 else ()  # else: 0..n-1
+    digest = cache.key("tiktoken-merges", blobs=(cache.strings_blob(by_rank), *gapped), files=(__file__,))
     found = cache.computed("tiktoken-merges", digest, lambda: _merge_ranks(by_rank, ranks),
                            valid=lambda v: isinstance(v, dict) and isinstance(v.get("pairs"), list))
     pairs = found["pairs"]
-    merges = tuple(zip(map(chars.__getitem__, pairs[0::2]), map(chars.__getitem__, pairs[1::2])))
+    merges = tuple(zip(map(char_of.__getitem__, pairs[0::2]), map(char_of.__getitem__, pairs[1::2])))
     return vocab, merges, found["unreachable"]
 
 
@@ -253,7 +262,8 @@ def _merge_ranks(by_rank: list[bytes], ranks: dict[bytes, int]) -> dict:
     found = []
     unreachable = 0
     get = ranks.get
-    for rank, token in enumerate(by_rank):
+    for token in by_rank:
+        rank = ranks[token]
         n = len(token)
         if n <= 1:  # a byte, or Whisper's empty placeholder token "=" (as HF's tokenizer.json keeps it)
             continue
@@ -375,7 +385,7 @@ def parse_ranks_with(path: Path, ranks: dict[bytes, int], digest: str, *, patter
     else:
         pattern_src = None
     if special is not None:
-        sp = _special_map(special, n, "special")
+        sp = _special_map(special, max(ranks.values()) + 1, "special")  # a list follows the ranks
         added = tuple(AddedToken(i, t, normalized=False, special=True) for t, i in sorted(sp.items(), key=lambda x: x[1]))
         special_src = special_src or "the special argument"
     else:
@@ -402,10 +412,17 @@ def parse_ranks_with(path: Path, ranks: dict[bytes, int], digest: str, *, patter
         raise InputError(f"{path}: known vocabulary {known.name} should have {known.n_ranks} ranks, found {n}")
     by_rank = {r: tok for tok, r in ranks.items()}
     for t in added:
-        if t.id < n:
-            if by_rank[t.id] != t.content.encode("utf-8"):
-                raise InputError(f"{path}: special token {t.content!r} has id {t.id}, which is rank "
-                                 f"{by_rank[t.id]!r:.40} of the file ({special_src})")
+        if t.id in by_rank and by_rank[t.id] != t.content.encode("utf-8"):
+            raise InputError(f"{path}: special token {t.content!r} has id {t.id}, which is rank "
+                             f"{by_rank[t.id]!r:.40} of the file ({special_src})")
+    gaps = rank_gaps(ranks)
+    if gaps:  # each must be a special token's id (p50k_base: 50256 is <|endoftext|>)
+        taken = {t.id for t in added}
+        missing = [r for r in gaps if r not in taken]
+        if missing:
+            raise InputError(f"{path}: ranks must be 0..{max(by_rank)} without gaps, but rank {missing[0]} is "
+                             f"missing and no special token has that id ({special_src})")
+        notes.append(f"{len(gaps)} id(s) between the ranks are special tokens' (e.g. {gaps[0]})")
 
     if unreachable:
         notes.append(f"{unreachable} multi-byte token(s) are not the concatenation of two tokens: only a whole "

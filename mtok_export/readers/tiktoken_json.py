@@ -9,9 +9,9 @@ with its pattern and specials beside it (`tiktoken.parse_ranks_with`).
   a line (from 0) has rank offset + k (the first field is a marker, skipped);
 - otherwise a rank file's own text, `<base64 token> <rank>` lines (`tiktoken.parse_ranks`).
 
-Read strictly, as a rank file is: canonical base64, no token or rank twice, ranks 0..n-1 without
-gaps (the JS loaders would let a later token win; a file where that matters is refused, not
-guessed).  `KNOWN` is keyed by the sha256 of a rank file, so the ranks are hashed in the rank
+Read strictly, as a rank file is: canonical base64, no token or rank twice (the JS loaders would
+let a later token win; a file where that matters is refused, not guessed), a gap only where a
+special token takes the id (p50k_base's 50256).  `KNOWN` is keyed by the sha256 of a rank file, so the ranks are hashed in the rank
 file's form (`<base64> <rank>\\n` by rank, as OpenAI's files are written): the JSON of cl100k_base
 is known as cl100k_base."""
 
@@ -59,11 +59,7 @@ def decode_bpe_ranks(text: str, where: str) -> dict[bytes, int]:
             at[rank] = f"line {lineno}, token {k}"
     if not ranks:
         raise InputError(f"{where}: bpe_ranks holds no token")
-    n = len(ranks)
-    if max(at) != n - 1:
-        missing = next(r for r in range(n) if r not in at)
-        raise InputError(f"{where}: bpe_ranks must give ranks 0..{n - 1} without gaps, but rank {missing} is missing")
-    return ranks
+    return ranks  # a gap must be a special token's id: `parse_ranks_with` checks it
 
 
 def rank_file_digest(ranks: dict[bytes, int]) -> str:
@@ -98,7 +94,7 @@ def read_ranks_json(path: Path) -> tuple[dict[bytes, int], str, dict[str, int]]:
     # tiktoken's own check of explicit_n_vocab: every id below it is a rank or a special, once
     if n_vocab is not None and (not isinstance(n_vocab, int) or isinstance(n_vocab, bool)
                                 or len(ranks) + len(special) != n_vocab
-                                or max([len(ranks) - 1, *special.values()]) != n_vocab - 1):
+                                or max([*ranks.values(), *special.values()]) != n_vocab - 1):
         raise InputError(f"{where}: explicit_n_vocab {n_vocab!r} is not the {len(ranks)} ranks and "
                          f"{len(special)} special token(s) it holds")
     return ranks, pattern, special

@@ -87,7 +87,7 @@ def test_read_and_encoded_as_tiktoken_does(tmp_path):
     ("! 0 IQ== not*base64", "bpe_ranks line 1, token 1: 'not*base64' is not valid base64"),
     ("! 0 IQ== Ig==\n! 1 Iw==", "bpe_ranks line 2, token 0: rank 1 is already given (line 1, token 1)"),
     ("! 0 IQ== IQ==", "bpe_ranks line 1, token 1: b'!' already has rank 0 (line 1, token 0)"),
-    ("! 0 IQ==\n! 2 Ig==", "bpe_ranks must give ranks 0..1 without gaps, but rank 1 is missing"),
+    ("! 0 IQ==\n! 2 Ig==", "ranks must be 0..2 without gaps, but rank 1 is missing and no special token has that id"),
     ("! x IQ==", "bpe_ranks line 1: expected '! <offset> <base64 token>...'"),
     ("!", "bpe_ranks line 1: expected '! <offset> <base64 token>...'"),
     ("! 0", "bpe_ranks holds no token"),
@@ -138,7 +138,7 @@ def test_sniffed_by_its_keys_not_its_name(tmp_path):
 # ------------------------------------------------------------------ the real files (the zoo)
 
 OPENAI = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base", "r50k_base": "r50k_base",
-          "gpt2": "r50k_base"}
+          "gpt2": "r50k_base", "p50k_base": "p50k_base"}
 
 
 @pytest.mark.parametrize("name", sorted(OPENAI))
@@ -154,11 +154,15 @@ def test_npm_files_are_openais_ranks(name):
     assert F.classify(path) is F.TIKTOKEN_JSON
 
 
-def test_p50k_files_are_refused_for_their_gap():
-    """p50k_base's ranks skip 50256 (<|endoftext|> is a special there): the rank reader's rule
-    (ranks 0..n-1) refuses it, as it refuses OpenAI's p50k_base.tiktoken; named, not guessed."""
-    with pytest.raises(InputError, match="rank 50256 is missing"):
-        parse_tiktoken_json(zoo_file("npm-tiktoken", "p50k_base.json"))
+@pytest.mark.parametrize("name", ["p50k_base", "p50k_edit"])
+def test_p50k_files_fill_their_gap_with_a_special(name):
+    """p50k_base's ranks skip 50256, <|endoftext|>'s id: read, the gap left to the special."""
+    path = zoo_file("npm-tiktoken", f"{name}.json")
+    ranks, _, specials = js_ranks(path)
+    assert KNOWN[rank_file_digest(ranks)].name == "p50k_base"
+    parsed = parse_tiktoken_json(path)
+    assert 50256 not in parsed.model.vocab.values() and max(parsed.model.vocab.values()) == 50280
+    assert {t.content: t.id for t in parsed.added} == specials
 
 
 def _openai_encoding(name: str, ranks: dict[bytes, int], monkeypatch):
@@ -178,6 +182,7 @@ def _openai_encoding(name: str, ranks: dict[bytes, int], monkeypatch):
 @pytest.mark.runtime
 @pytest.mark.parametrize("name,options", [
     ("cl100k_base", {}),
+    ("p50k_base", {}),  # its ranks skip 50256, <|endoftext|>'s id
     # o200k's split crashes std::wregex on long letter runs: the crash-free form, exact on the corpus
     ("o200k_base", {"regex_form": "bounded", "accept": ["regex-bound"]}),
 ])
