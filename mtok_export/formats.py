@@ -164,11 +164,20 @@ def is_tekken(head: bytes, path: Path, folder: Folder | None = None) -> bool:
 _TIKTOKEN_JSON_KEYS = (b"pat_str", b"special_tokens", b"bpe_ranks", b"explicit_n_vocab")
 
 
+# js-tiktoken ships the same object as an ES / CommonJS module (ranks/*.js, *.cjs): one of these,
+# then the JSON object and a ";" (`readers.tiktoken_json.JS_MODULE`)
+_JS_MODULE = (b"export default ", b"module.exports = ")
+
+
+def _unwrapped(head: bytes) -> bytes:
+    return next((head[len(w):] for w in _JS_MODULE if head.startswith(w)), head)
+
+
 def is_tiktoken_json(head: bytes, path: Path, folder: Folder | None = None) -> bool:
-    """`{"pat_str", "special_tokens", "bpe_ranks"}` (npm tiktoken's encoders, js-tiktoken's ranks):
-    one of its keys first, and `bpe_ranks` first or seen in the head (it comes last, after the
-    short pattern and specials)."""
-    key = _first_key(head)
+    """`{"pat_str", "special_tokens", "bpe_ranks"}` (npm tiktoken's encoders; js-tiktoken's ranks,
+    the same object as a module: `_JS_MODULE`): one of its keys first, and `bpe_ranks` first or seen
+    in the head (it comes last, after the short pattern and specials)."""
+    key = _first_key(_unwrapped(head))
     return key is not None and key[0] in _TIKTOKEN_JSON_KEYS and (key[0] == b"bpe_ranks" or b'"bpe_ranks"' in head)
 
 

@@ -1,6 +1,7 @@
 """tiktoken ranks JSON, as the JavaScript ports ship an encoding (npm `tiktoken`'s `encoders/*.json`;
 js-tiktoken's `ranks/*.js` hold the same object): `{"pat_str": regex, "special_tokens": {token: id},
-"bpe_ranks": text}` (the GPT-2 family adds `"explicit_n_vocab"`) -> IR, as a tiktoken rank file
+"bpe_ranks": text}` (the GPT-2 family adds `"explicit_n_vocab"`; js-tiktoken's modules wrap it in
+`export default ...;` or `module.exports = ...;`, `JS_MODULE`) -> IR, as a tiktoken rank file
 with its pattern and specials beside it (`tiktoken.parse_ranks_with`).
 
 `bpe_ranks` comes in two forms, told apart by its first character as both JS loaders tell them
@@ -20,10 +21,11 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import re
 from pathlib import Path
 
 from ..errors import InputError
-from ..json_value import load_json
+from ..json_value import parse_json
 from .finish import Parsed
 from .tiktoken import parse_ranks, parse_ranks_with
 
@@ -70,9 +72,25 @@ def rank_file_digest(ranks: dict[bytes, int]) -> str:
     return h.hexdigest()
 
 
+# js-tiktoken's ranks/*.js and *.cjs: `export default <the object>;` / `module.exports = <the object>;`
+# (its build writes each so), read as the JSON they wrap and nothing else
+JS_MODULE = re.compile(rb"\A(?:export default |module\.exports = )(\{.*\})\s*;?\s*\Z", re.S)
+
+
 def read_ranks_json(path: Path) -> tuple[dict[bytes, int], str, dict[str, int]]:
-    """(ranks, pat_str, special_tokens) of a ranks JSON, each checked for its type."""
-    data = load_json(path)
+    """(ranks, pat_str, special_tokens) of a ranks JSON (or js-tiktoken's module of one), each
+    checked for its type."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+    if raw.startswith((b"export ", b"module.")):
+        m = JS_MODULE.match(raw)
+        if m is None:
+            raise InputError(f"{path}: a JavaScript module of a ranks object is 'export default {{...}};' or "
+                             "'module.exports = {...};' and nothing else")
+        raw = m.group(1)
+    data = parse_json(raw, path)
     where = str(path)
     if not isinstance(data, dict):
         raise InputError(f"{where}: a tiktoken ranks JSON is an object, not {type(data).__name__}")

@@ -51,7 +51,11 @@ def js_ranks(path) -> tuple[dict[bytes, int], str, dict[str, int]]:
     import base64
     import json
 
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    text = Path(path).read_text(encoding="utf-8")
+    for wrapper in ("export default ", "module.exports = "):  # js-tiktoken's ranks/*.js, *.cjs
+        if text.startswith(wrapper):
+            text = text[len(wrapper):].rstrip().rstrip(";")
+    data = json.loads(text)
     ranks: dict[bytes, int] = {}
     text = data["bpe_ranks"]
     for line in filter(None, text.split("\n")):

