@@ -108,6 +108,7 @@ class Format:
 
 _LEGACY_TYPES = frozenset(FileType) - {FileType.PIPELINE}
 _RANK_LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
+_BASE64 = re.compile(rb"[A-Za-z0-9+/]+={0,2}")
 _TJ_KEYS = (b"version", b"truncation", b"padding", b"added_tokens", b"normalizer", b"pre_tokenizer",
             b"post_processor", b"decoder", b"model")
 _FIRST_KEY = re.compile(rb'\A\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:\s*(\S)', re.S)
@@ -312,6 +313,8 @@ def why_not_tiktoken(head: bytes, path: Path) -> str:
     if not lines:
         return "no complete line in its first 64 KiB"
     for n, x in lines[:100]:
+        if _BASE64.fullmatch(x) and len(x) % 4 == 0:
+            return f"line {n} {_show(x)} is a base64 token without its rank"
         if not _RANK_LINE.fullmatch(x):
             return f"line {n} {_show(x)} is not '<base64 token> <rank>'"
         if len(x.split(b" ")[0]) % 4:
@@ -639,11 +642,9 @@ class Considered:
 
 
 def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB"):
-        if n < 1024 or unit == "MiB":
-            return f"{n} {unit}" if unit == "B" else f"{n / 1024:.1f} {unit}"
-        n /= 1024
-    return ""  # unreachable
+    if n < 1024:
+        return f"{n} B"
+    return f"{n / 1024:.1f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
 
 
 def _not_read_alone(fmt: Format, folder: Folder) -> str:

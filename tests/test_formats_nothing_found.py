@@ -118,6 +118,22 @@ def test_not_tiktoken_unpadded_base64(tmp_path):
                                                         "multiple of 4)")
 
 
+def test_not_tiktoken_tokens_without_ranks(tmp_path):
+    """One base64 token a line (mnn-llm's vocabulary lists before the 430 header): named as such."""
+    (tmp_path / "vocab.txt").write_text("IQ==\nIg==\n", encoding="utf-8")
+    assert _why(tmp_path, "vocab.txt")["tiktoken"] == "line 1 'IQ==' is a base64 token without its rank"
+
+
+def test_sizes(tmp_path):
+    (tmp_path / "a.md").write_text("x" * 1023, encoding="utf-8")
+    (tmp_path / "b.md").write_text("x" * 1536, encoding="utf-8")
+    (tmp_path / "c.md").write_bytes(b"x" * (3 << 19))
+    assert [x for x in str(_error(tmp_path)).splitlines() if x.startswith("  ") and not x.startswith("    ")] == [
+        "  a.md (1023 B): text starting 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'",
+        "  b.md (1.5 KiB): text starting 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'",
+        "  c.md (1.5 MiB): text starting 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'"]
+
+
 def test_not_merges_one_line(tmp_path):
     (tmp_path / "merges.txt").write_text("a b c\n", encoding="utf-8")
     assert _why(tmp_path, "merges.txt")["merges"] == "fewer than two lines and no '#version' first"
