@@ -12,10 +12,11 @@ gzip, base64-rank lines, GGUF magic, `430 N` headers, ...), never from its name;
 apart by its neighbours asks the `Folder` (each file in it classified once).  `read_source` reads a
 file with its format's reader, or, for a directory, classifies every file in it and reads the best
 candidate; when none is, `nothing_found` lists every file with why each format that could have
-claimed it did not (`Format.kinds`, `Format.why_not`).  A source's reader returns what it parsed and `read_source` finishes it, the same way
-for every format (`readers.finish`: header lists, chat template, provenance); the two files MNN
-loads carry their header lists and are read whole (`parsed=False`); which of the two a file is,
-its header line says (`mtok.header.file_type`, here and in every reader of them).
+claimed it did not (`Format.kinds`, `Format.why_not`).  A source's reader returns what it parsed and
+`read_source` finishes it, the same way for every format (`readers.finish`: header lists, chat
+template, provenance); the two files MNN loads carry their header lists and are read whole
+(`parsed=False`); which of the two a file is, its header line says (`mtok.header.file_type`, here
+and in every reader of them).
 
 The choice is deterministic: by the `priority` of the format (sources before the `.mtok`/`.txt`
 this tool writes beside them), then the conventional file name of that format, then the file name;
@@ -261,15 +262,13 @@ def _show(line: bytes) -> str:
     return repr(line[:40].decode("utf-8", "replace")) + ("..." if len(line) > 40 else "")
 
 
-def _why_not_json_key(head: bytes) -> str | None:
-    key = _first_key(head)
-    return None if key is not None else "not a JSON object with a string key first"
+_NOT_OBJECT = "not a JSON object with a string key first"
 
 
 def why_not_tokenizer_json(head: bytes, path: Path) -> str:
     key = _first_key(head)
     if key is None:
-        return _why_not_json_key(head)
+        return _NOT_OBJECT
     return (f"its first key {key[0].decode('utf-8', 'replace')!r} is none a tokenizer.json starts with "
             "(model, version, added_tokens, normalizer...)")
 
@@ -277,16 +276,16 @@ def why_not_tokenizer_json(head: bytes, path: Path) -> str:
 def why_not_tekken(head: bytes, path: Path) -> str:
     key = _first_key(head)
     if key is None:
-        return _why_not_json_key(head)
+        return _NOT_OBJECT
     if key[0] not in (b"config", b"vocab"):
         return f"its first key {key[0].decode('utf-8', 'replace')!r} is neither 'config' nor 'vocab'"
     return "no 'token_bytes' in its first 64 KiB"
 
 
 def why_not_tiktoken_json(head: bytes, path: Path) -> str:
-    key = _first_key(head)
+    key = _first_key(_unwrapped(head))
     if key is None:
-        return _why_not_json_key(head)
+        return _NOT_OBJECT
     if key[0] not in _TIKTOKEN_JSON_KEYS:
         return f"its first key {key[0].decode('utf-8', 'replace')!r} is none of pat_str, special_tokens, bpe_ranks"
     return "no 'bpe_ranks' in its first 64 KiB"
@@ -295,7 +294,7 @@ def why_not_tiktoken_json(head: bytes, path: Path) -> str:
 def why_not_vocab_json(head: bytes, path: Path) -> str:
     key = _first_key(head)
     if key is None:
-        return _why_not_json_key(head)
+        return _NOT_OBJECT
     if not key[1][:1].isdigit():
         return (f"the value of its first key {key[0].decode('utf-8', 'replace')!r} is no integer id "
                 "(not a flat token -> id object)")
@@ -654,7 +653,8 @@ def _not_read_alone(fmt: Format, folder: Folder) -> str:
     if fmt.priority is None:
         return f"recognized, but it is read only with its vocabulary JSON ({', '.join(VOCAB_JSON.names)}), none here"
     if fmt.partner is not None and folder.of(fmt.partner) is None:
-        return f"recognized, but it needs a {fmt.partner.name} file beside it ({', '.join(fmt.partner.names)}), none here"
+        return (f"recognized, but it needs a {fmt.partner.name} file beside it ({', '.join(fmt.partner.names)}), "
+                "none here")
     return "recognized, yet not read: report it"  # a candidate would have been read
 
 

@@ -12,9 +12,9 @@ with its pattern and specials beside it (`tiktoken.parse_ranks_with`).
 
 Read strictly, as a rank file is: canonical base64, no token or rank twice (the JS loaders would
 let a later token win; a file where that matters is refused, not guessed), a gap only where a
-special token takes the id (p50k_base's 50256).  `KNOWN` is keyed by the sha256 of a rank file, so the ranks are hashed in the rank
-file's form (`<base64> <rank>\\n` by rank, as OpenAI's files are written): the JSON of cl100k_base
-is known as cl100k_base."""
+special token takes the id (p50k_base's 50256).  `KNOWN` is keyed by the sha256 of a rank file,
+so the ranks are hashed in the rank file's form (`<base64> <rank>\\n` by rank, as OpenAI's files
+are written): the JSON of cl100k_base is known as cl100k_base."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def decode_bpe_ranks(text: str, where: str) -> dict[bytes, int]:
             except (binascii.Error, ValueError):
                 raise InputError(f"{here}, token {k}: {tok64[:40]!r} is not valid base64") from None
             if token in ranks:
-                raise InputError(f"{here}, token {k}: {token!r:.40} already has rank {ranks[token]} ({at[ranks[token]]})")
+                raise InputError(f"{here}, token {k}: {token!r:.40} already has rank {ranks[token]} "
+                                 f"({at[ranks[token]]})")
             if rank in at:
                 raise InputError(f"{here}, token {k}: rank {rank} is already given ({at[rank]})")
             ranks[token] = rank
@@ -105,7 +106,8 @@ def read_ranks_json(path: Path) -> tuple[dict[bytes, int], str, dict[str, int]]:
         raise InputError(f"{where}: pat_str must be a non-empty string")
     if not isinstance(text, str):
         raise InputError(f"{where}: bpe_ranks must be a string")
-    if not isinstance(special, dict) or not all(isinstance(i, int) and not isinstance(i, bool) for i in special.values()):
+    if not isinstance(special, dict) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                for i in special.values()):
         raise InputError(f"{where}: special_tokens must be an object {{token: id}}")
     ranks = decode_bpe_ranks(text, where)
     n_vocab = data.get("explicit_n_vocab")
