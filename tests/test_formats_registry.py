@@ -121,11 +121,15 @@ def test_the_path_help_names_the_entries():
     assert "{formats}" in help_text and F.listed() in filled(help_text)
 
 
+def _unexplained(formats) -> list[str]:
+    """Formats a directory is searched for (or companions) that the "nothing found" error would
+    leave out: no `why_not`, or neither `kinds` nor `names` (never asked)."""
+    return [f.name for f in formats if (f.label or f.partner is not None or f is F.MERGES)
+            and (f.why_not is None or not (f.kinds or f.names))]
+
+
 def test_every_listed_format_says_why_a_file_is_not_it():
-    """The "nothing found" error asks each format that could have claimed a file why it did not: a
-    format a directory is searched for (or a companion) without `why_not` would be left out of it
-    silently, and one without `kinds` or `names` would never be asked."""
-    for f in F.FORMATS:
-        if f.label or f.partner is not None or f is F.MERGES:
-            assert f.why_not is not None, f.name
-            assert f.kinds or f.names, f.name
+    assert _unexplained(F.FORMATS) == []
+    mute = dataclasses.replace(F.GGUF, why_not=None)  # the mutants it must catch
+    unasked = dataclasses.replace(F.GGUF, kinds=())
+    assert _unexplained((mute, unasked, F.TIKTOKEN)) == ["gguf", "gguf"]

@@ -172,3 +172,23 @@ def test_reduced_zoo():
            if r["class"] in ("dead-end", "other") or (r["class"] == "input-error" and not r["reviewed"])]
     assert not bad, bad
     print(f"reduced zoo: {len(rows)} tokenizers in {time.perf_counter() - start:.0f} s: {zoo.summary(rows)}")
+
+
+def test_a_zoo_file_is_served_only_from_the_pinned_archive(tmp_path, monkeypatch):
+    """`zoo_file`: a test skips, naming the fetch command, unless the archive's folder records the
+    pinned sha256 (a folder unpacked from another version is not used)."""
+    from tests.support import zoo_sources as S
+
+    monkeypatch.setattr(S, "zoo_root", lambda: tmp_path)
+    a = next(x for x in S.ARCHIVES if x.name == "npm-tiktoken")
+    with pytest.raises(pytest.skip.Exception, match=r"scripts/zoo_fetch.py --only npm-tiktoken"):
+        S.zoo_file("npm-tiktoken", "cl100k_base.json")
+    (tmp_path / a.name).mkdir()
+    (tmp_path / a.name / S.STAMP).write_text("0" * 64 + "\n")
+    with pytest.raises(pytest.skip.Exception, match="is not unpacked"):
+        S.zoo_file("npm-tiktoken", "cl100k_base.json")
+    (tmp_path / a.name / S.STAMP).write_text(a.sha256 + "\n")
+    with pytest.raises(pytest.skip.Exception, match="cl100k_base.json is missing"):
+        S.zoo_file("npm-tiktoken", "cl100k_base.json")
+    (tmp_path / a.name / "cl100k_base.json").write_text("{}")
+    assert S.zoo_file("npm-tiktoken", "cl100k_base.json") == tmp_path / a.name / "cl100k_base.json"
