@@ -18,6 +18,16 @@ class InputError(MtokError):
     """Unreadable, missing or malformed input that is not a binary format problem."""
 
 
+class NothingFound(InputError):
+    """No file of a directory is a source this tool reads.  `considered` lists every file of it as
+    data (`formats.Considered.to_json`: its name, size, what it looks like and why each format that
+    could have claimed it did not), for --json; the message says the same in lines."""
+
+    def __init__(self, message: str, considered: list[dict]):
+        super().__init__(message)
+        self.considered = considered
+
+
 class FormatError(MtokError):
     """A malformed binary file: names the file, the section and the byte offset."""
 

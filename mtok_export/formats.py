@@ -11,10 +11,12 @@ see `targets.py`) and `check` (the strict read-back before the bytes replace any
 gzip, base64-rank lines, GGUF magic, `430 N` headers, ...), never from its name; a format told
 apart by its neighbours asks the `Folder` (each file in it classified once).  `read_source` reads a
 file with its format's reader, or, for a directory, classifies every file in it and reads the best
-candidate.  A source's reader returns what it parsed and `read_source` finishes it, the same way
-for every format (`readers.finish`: header lists, chat template, provenance); the two files MNN
-loads carry their header lists and are read whole (`parsed=False`); which of the two a file is,
-its header line says (`mtok.header.file_type`, here and in every reader of them).
+candidate; when none is, `nothing_found` lists every file with why each format that could have
+claimed it did not (`Format.kinds`, `Format.why_not`).  A source's reader returns what it parsed and
+`read_source` finishes it, the same way for every format (`readers.finish`: header lists, chat
+template, provenance); the two files MNN loads carry their header lists and are read whole
+(`parsed=False`); which of the two a file is, its header line says (`mtok.header.file_type`, here
+and in every reader of them).
 
 The choice is deterministic: by the `priority` of the format (sources before the `.mtok`/`.txt`
 this tool writes beside them), then the conventional file name of that format, then the file name;
@@ -44,11 +46,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, NothingFound
 from .mtok import check_written, read_mtok, write_mtok
 from .mtok.constants import FileType
 from .mtok.header import file_type
-from .sniff import is_tiktoken_code, not_a_tokenizer
+from .sniff import is_tiktoken_code, looks_like, not_a_tokenizer, shape
 
 HEAD = 1 << 16  # bytes of each file looked at to classify it
 
@@ -97,12 +99,17 @@ class Format:
     partner: Format | None = None  # a candidate only with a file of this format beside it
     options: tuple[str, ...] = ()  # the `Options` fields its reader takes besides chat_template
     label: str = ""  # how messages and help name it ("" : not listed, a companion)
+    # the "nothing found" error: the file shapes (`sniff.shape`) this format could have, and for a
+    # file of such a shape (or of one of `names`) that the sniffer refused, (head, path) -> why
+    kinds: tuple[str, ...] = ()
+    why_not: Callable[[bytes, Path], str] | None = None
 
 
 # ------------------------------------------------------------------ sniffers (content only)
 
 _LEGACY_TYPES = frozenset(FileType) - {FileType.PIPELINE}
 _RANK_LINE = re.compile(rb"[A-Za-z0-9+/=]+ \d+")
+_BASE64 = re.compile(rb"[A-Za-z0-9+/]+={0,2}")
 _TJ_KEYS = (b"version", b"truncation", b"padding", b"added_tokens", b"normalizer", b"pre_tokenizer",
             b"post_processor", b"decoder", b"model")
 _FIRST_KEY = re.compile(rb'\A\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:\s*(\S)', re.S)
@@ -154,6 +161,26 @@ def is_tekken(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     """`{"config": {...}, "vocab": [{"rank", "token_bytes", ...}` (or vocab first)."""
     key = _first_key(head)
     return key is not None and key[0] in (b"config", b"vocab") and b'"token_bytes"' in head
+
+
+_TIKTOKEN_JSON_KEYS = (b"pat_str", b"special_tokens", b"bpe_ranks", b"explicit_n_vocab")
+
+
+# js-tiktoken ships the same object as an ES / CommonJS module (ranks/*.js, *.cjs): one of these,
+# then the JSON object and a ";" (`readers.tiktoken_json.JS_MODULE`)
+_JS_MODULE = (b"export default ", b"module.exports = ")
+
+
+def _unwrapped(head: bytes) -> bytes:
+    return next((head[len(w):] for w in _JS_MODULE if head.startswith(w)), head)
+
+
+def is_tiktoken_json(head: bytes, path: Path, folder: Folder | None = None) -> bool:
+    """`{"pat_str", "special_tokens", "bpe_ranks"}` (npm tiktoken's encoders; js-tiktoken's ranks,
+    the same object as a module: `_JS_MODULE`): one of its keys first, and `bpe_ranks` first or seen
+    in the head (it comes last, after the short pattern and specials)."""
+    key = _first_key(_unwrapped(head))
+    return key is not None and key[0] in _TIKTOKEN_JSON_KEYS and (key[0] == b"bpe_ranks" or b'"bpe_ranks"' in head)
 
 
 def is_vocab_json(head: bytes, path: Path, folder: Folder | None = None) -> bool:
@@ -217,6 +244,138 @@ def is_python(head: bytes, path: Path, folder: Folder | None = None) -> bool:
     return is_tiktoken_code(head)
 
 
+# ------------------------------------------------------------------ why a file is none of them
+# Each says, for a file its sniffer refused, the first thing that format's sniffer missed: the
+# "nothing found" error lists them (`considered`), so a user sees why a file they expected to be
+# read was not.  They repeat their sniffer's test in words; a test holds each to its sniffer.
+
+
+def _numbered_lines(head: bytes) -> list[tuple[int, bytes]]:
+    """(line number, line) of the head's complete non-blank lines, as `_lines` keeps them."""
+    lines = head.split(b"\n")
+    if len(head) == HEAD:
+        lines = lines[:-1]
+    return [(n, x.rstrip(b"\r")) for n, x in enumerate(lines, 1) if x.strip()]
+
+
+def _show(line: bytes) -> str:
+    return repr(line[:40].decode("utf-8", "replace")) + ("..." if len(line) > 40 else "")
+
+
+_NOT_OBJECT = "not a JSON object with a string key first"
+
+
+def why_not_tokenizer_json(head: bytes, path: Path) -> str:
+    key = _first_key(head)
+    if key is None:
+        return _NOT_OBJECT
+    return (f"its first key {key[0].decode('utf-8', 'replace')!r} is none a tokenizer.json starts with "
+            "(model, version, added_tokens, normalizer...)")
+
+
+def why_not_tekken(head: bytes, path: Path) -> str:
+    key = _first_key(head)
+    if key is None:
+        return _NOT_OBJECT
+    if key[0] not in (b"config", b"vocab"):
+        return f"its first key {key[0].decode('utf-8', 'replace')!r} is neither 'config' nor 'vocab'"
+    return "no 'token_bytes' in its first 64 KiB"
+
+
+def why_not_tiktoken_json(head: bytes, path: Path) -> str:
+    key = _first_key(_unwrapped(head))
+    if key is None:
+        return _NOT_OBJECT
+    if key[0] not in _TIKTOKEN_JSON_KEYS:
+        return f"its first key {key[0].decode('utf-8', 'replace')!r} is none of pat_str, special_tokens, bpe_ranks"
+    return "no 'bpe_ranks' in its first 64 KiB"
+
+
+def why_not_vocab_json(head: bytes, path: Path) -> str:
+    key = _first_key(head)
+    if key is None:
+        return _NOT_OBJECT
+    if not key[1][:1].isdigit():
+        return (f"the value of its first key {key[0].decode('utf-8', 'replace')!r} is no integer id "
+                "(not a flat token -> id object)")
+    if key[0] in _TJ_KEYS:
+        return f"its first key {key[0].decode()!r} is a tokenizer.json's"
+    try:
+        json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError) as e:
+        return f"not valid JSON ({e})"
+    return "no token has id 0 (the shape of an added_tokens.json, which lists tokens beyond a vocabulary)"
+
+
+def why_not_tiktoken(head: bytes, path: Path) -> str:
+    lines = _numbered_lines(head)
+    if not lines:
+        return "no complete line in its first 64 KiB"
+    for n, x in lines[:100]:
+        if _BASE64.fullmatch(x) and len(x) % 4 == 0:
+            return f"line {n} {_show(x)} is a base64 token without its rank"
+        if not _RANK_LINE.fullmatch(x):
+            return f"line {n} {_show(x)} is not '<base64 token> <rank>'"
+        if len(x.split(b" ")[0]) % 4:
+            return f"line {n}: the token {_show(x.split(b' ')[0])} is not padded base64 (length not a multiple of 4)"
+    return "its lines are rank lines, yet it was not taken: report it"  # the sniffer's test, inverted
+
+
+def why_not_merges(head: bytes, path: Path) -> str:
+    lines = _numbered_lines(head)
+    if len(lines) < 2:
+        return "fewer than two lines and no '#version' first"
+    for n, x in lines[:100]:
+        words = x.split(b" ")
+        if len(words) != 2 or not all(words):
+            return f"line {n} {_show(x)} is not 'left right' (two tokens, one space)"
+    return "its lines are merges, yet it was not taken: report it"
+
+
+def why_not_bert_vocab(head: bytes, path: Path) -> str:
+    lines = _numbered_lines(head)
+    try:
+        text = [(n, x.decode("utf-8")) for n, x in lines]
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    if not text:
+        return "no complete line"
+    spaced = next(((n, x) for n, x in text if " " in x), None)
+    if spaced is not None:
+        return f"line {spaced[0]} {_show(spaced[1].encode())} holds a space (one token per line has none)"
+    return "none of [UNK], [CLS], [SEP] among its lines in the first 64 KiB"
+
+
+def why_not_sentencepiece(head: bytes, path: Path) -> str:
+    if head[:1] != b"\x0a":
+        return f"its first byte 0x{head[0]:02x} is not a ModelProto's first field (0x0a)" if head else "empty"
+    size = path.stat().st_size
+    if size >= SPM_MAX:
+        return f"too large for one ({size >> 20} MiB; none is over {SPM_MAX >> 20} MiB): not parsed"
+    return "starts like a protobuf message but does not parse as a SentencePiece ModelProto"
+
+
+def why_not_gguf(head: bytes, path: Path) -> str:
+    return f"no 'GGUF' magic (its first bytes are {head[:4]!r})"
+
+
+def why_not_clip(head: bytes, path: Path) -> str:
+    if head[:2] != b"\x1f\x8b":
+        return "not gzip-compressed"
+    inner = gunzip_head(path)
+    if not inner:
+        return "gzip that does not decompress (or holds nothing)"
+    first = inner.split(b"\n", 1)[0]
+    if b"#version" not in first:
+        return f"its decompressed first line {_show(first)} has no '#version'"
+    return "decompressed, its lines after the first are not merges ('left right')"
+
+
+def why_not_mnn(head: bytes, path: Path) -> str:
+    first = head.split(b"\n", 1)[0][:40]
+    return f"line 1 {_show(first)} is no MNN header ('430 <type>')"
+
+
 # ------------------------------------------------------------------ readers
 
 
@@ -248,6 +407,12 @@ def _read_tiktoken(path: Path, o: Options):
     from .readers.remote_code import parse_tiktoken_with_code  # on first use: the reader of the one format read
 
     return parse_tiktoken_with_code(path, pattern=o.pattern, special=o.special)
+
+
+def _read_tiktoken_json(path: Path, o: Options):
+    from .readers.tiktoken_json import parse_tiktoken_json  # on first use: the reader of the one format read
+
+    return parse_tiktoken_json(path)
 
 
 def _read_vocab_json(path: Path, o: Options):
@@ -315,6 +480,8 @@ TRANSFORMERS = Reference("transformers", "the transformers class the vocabulary 
 CLIP_TOKENIZER = Reference("clip", "OpenAI CLIP's own SimpleTokenizer on its merges .gz")
 SENTENCEPIECE_LIB = Reference("sentencepiece", "sentencepiece on the model file")
 TIKTOKEN_LIB = Reference("tiktoken", "tiktoken on the rank file, with the pattern and specials the export chose")
+TIKTOKEN_JSON_LIB = Reference("tiktoken", "tiktoken on the ranks of the JSON's bpe_ranks (read as the JS loaders "
+                              "read them), with its pat_str and special_tokens")
 MISTRAL_COMMON = Reference("mistral_common", "mistral_common's Tekkenizer on tekken.json")
 LLAMA_CPP = Reference("gguf", "llama.cpp's view of the GGUF file (vocabulary only)")
 MNN_RUNTIME = Reference("mnn", "the MNN runtime the .mtok was made for")
@@ -325,29 +492,36 @@ MNN_LEGACY = Reference("mnn-legacy", "MNN 3.4.1, the runtime a legacy tokenizer.
 # entry goes between two without renumbering), this tool's own outputs last so a source beside them
 # is always re-read.
 MTOK = Format("mtok", is_mtok, _read_mtok, MNN_RUNTIME, ("tokenizer.mtok",), write_mtok, check_written, parsed=False,
-              priority=100, label=".mtok")
+              priority=100, label=".mtok", why_not=why_not_mnn)
 LEGACY = Format("legacy-txt", is_legacy_txt, _read_legacy, MNN_LEGACY, ("tokenizer.txt",), _write_legacy,
-                _check_legacy, parsed=False, priority=90, label="legacy tokenizer.txt")
-GGUF = Format("gguf", is_gguf, _read_gguf, LLAMA_CPP, priority=40, label="GGUF")
+                _check_legacy, parsed=False, priority=90, label="legacy tokenizer.txt", why_not=why_not_mnn)
+GGUF = Format("gguf", is_gguf, _read_gguf, LLAMA_CPP, priority=40, label="GGUF", kinds=("binary",),
+              why_not=why_not_gguf)
 CLIP = Format("clip-bpe-gz", is_clip_merges, _read_clip, CLIP_TOKENIZER, ("bpe_simple_vocab_16e6.txt.gz",),
-              priority=70, label="CLIP bpe .gz")
+              priority=70, label="CLIP bpe .gz", kinds=("gzip",), why_not=why_not_clip)
 SENTENCEPIECE = Format("sentencepiece", is_sentencepiece, _read_sentencepiece, SENTENCEPIECE_LIB,
                        ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "ice_text.model"), priority=30,
-                       label="SentencePiece model")
+                       label="SentencePiece model", kinds=("binary",), why_not=why_not_sentencepiece)
 TOKENIZER_JSON = Format("tokenizer.json", is_tokenizer_json, _read_tokenizer_json, TOKENIZERS, ("tokenizer.json",),
-                        priority=10, label="tokenizer.json")
-TEKKEN = Format("tekken", is_tekken, _read_tekken, MISTRAL_COMMON, ("tekken.json",), priority=20, label="tekken.json")
+                        priority=10, label="tokenizer.json", kinds=("json",), why_not=why_not_tokenizer_json)
+TEKKEN = Format("tekken", is_tekken, _read_tekken, MISTRAL_COMMON, ("tekken.json",), priority=20, label="tekken.json",
+                kinds=("json",), why_not=why_not_tekken)
 # a merges file stands for its pair: read through the vocabulary JSON beside it, never chosen itself
-MERGES = Format("merges", is_merges, _read_merges, TRANSFORMERS, ("merges.txt", "vocab.bpe"), options=("family",))
+MERGES = Format("merges", is_merges, _read_merges, TRANSFORMERS, ("merges.txt", "vocab.bpe"), options=("family",),
+                kinds=("text",), why_not=why_not_merges)
 VOCAB_JSON = Format("vocab.json", is_vocab_json, _read_vocab_json, TRANSFORMERS, ("vocab.json", "encoder.json"),
-                    priority=60, partner=MERGES, options=("family",), label="vocab.json/encoder.json + merges")
+                    priority=60, partner=MERGES, options=("family",), label="vocab.json/encoder.json + merges",
+                    kinds=("json",), why_not=why_not_vocab_json)
 TIKTOKEN = Format("tiktoken", is_tiktoken, _read_tiktoken, TIKTOKEN_LIB, ("tiktoken.model", "tokenizer.model"),
-                  priority=50, options=("pattern", "special"), label="tiktoken rank file")
+                  priority=50, options=("pattern", "special"), label="tiktoken rank file", kinds=("text",),
+                  why_not=why_not_tiktoken)
+TIKTOKEN_JSON = Format("tiktoken-json", is_tiktoken_json, _read_tiktoken_json, TIKTOKEN_JSON_LIB, priority=55,
+                       label="tiktoken ranks JSON", kinds=("json",), why_not=why_not_tiktoken_json)
 BERT_VOCAB = Format("bert-vocab.txt", is_bert_vocab, _read_bert, TRANSFORMERS, ("vocab.txt",), priority=80,
-                    label="vocab.txt")
+                    label="vocab.txt", kinds=("text",), why_not=why_not_bert_vocab)
 REMOTE_CODE = Format("remote-code", is_python, None)
-FORMATS = (MTOK, LEGACY, GGUF, CLIP, SENTENCEPIECE, TOKENIZER_JSON, TEKKEN, VOCAB_JSON, TIKTOKEN, MERGES,
-           BERT_VOCAB, REMOTE_CODE)
+FORMATS = (MTOK, LEGACY, GGUF, CLIP, SENTENCEPIECE, TOKENIZER_JSON, TEKKEN, TIKTOKEN_JSON, VOCAB_JSON, TIKTOKEN,
+           MERGES, BERT_VOCAB, REMOTE_CODE)
 BY_NAME = {f.name: f for f in FORMATS}
 
 
@@ -422,8 +596,10 @@ def choose(path: Path) -> tuple[Path, Format, str | None]:
         if fmt is not None and fmt.read is not None:
             return path, fmt, None
         # a config, remote code or README: the model it belongs to is the directory's
-        if not candidates(path.parent):
-            raise InputError(not_a_tokenizer(path, ", ".join(f.name for f in FORMATS if f.read is not None)))
+        if not candidates(path.parent):  # what it is not, then why not each format it could have been
+            why = next((c.lines()[1:] for c in considered(path.parent)[0] if c.name == path.name), [])
+            raise InputError("\n".join([not_a_tokenizer(path, ", ".join(f.name for f in FORMATS if f.read is not None)),
+                                        *(f"  {x.strip()}" for x in why)]))
         best, fmt, note = choose(path.parent)
         return best, fmt, f"{path.name} is no tokenizer file: " + (note or f"read {best.name} ({fmt.name}) beside it")
     found = candidates(path)
@@ -433,13 +609,104 @@ def choose(path: Path) -> tuple[Path, Format, str | None]:
         raise InputError(f"{path}: {', '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty (0 bytes: an "
                          "interrupted download or copy?), and no other tokenizer file is here")
     if not found:
-        raise InputError(f"{path}: no {listed()} found (files are recognized by content)")
+        raise nothing_found(path)
     (best, fmt), rest = found[0], found[1:]
     note = None
     if rest:
         others = ", ".join(f"{p.name} ({f.name})" for p, f in rest)
         note = f"read {best.name} ({fmt.name}); also here: {others}; --input FILE reads another"
     return best, fmt, note
+
+
+@dataclass(frozen=True)
+class Considered:
+    """One file of a directory where nothing was found: what it looks like (`sniff.looks_like`) and,
+    for each format that could have claimed it (one of its shape, or whose conventional name it
+    has), why that format did not; a file some format recognized says why it is not read alone."""
+
+    name: str
+    size: int | None  # None: unreadable
+    looks: str
+    rejected: tuple[tuple[str, str], ...]  # (format name, why not)
+
+    def to_json(self) -> dict:
+        return {"file": self.name, "size": self.size, "looks_like": self.looks,
+                "rejected": [{"format": f, "why": why} for f, why in self.rejected]}
+
+    def lines(self) -> list[str]:
+        size = "unreadable" if self.size is None else _size(self.size)
+        label = {f.name: f.label or f.name for f in FORMATS}
+        return [f"{self.name} ({size}): {self.looks}",
+                *(f"  as {label.get(f, f)}: {why}" for f, why in self.rejected)]
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    return f"{n / 1024:.1f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
+
+
+def _not_read_alone(fmt: Format, folder: Folder) -> str:
+    """Why a file a format recognized is no candidate of its directory."""
+    if fmt.read is None:
+        return "recognized (tiktoken tokenizer code), but code is read only with the rank file it loads, none here"
+    if fmt.priority is None:
+        return f"recognized, but it is read only with its vocabulary JSON ({', '.join(VOCAB_JSON.names)}), none here"
+    if fmt.partner is not None and folder.of(fmt.partner) is None:
+        return (f"recognized, but it needs a {fmt.partner.name} file beside it ({', '.join(fmt.partner.names)}), "
+                "none here")
+    return "recognized, yet not read: report it"  # a candidate would have been read
+
+
+def considered(directory: Path) -> tuple[list[Considered], list[str]]:
+    """(every file of `directory` with why it is not read, the names of its subfolders): what the
+    "nothing found" error lists.  Hidden files are left out, as `Folder.files` leaves them."""
+    folder = Folder(directory)
+    files, subfolders = [], []
+    for p in sorted(Path(directory).iterdir()):
+        if p.name.startswith("."):
+            continue
+        if p.is_dir():
+            subfolders.append(p.name)
+            continue
+        try:
+            size = p.stat().st_size
+            with open(p, "rb") as f:
+                head = f.read(HEAD)
+            fmt = folder.format_of(p)
+        except (OSError, InputError) as e:  # classify names an unreadable file with an InputError
+            files.append(Considered(p.name, None, f"unreadable ({getattr(e, 'strerror', None) or e})", ()))
+            continue
+        looks = looks_like(head[:4096])
+        if fmt is not None:
+            files.append(Considered(p.name, size, looks, ((fmt.name, _not_read_alone(fmt, folder)),)))
+            continue
+        kind = shape(head)
+        asked = [f for f in FORMATS if f.why_not is not None and (kind in f.kinds or p.name in f.names)]
+        why = tuple((f.name, "empty (0 bytes)" if kind == "empty" else f.why_not(head, p)) for f in asked)
+        files.append(Considered(p.name, size, looks, why))
+    return files, subfolders
+
+
+SHOWN = 20  # files the "nothing found" message lists (--json lists every one)
+
+
+def nothing_found(directory: Path) -> NothingFound:
+    """The error for a directory with no source: what is searched for, then each file considered
+    (the first `SHOWN`), what it looks like and why no format took it."""
+    files, subfolders = considered(directory)
+    head = f"{directory}: no {listed()} found (files are recognized by content)"
+    if not files:
+        head += "; it holds no file"
+    else:
+        head += f"; {len(files)} file{'s' if len(files) != 1 else ''} considered:"
+    lines = [head, *(f"  {x}" for c in files[:SHOWN] for x in c.lines())]
+    if len(files) > SHOWN:
+        lines.append(f"  ... and {len(files) - SHOWN} more (--json lists every file)")
+    if subfolders:
+        shown = ", ".join(f"{s}/" for s in subfolders[:5]) + (", ..." if len(subfolders) > 5 else "")
+        lines.append(f"  {len(subfolders)} subfolder{'s' if len(subfolders) != 1 else ''} not searched: {shown}")
+    return NothingFound("\n".join(lines), [c.to_json() for c in files])
 
 
 def read_source(path: Path, chat_template: str | None = None, *, pattern: str | None = None, special=None,

@@ -8,6 +8,7 @@ import re
 
 from . import __version__
 from .dump.jsonify import component, id_to_token
+from .errors import NothingFound
 
 EXIT_MEANING = {0: "passed", 1: "verification failed", 2: "bad input", 3: "loss refused by the policy",
                 130: "interrupted"}
@@ -76,6 +77,8 @@ def command_json(command: str, exit_code: int, *, error: BaseException | None = 
         "error": str(error) if error is not None else None,
         "hint": hint,
         "next_command": getattr(error, "next", None).to_json() if getattr(error, "next", None) is not None else None,
+        # no source in a folder: each file considered and why (`formats.considered`)
+        **({"considered": error.considered} if isinstance(error, NothingFound) else {}),
         **fields,
     }
 

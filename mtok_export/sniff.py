@@ -36,6 +36,25 @@ def not_a_tokenizer(path: Path, formats: str) -> str:
             f"it looks like {looks_like(head)}")
 
 
+def shape(head: bytes) -> str:
+    """The coarse kind of a file from its first bytes: "empty", "gzip", "json", "text" or "binary"
+    (which formats could have claimed a file no format took: `formats.considered`)."""
+    if not head:
+        return "empty"
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if head.lstrip()[:1] in (b"{", b"["):
+        return "json"
+    if b"\x00" in head:
+        return "binary"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(head) - 3:  # not just a character cut at the end of the head
+            return "binary"
+    return "text"
+
+
 def looks_like(head: bytes) -> str:
     """A short description of a file from its first bytes."""
     if not head:
@@ -45,6 +64,8 @@ def looks_like(head: bytes) -> str:
             return what
     if len(head) >= 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < 1 << 27:
         return "a safetensors file (model weights)"
+    if head[:1] == b"\x0a" and shape(head) == "binary":  # field 1, length-delimited: SentencePiece's pieces
+        return "binary data starting like a protobuf message (field 1)"
     stripped = head.lstrip()
     if stripped[:1] in (b"{", b"["):
         keys = _json_keys(stripped)

@@ -58,8 +58,8 @@ def test_the_nothing_found_message_is_made_from_the_entries(tmp_path):
     with pytest.raises(InputError) as e:
         F.read_source(tmp_path)
     labels = [f.label for f in sorted(F.FORMATS, key=lambda f: f.priority or 0) if f.priority is not None]
-    assert str(e.value) == (f"{tmp_path}: no {', '.join(labels[:-1])} or {labels[-1]} found (files are recognized "
-                            "by content)")
+    assert str(e.value).splitlines()[0] == (f"{tmp_path}: no {', '.join(labels[:-1])} or {labels[-1]} found (files "
+                                            "are recognized by content); 1 file considered:")
     assert F.listed().startswith("tokenizer.json, tekken.json, SentencePiece model, ")  # the order read
 
 
@@ -119,3 +119,17 @@ def test_the_path_help_names_the_entries():
     path = inspect.signature(cmd_export.export, eval_str=True).parameters["path"]
     help_text = path.annotation.__metadata__[0].help
     assert "{formats}" in help_text and F.listed() in filled(help_text)
+
+
+def _unexplained(formats) -> list[str]:
+    """Formats a directory is searched for (or companions) that the "nothing found" error would
+    leave out: no `why_not`, or neither `kinds` nor `names` (never asked)."""
+    return [f.name for f in formats if (f.label or f.partner is not None or f is F.MERGES)
+            and (f.why_not is None or not (f.kinds or f.names))]
+
+
+def test_every_listed_format_says_why_a_file_is_not_it():
+    assert _unexplained(F.FORMATS) == []
+    mute = dataclasses.replace(F.GGUF, why_not=None)  # the mutants it must catch
+    unasked = dataclasses.replace(F.GGUF, kinds=())
+    assert _unexplained((mute, unasked, F.TIKTOKEN)) == ["gguf", "gguf"]

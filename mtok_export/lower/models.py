@@ -459,11 +459,12 @@ def _extend_vocab(lw, m, vocab: dict, missing: list):
     """Add (id, content) pairs to the model vocab so the runtime can decode them: appended densely, or
     (a dict vocab, ChatGLM3's config-declared [gMASK] 64790 after [MASK] 64789) at their ids, the ids
     between then filled by `fill_id_gaps`."""
-    n = len(vocab)
-    new = [(i, c) for i, c in missing if i >= n and c not in vocab]
+    used = set(vocab.values())
+    n = max(used) + 1 if used else 0  # the vocab's size when it is dense
+    # beyond the vocab, or in a gap of it (p50k_base leaves 50256 to <|endoftext|>)
+    new = [(i, c) for i, c in missing if c not in vocab and (i >= n or i not in used)]
     ids = [i for i, _ in new]
     dense = ids == list(range(n, n + len(new)))
-    used = set(vocab.values())
     if not new or (not dense and (isinstance(m, M.Unigram) or used & set(ids) or len(set(ids)) < len(ids))):
         lw.loss(L.ADDED_NOT_DECODABLE, "added tokens", "$.added_tokens",
                 f"{len(missing)} added token(s) are not in the model vocab and cannot be appended densely; "

@@ -28,6 +28,7 @@ Known vocabularies (`KNOWN`, keyed by file sha256; nothing is keyed by size or c
 | llama3 (Meta-Llama-3 `tiktoken.model`) | computed from the corpus file | pattern of the corpus Llama-3 `tokenizer.json`; 256 specials from 128000 as in its `tokenizer_config.json` (Llama 3.1+ ship the same ranks with renamed reserved tokens: give their config) |
 | cl100k_base, o200k_base, r50k_base, p50k_base | `expected_hash` in `tiktoken_ext/openai_public.py` (tiktoken 0.14) | same file (`p50k_base`: the `p50k_edit` FIM tokens are not included) |
 
+| llama4 (Llama 4 `tokenizer.model`) | computed from the file in the llama-models 0.3.0 wheel on PyPI | its `llama_models/llama4/tokenizer.py`: `O200K_PATTERN`, 2048 specials from 200000 (file:line beside the entry) |
 | whisper-multilingual (`multilingual.tiktoken`) | computed from the file in the openai-whisper 20250625 sdist on PyPI | its `whisper/tokenizer.py` `get_encoding()`: pattern, specials from 50257 (99 languages, its default) |
 
 Whisper's `gpt2.tiktoken` is byte-identical to `r50k_base` (same sha256, 306cd27f...), so it reads
@@ -111,6 +112,27 @@ _WHISPER_SPECIALS = _numbered(50257, [
     "<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>",
     *(f"<|{i * 0.02:.2f}|>" for i in range(1501))])
 
+
+def _llama4_reserved(name: str, count: int, start: int = 0) -> list[str]:
+    return [f"<|{name}_reserved_special_token_{i}|>" for i in range(start, start + count)]
+
+
+# Llama 4's special tokens as llama-models 0.3.0 (PyPI) defines them in llama_models/llama4/tokenizer.py:
+# BASIC_SPECIAL_TOKENS (:104-110), then LLAMA4_SPECIAL_TOKENS (:100-102), the text post-train (:48-65),
+# vision (:68-84) and reasoning (:87-98) lists (get_reserved_special_tokens, :43-44), then
+# <|reserved_special_token_i|> up to num_reserved_special_tokens = 2048 (:120, :149-152), numbered from
+# the 200,000 ranks (:154); stop tokens eos, eom, eot (:175-179).
+_LLAMA4_NAMED = [
+    "<|begin_of_text|>", "<|end_of_text|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>",
+    "<|header_start|>", "<|header_end|>", "<|eom|>", "<|eot|>", "<|step|>", *_llama4_reserved("text_post_train", 6),
+    "<|python_start|>", "<|python_end|>", "<|finetune_right_pad|>", *_llama4_reserved("text_post_train", 61, 8),
+    "<|image_start|>", "<|image_end|>", *_llama4_reserved("vision", 2), "<|tile_x_separator|>",
+    "<|tile_y_separator|>", *_llama4_reserved("vision", 4, 2), "<|image|>", *_llama4_reserved("vision", 1, 6),
+    "<|patch|>", *_llama4_reserved("vision", 1041, 7),
+    *_llama4_reserved("reasoning", 8), "<|reasoning_thinking_start|>", "<|reasoning_thinking_end|>"]
+_LLAMA4_SPECIALS = _numbered(200000, [*_LLAMA4_NAMED, *(f"<|reserved_special_token_{i}|>"
+                                                        for i in range(2048 - len(_LLAMA4_NAMED)))])
+
 KNOWN: dict[str, KnownVocab] = {v.sha256: v for v in (
     KnownVocab("qwen", "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186", 151643, _QWEN_PATTERN,
                _numbered(151643, ["<|endoftext|>", "<|im_start|>", "<|im_end|>",
@@ -120,6 +142,11 @@ KNOWN: dict[str, KnownVocab] = {v.sha256: v for v in (
     KnownVocab("llama3", "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55", 128000, _LLAMA3_PATTERN,
                _LLAMA3_SPECIALS, stops=("<|end_of_text|>", "<|eot_id|>"),
                source="Meta-Llama-3 tokenizer.json / tokenizer_config.json (specials from 128000)"),
+    # llama-models 0.3.0 llama_models/llama4/tokenizer.model (sha256 computed from the wheel's file); its
+    # pattern is that file's Tokenizer.O200K_PATTERN (:122), o200k_base's; no NFC (it encodes as given)
+    KnownVocab("llama4", "d0bdbaf59b0762c8c807617e2d8ea51420eb1b1de266df2495be755c8e0ed6ed", 200000, _O200K_PATTERN,
+               _LLAMA4_SPECIALS, stops=("<|end_of_text|>", "<|eom|>", "<|eot|>"),
+               source="llama-models 0.3.0 llama_models/llama4/tokenizer.py (O200K_PATTERN, specials from 200000)"),
     KnownVocab("whisper-multilingual", "b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126", 50257,
                _WHISPER_PATTERN, _WHISPER_SPECIALS, stops=("<|endoftext|>",),
                source="openai-whisper 20250625 whisper/assets/multilingual.tiktoken and get_encoding() "
@@ -167,8 +194,10 @@ def find_rank_file(directory: Path) -> Path | None:
 
 def parse_ranks(data: bytes, path) -> dict[bytes, int]:
     """Strictly parse a rank file: every non-blank line is `<base64 token> <rank>` with canonical
-    base64, a decimal rank, no token or rank twice, and ranks 0..n-1 without gaps.  One empty token
-    (`=`, Whisper's placeholder at 50256) is kept, as tiktoken's loader and HF's tokenizer.json do."""
+    base64, a decimal rank, no token or rank twice.  One empty token (`=`, Whisper's placeholder at
+    50256) is kept, as tiktoken's loader and HF's tokenizer.json do.  A rank missing below the
+    highest must be a special token's id (p50k_base leaves 50256 to <|endoftext|>): `parse_ranks_with`
+    checks that, once the specials are known."""
     ranks: dict[bytes, int] = {}
     line_of_rank: dict[int, int] = {}
     for lineno, line in enumerate(data.split(b"\n"), 1):
@@ -196,27 +225,34 @@ def parse_ranks(data: bytes, path) -> dict[bytes, int]:
         line_of_rank[rank] = lineno
     if not ranks:
         raise InputError(f"{path}: no ranks (empty file)")
-    n = len(ranks)
-    if max(line_of_rank) != n - 1:
-        missing = next(r for r in range(n) if r not in line_of_rank)
-        after = min(r for r in line_of_rank if r > missing)
-        raise InputError(f"{path} line {line_of_rank[after]}: ranks must be 0..{n - 1} without gaps, "
-                         f"but rank {missing} is missing (this line has rank {after})")
     return ranks
 
 
+def rank_gaps(ranks: Mapping[bytes, int]) -> list[int]:
+    """The ids below the highest rank that no token has."""
+    top = max(ranks.values(), default=-1)
+    if top == len(ranks) - 1:
+        return []
+    have = set(ranks.values())
+    return [r for r in range(top) if r not in have]
+
+
 def ranks_to_bpe(ranks: dict[bytes, int]) -> tuple[dict[str, int], tuple[tuple[str, str], ...], int]:
-    """-> (vocab in GPT-2 characters, merges, number of multi-byte tokens no merge produces).  `ranks`
-    must be 0..n-1 (both readers check).  The merges are cached by the ranks' content: finding them
-    tries every split of every token (0.4 s for 150k tokens); a hit reads them back in a tenth."""
+    """-> (vocab in GPT-2 characters, id = rank, merges, number of multi-byte tokens no merge
+    produces).  A gap in the ranks stays a gap in the vocabulary (a special token's id).  The merges
+    are cached by the ranks' content: finding them tries every split of every token (0.4 s for 150k
+    tokens); a hit reads them back in a tenth."""
     by_rank = sorted(ranks, key=ranks.__getitem__)
     chars = bytes_to_tokens(by_rank)  # by rank
-    vocab = dict(zip(chars, range(len(chars))))
-    digest = cache.key("tiktoken-merges", blobs=(cache.strings_blob(by_rank),), files=(__file__,))
+    ids = [ranks[t] for t in by_rank]
+    vocab = dict(zip(chars, ids))
+    char_of = dict(zip(ids, chars))
+    gapped = (cache.strings_blob([str(i) for i in ids]),) if ids[-1] != len(ids) - 1 else ()  # else: 0..n-1
+    digest = cache.key("tiktoken-merges", blobs=(cache.strings_blob(by_rank), *gapped), files=(__file__,))
     found = cache.computed("tiktoken-merges", digest, lambda: _merge_ranks(by_rank, ranks),
                            valid=lambda v: isinstance(v, dict) and isinstance(v.get("pairs"), list))
     pairs = found["pairs"]
-    merges = tuple(zip(map(chars.__getitem__, pairs[0::2]), map(chars.__getitem__, pairs[1::2])))
+    merges = tuple(zip(map(char_of.__getitem__, pairs[0::2]), map(char_of.__getitem__, pairs[1::2])))
     return vocab, merges, found["unreachable"]
 
 
@@ -226,7 +262,8 @@ def _merge_ranks(by_rank: list[bytes], ranks: dict[bytes, int]) -> dict:
     found = []
     unreachable = 0
     get = ranks.get
-    for rank, token in enumerate(by_rank):
+    for token in by_rank:
+        rank = ranks[token]
         n = len(token)
         if n <= 1:  # a byte, or Whisper's empty placeholder token "=" (as HF's tokenizer.json keeps it)
             continue
@@ -319,9 +356,18 @@ def parse_tiktoken(path: Path, *, pattern: str | None = None, special=None, patt
         data = path.read_bytes()
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror})") from e
-    ranks = parse_ranks(data, path)
+    return parse_ranks_with(path, parse_ranks(data, path), sha256(path), pattern=pattern, special=special,
+                            pattern_src=pattern_src, special_src=special_src)
+
+
+def parse_ranks_with(path: Path, ranks: dict[bytes, int], digest: str, *, pattern: str | None = None, special=None,
+                     pattern_src: str | None = None, special_src: str | None = None,
+                     stops_of_known: bool = False) -> Parsed:
+    """The IR of ranks read from `path` (a rank file, or a ranks JSON: `tiktoken_json`), `digest`
+    the sha256 of their rank-file form (`KNOWN`'s key); pattern and specials as `parse_tiktoken`.
+    A known vocabulary's stop tokens are taken when its specials are (`stops_of_known`: also when
+    the specials come from the source itself and hold them)."""
     n = len(ranks)
-    digest = sha256(path)
     known = KNOWN.get(digest)
     directory = path.parent
     side = read_side_files(directory)
@@ -339,7 +385,7 @@ def parse_tiktoken(path: Path, *, pattern: str | None = None, special=None, patt
     else:
         pattern_src = None
     if special is not None:
-        sp = _special_map(special, n, "special")
+        sp = _special_map(special, max(ranks.values()) + 1, "special")  # a list follows the ranks
         added = tuple(AddedToken(i, t, normalized=False, special=True) for t, i in sorted(sp.items(), key=lambda x: x[1]))
         special_src = special_src or "the special argument"
     else:
@@ -366,10 +412,17 @@ def parse_tiktoken(path: Path, *, pattern: str | None = None, special=None, patt
         raise InputError(f"{path}: known vocabulary {known.name} should have {known.n_ranks} ranks, found {n}")
     by_rank = {r: tok for tok, r in ranks.items()}
     for t in added:
-        if t.id < n:
-            if by_rank[t.id] != t.content.encode("utf-8"):
-                raise InputError(f"{path}: special token {t.content!r} has id {t.id}, which is rank "
-                                 f"{by_rank[t.id]!r:.40} of the file ({special_src})")
+        if t.id in by_rank and by_rank[t.id] != t.content.encode("utf-8"):
+            raise InputError(f"{path}: special token {t.content!r} has id {t.id}, which is rank "
+                             f"{by_rank[t.id]!r:.40} of the file ({special_src})")
+    gaps = rank_gaps(ranks)
+    if gaps:  # each must be a special token's id (p50k_base: 50256 is <|endoftext|>)
+        taken = {t.id for t in added}
+        missing = [r for r in gaps if r not in taken]
+        if missing:
+            raise InputError(f"{path}: ranks must be 0..{max(by_rank)} without gaps, but rank {missing[0]} is "
+                             f"missing and no special token has that id ({special_src})")
+        notes.append(f"{len(gaps)} id(s) between the ranks are special tokens' (e.g. {gaps[0]})")
 
     if unreachable:
         notes.append(f"{unreachable} multi-byte token(s) are not the concatenation of two tokens: only a whole "
@@ -388,8 +441,9 @@ def parse_tiktoken(path: Path, *, pattern: str | None = None, special=None, patt
     pre = P.Sequence((P.Split(Pattern(pattern, regex=True), "Isolated"),
                       P.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)))
     stops = ()
-    if known is not None and special_src.startswith("known"):
-        stops = tuple((s, f"known vocabulary {known.name}") for s in known.stops)
+    if known is not None and (special_src.startswith("known") or stops_of_known):
+        held = {t.content for t in added}  # the stop tokens the specials chosen hold
+        stops = tuple((s, f"known vocabulary {known.name}") for s in known.stops if s in held)
     return Parsed(model=model, side=side, inputs=inputs, added=added, notes=notes, normalizer=normalizer,
                   pre_tokenizer=pre, decoder=D.ByteLevel(),
                   post_processor=R.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True),

@@ -26,19 +26,46 @@ from .reference import Reference, run_hf
 
 def tiktoken_reference(ranks_path, pattern: str, specials: Mapping[str, int], texts: Sequence[str], *,
                        normalize: Callable[[str], str] | None = None, prefix_ids: Sequence[int] = (),
-                       name: str = "mtok-reference") -> Reference:
+                       name: str = "mtok-reference", ranks: Mapping[bytes, int] | None = None) -> Reference:
+    """`ranks`: already read (a ranks JSON's, `js_ranks`); else tiktoken reads the rank file."""
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
 
     path = str(Path(ranks_path))
-    # The expected hash keeps tiktoken's path-keyed cache from serving an older file at this path.
-    ranks = load_tiktoken_bpe(path, expected_hash=sha256(Path(path)))
-    enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=dict(specials))
+    if ranks is None:  # the expected hash keeps tiktoken's path-keyed cache from serving an older file here
+        ranks = load_tiktoken_bpe(path, expected_hash=sha256(Path(path)))
+    enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=dict(ranks), special_tokens=dict(specials))
     norm = normalize or (lambda s: s)
     raw = [enc.encode(norm(t), allowed_special="all") for t in texts]
     decoded = [enc.decode_bytes(ids).decode("utf-8", "replace") for ids in raw]
     engine = [list(prefix_ids) + ids for ids in raw]
     return Reference(engine, raw, decoded, [], [], norm)
+
+
+def js_ranks(path) -> tuple[dict[bytes, int], str, dict[str, int]]:
+    """(ranks, pat_str, special_tokens) of a tiktoken ranks JSON, read as js-tiktoken's `Tiktoken`
+    constructor reads it (`src/core.ts`): lines of `bpe_ranks` split on spaces, the first field
+    skipped, the second the offset, the k-th token after it rank offset + k (a rank file's own text
+    when it does not start with "!", as the WASM loader's `parse_bfe`).  Independent of the reader
+    (`readers.tiktoken_json`), which checks what this takes as it comes."""
+    import base64
+    import json
+
+    text = Path(path).read_text(encoding="utf-8")
+    for wrapper in ("export default ", "module.exports = "):  # js-tiktoken's ranks/*.js, *.cjs
+        if text.startswith(wrapper):
+            text = text[len(wrapper):].rstrip().rstrip(";")
+    data = json.loads(text)
+    ranks: dict[bytes, int] = {}
+    text = data["bpe_ranks"]
+    for line in filter(None, text.split("\n")):
+        fields = line.split(" ")
+        if text.startswith("!"):
+            for k, tok in enumerate(fields[2:]):
+                ranks[base64.b64decode(tok)] = int(fields[1]) + k
+        else:
+            ranks[base64.b64decode(fields[0])] = int(fields[1])
+    return ranks, data["pat_str"], dict(data["special_tokens"])
 
 
 def nfc(text: str) -> str:

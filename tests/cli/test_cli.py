@@ -389,7 +389,10 @@ def test_convert_random_file_names_what_it_is_not(tmp_path):
     assert r.returncode == 2
     assert r.stderr.startswith(f"error: {f}: not a tokenizer file this tool recognizes (not mtok, legacy-txt, gguf")
     assert "sentencepiece, tokenizer.json" in r.stderr and "), and none is beside it;" in r.stderr
-    assert r.stderr.rstrip().endswith("it looks like binary data")
+    first, *why = r.stderr.rstrip().splitlines()
+    assert first.endswith("it looks like binary data")  # then why each binary format did not take it
+    assert why == ["  as GGUF: no 'GGUF' magic (its first bytes are b'\\x00\\x01\\x02\\x03')",
+                   "  as SentencePiece model: its first byte 0x00 is not a ModelProto's first field (0x0a)"]
 
 
 def test_tables_do_not_wrap_without_a_terminal():

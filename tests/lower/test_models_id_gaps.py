@@ -153,6 +153,23 @@ def test_added_tokens_past_gaps_join_the_vocab_at_their_ids(lowered):
     assert sorted(low.model.vocab.values()) == list(range(len(low.model.vocab)))
 
 
+def test_an_added_token_in_a_gap_of_the_vocab_takes_its_id(lowered):
+    """p50k_base's ranks leave 50256 to <|endoftext|>, an added token: it joins the vocab at its id
+    inside the vocab (before: only ids past len(vocab) joined, so a gap id was filled and decoded to
+    the filler's text), beside added tokens past the end (p50k_edit's FIM tokens)."""
+    tok, _, _ = lowered
+    first, *rest = sorted(tok.added_tokens, key=lambda t: t.id)
+    top = max(tok.model.vocab.values())
+    vocab = {t: i for t, i in tok.model.vocab.items() if i != 3 and t not in {a.content for a in tok.added_tokens}}
+    inside = replace(first, id=3)  # a gap of the vocab
+    past = [replace(t, id=top + 10 + k) for k, t in enumerate(rest)]
+    gapped = replace(tok, model=replace(tok.model, vocab=vocab), added_tokens=(inside, *past))
+    low, lw = lower(gapped, TARGETS[DEFAULT])
+    assert not [x for x in lw.losses if x.code == "added-not-decodable"]
+    assert low.model.vocab[inside.content] == 3 and all(low.model.vocab[t.content] == t.id for t in past)
+    assert sorted(low.model.vocab.values()) == list(range(len(low.model.vocab)))
+
+
 def test_an_id_far_past_the_vocabulary_is_not_filled():
     """A corrupt id (2**31, found by the reader fuzz) would take billions of fillers: it is left for
     the writer's "ids must be dense" error; a few reserved ids past the end are filled."""

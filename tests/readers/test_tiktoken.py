@@ -115,7 +115,6 @@ def test_unknown_rank_file_needs_pattern_and_specials(tmp_path):
     ("IQ== 0\nnot*base64 1\n", 2, "not valid base64"),
     ("IQ== 0\nIg== one\n", 2, "not a non-negative integer"),
     ("IQ== 0\nIg== 0\n", 2, "rank 0 is already used on line 1"),
-    ("IQ== 0\nIg== 2\n", 2, "rank 1 is missing"),
     ("IQ== 0\nIQ== 1\n", 2, "already has rank 0"),
     ("IQ== 0\nIg== 1 x\n", 2, "expected '<base64 token> <rank>'"),
     ("IQ== 0\nIg==\n", 2, "expected '<base64 token> <rank>'"),
@@ -130,3 +129,23 @@ def test_rank_file_errors(tmp_path, lines, line, message):
 def test_empty_rank_file(tmp_path):
     with pytest.raises(InputError, match="no ranks"):
         read_tiktoken(write(tmp_path / "e.tiktoken", "\n"), pattern=".", special={})
+
+
+def test_a_rank_gap_must_be_a_special_tokens_id(tmp_path):
+    """p50k_base leaves 50256 to <|endoftext|>: a gap a special token fills is read (ids kept as the
+    ranks give them), any other is refused."""
+    path = write(tmp_path / "gap.tiktoken", "".join(f"{base64.b64encode(t).decode()} {i + (i >= 256)}\n"
+                                                    for i, t in enumerate(SMALL_RANKS)))
+    with pytest.raises(InputError) as e:
+        read_tiktoken(path, pattern=".", special={})
+    assert str(e.value) == (f"{path}: ranks must be 0..{len(SMALL_RANKS)} without gaps, but rank 256 is missing and "
+                            "no special token has that id (the special argument)")
+    tok = read_tiktoken(path, pattern=r"\S+|\s+", special={"<|end|>": 256})
+    assert tok.model.vocab["he"] == 257 and 256 not in tok.model.vocab.values()
+    assert tok.model.merges[0] == ("h", "e")  # the merges follow the ranks, not the positions
+    assert any("1 id(s) between the ranks are special tokens' (e.g. 256)" in n for n in tok.meta.notes)
+    texts = ["hello world", "hello<|end|> world xyz"]
+    ranks = {t: i + (i >= 256) for i, t in enumerate(SMALL_RANKS)}
+    import tiktoken
+    enc = tiktoken.Encoding("gap", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={"<|end|>": 256})
+    assert hf_ir_reference(tok, texts).raw == [enc.encode(t, allowed_special="all") for t in texts]

