@@ -30,6 +30,9 @@ def doctor(
     fix: Annotated[bool, typer.Option("--fix", help="With --against: write a verified file in its place (the "
                                       "old one kept beside it as NAME.orig), and patch llm_config.json's jinja "
                                       "block to the source's template and EOS.")] = False,
+    accept: Annotated[Optional[list[str]], typer.Option("--accept", help="With --fix: loss codes to accept in the "
+                                                        "repaired file (repeat or comma-separate), as mtok-export's "
+                                                        "--accept.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the diagnosis as JSON.")] = False,
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Interpreter with the MNN "
                                                            "runtime [default: this one].")] = None,
@@ -59,7 +62,7 @@ def doctor(
             from ..doctor.repair import repair
 
             with _progress(as_json) as step:
-                repaired = repair(diagnosis, python=runtime_python, progress=step)
+                repaired = repair(diagnosis, python=runtime_python, accept=tuple(accept or ()), progress=step)
     except MtokError as e:
         error = e
         _outcomes(report_file, junit_file, path, started, diagnosis, error)
