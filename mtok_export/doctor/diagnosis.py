@@ -12,6 +12,7 @@ tied to the static layers of the component it points at, which name its cause.""
 from __future__ import annotations
 
 import shlex
+import unicodedata
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,10 +72,11 @@ def resolve_source(against: str | Path) -> Path:
 
 
 def diagnose(path: str | Path, against: str | Path | None = None, *, python: Path | None = None,
-             robust: float | None = 1.0, progress: Callable[[str], None] | None = None) -> Diagnosis:
+             robust: float | None = 1.0, sweep: bool = True,
+             progress: Callable[[str], None] | None = None) -> Diagnosis:
     """The diagnosis of `path` (a `.mtok`, a legacy `tokenizer.txt` or an MNN model folder);
     `against`: the source to measure it against (a path or a Hub id); `python`: an interpreter with
-    MNN; `robust`: the robustness phase's seconds (None: off)."""
+    MNN; `robust`: the robustness phase's seconds (None: off); `sweep`: every token's own text too."""
     started = time.perf_counter()
     path = Path(path)
     folder = None
@@ -109,7 +111,7 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
     llm_config = folder.engine_llm_config() if folder is not None else None
     if progress:
         progress("running the file on the MNN runtime")
-    report = run(file, tok, low, lw, VerifyOptions(python=python, robust=robust), progress=progress,
+    report = run(file, tok, low, lw, VerifyOptions(python=python, sweep=sweep, robust=robust), progress=progress,
                  llm_config=llm_config, checked=checked)
     jinja_differs = _jinja_differs(folder, low)
     measured, groups = _measure(report, _attribution(have, want, {x.name for x in layers}))
@@ -140,8 +142,9 @@ _BY_CHECK = {"streaming decode": "decoder", "full decode": "decoder", "stop ids"
 def _kind(m) -> str:
     """Which group of inputs a mismatch counts in: chats, stop ids, the vocabulary sweep, or the
     corpus slice of its string."""
-    if m.check in CHAT_CHECKS:
-        return "chats" if m.slice == "everyday" else "edge chats"
+    if m.check in CHAT_CHECKS:  # a chat with text not in NFC is an edge input, as such a string is (`slice_of`)
+        everyday = m.slice == "everyday" and all(unicodedata.is_normalized("NFC", c) for c in _contents(m.text))
+        return "chats" if everyday else "edge chats"
     if m.check == "stop ids":
         return "stop ids"
     if m.check == "vocab sweep":
@@ -200,7 +203,9 @@ def _measure(report, component: Callable) -> tuple[dict, dict[str, dict[str, lis
         if "\0" not in s.text:
             slices[slice_of(s)] += 1
     chats = max((c.total for c in report.checks if c.name in CHAT_CHECKS), default=0)
-    edge_chats = sum(1 for c in builtin_chats() if "special" in c.tags) if chats else 0
+    edge_chats = sum(1 for c in builtin_chats() if "special" in c.tags or not all(
+        unicodedata.is_normalized("NFC", m["content"]) for m in c.messages if isinstance(m.get("content"), str)))
+    edge_chats = min(edge_chats, chats)
     totals = {**slices, "chats": chats - edge_chats, "edge chats": edge_chats,
               "tokens": next((c.total for c in report.checks if c.name == "vocab sweep"), 0),
               "stop ids": next((c.total for c in report.checks if c.name == "stop ids"), 0)}
