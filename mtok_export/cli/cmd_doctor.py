@@ -120,6 +120,7 @@ def _print(d, repaired, fix: bool):
             e = f.example
             out.print(Text(f"     {'':14} e.g. [{e['check']}] {clip(e['text'], 60)}: expected {clip(e['expected'], 60)}, "
                            f"got {clip(e['got'], 60)}", style="dim"))
+    print_surface(d.surface)
     m = d.measured
     if m.get("robustness"):
         out.print(Text(f"  robustness: {clip(m['robustness'], 200)}", style="bold red" if m.get("crash") else "dim"))
@@ -135,3 +136,25 @@ def _print(d, repaired, fix: bool):
                           if repaired.get("llm_config_kept") else ""), style="bold green"))
     elif d.repair and not fix:
         out.print(Text(f"repair: {d.repair}"))
+
+
+def print_surface(rows, title: str = "special tokens typed inside user text") -> None:
+    """The special-token table (`verify.surface`): the rows with a role, a stop or a disagreement,
+    then a line counting the rest."""
+    from rich.table import Table
+
+    from ..verify.surface import summary
+    from .console import out
+
+    if not rows:
+        return
+    keep, rest = summary(rows)
+    yes = lambda v: "-" if v is None else "matched" if v else "text"  # noqa: E731
+    t = Table("id", "token", "runtime", "source", "stop", "role", box=None, padding=(0, 2), title=title,
+              title_justify="left")
+    for r in keep:
+        t.add_row(str(r.id), clip(show(r.text), 40), yes(r.runtime), yes(r.source), "stop" if r.stop else "",
+                  r.role, style="bold" if r.runtime and r.role == "turn end" else None)
+    out.print(t)
+    if rest:
+        out.print(f"  {rest}", markup=False)

@@ -29,6 +29,7 @@ from ..manifest import read_manifest
 from ..model_folder import find
 from ..readers.mnn_file import read_mnn_bytes
 from ..verification import output_format, read_file, run
+from ..verify import surface
 from ..verify.check import CHAT_CHECKS
 from . import static
 from .causes import COMPONENT_LAYERS, COMPONENT_WORDS, layer_cause, normalize, normalizer_cause
@@ -47,6 +48,7 @@ class Diagnosis:
     measured: dict = field(default_factory=dict)  # totals and counts of the runtime run
     identical: bool | None = None  # the file is byte for byte what this tool writes for the source
     report: object = None  # the `verify.check.Report` (with a source)
+    surface: list = field(default_factory=list)  # `verify.surface.Special` rows
     job: Job | None = None  # the job that writes the healthy file (with a source)
 
     @property
@@ -57,7 +59,8 @@ class Diagnosis:
         return {"path": str(self.path), "file": str(self.file), "source": str(self.source) if self.source else None,
                 "verdict": self.verdict, "exit_code": self.exit_code, "identical": self.identical,
                 "repair": self.repair, "seconds": round(self.seconds, 2), "measured": self.measured,
-                "findings": [f.to_json() for f in self.findings]}
+                "findings": [f.to_json() for f in self.findings],
+                "special_tokens": [r.to_json() for r in self.surface]}
 
 
 def resolve_source(against: str | Path) -> Path:
@@ -95,9 +98,10 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
     fmt = output_format(data)
     findings = static.check(have, folder, legacy=fmt == "txt")
     if against is None:
+        rows = _surface(file, have, folder, None, python, findings, progress)
         bad = any(f.level == "warning" for f in findings)
         d = Diagnosis(path, file, None, STATIC_WARNINGS if bad else HEALTHY, findings,
-                      seconds=time.perf_counter() - started)
+                      seconds=time.perf_counter() - started, surface=rows)
         d.repair = f"mtok doctor {shlex.quote(str(path))} --against SOURCE --fix" if bad else ""
         return d
     source = resolve_source(against)
@@ -113,6 +117,7 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
         progress("running the file on the MNN runtime")
     report = run(file, tok, low, lw, VerifyOptions(python=python, sweep=sweep, robust=robust), progress=progress,
                  llm_config=llm_config, checked=checked)
+    rows = _surface(file, have, folder, tok, python, findings, progress)
     jinja_differs = _jinja_differs(folder, low)
     measured, groups = _measure(report, _attribution(have, want, {x.name for x in layers}))
     findings = [f for f in findings if f.what not in ("template", "stop ids", "bos") or f.level == "ok"] \
@@ -120,11 +125,33 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
     findings += _causes(groups, layers, have, want, jinja_differs, measured["totals"])
     verdict = _verdict(groups, report)
     d = Diagnosis(path, file, source, verdict, findings, measured=measured, identical=data == expected, report=report,
-                  job=job)
+                  job=job, surface=rows)
     if verdict != HEALTHY or jinja_differs:
         d.repair = f"mtok doctor {shlex.quote(str(path))} --against {shlex.quote(str(against))} --fix"
     d.seconds = time.perf_counter() - started
     return d
+
+
+def _surface(file, have, folder, source, python, findings: list[Finding], progress) -> list:
+    """The special-token surface (`verify.surface`), measured on the runtime, and its findings: how
+    much of it the runtime matches inside user text, and where the source's library differs."""
+    if progress:
+        progress("the special-token surface")
+    rows = surface.measure(file, have, template=static.template_of(have, folder)[0], source=source, python=python)
+    if not rows:
+        return rows
+    matched = [r for r in rows if r.runtime]
+    ends = [r.text for r in matched if r.role == "turn end"]
+    findings.append(Finding("special tokens", "info", f"the runtime matches {len(matched)} of {len(rows)} special/added "
+                            "token(s) typed inside user text" + (f", among them turn ends ({', '.join(ends[:3])}): "
+                                                                  "an app must escape them in user input" if ends else "")))
+    for r in rows:
+        if r.source is not None and r.source != r.runtime:
+            findings.append(Finding("special tokens", "warning", f"{r.text!r} (id {r.id}): "
+                                    + ("the runtime splits it out of user text, the source's library keeps it as text"
+                                       if r.runtime else "the source's library splits it out of user text, the "
+                                       "runtime keeps it as text")))
+    return rows
 
 
 def _jinja_differs(folder, low) -> bool:
