@@ -257,7 +257,10 @@ def effect(by_kind: dict[str, list], totals: dict) -> str:
     parts = []
     for k in ("everyday", "edge", "chats", "edge chats", "stop ids", "tokens", "long"):
         if k in by_kind:
-            n = len({m.sample for m in by_kind[k]})
+            if k in ("chats", "edge chats"):  # the chat checks run different conversations: the worst one's count
+                n = max(len({m.sample for m in by_kind[k] if m.check == c}) for c in CHAT_CHECKS)
+            else:
+                n = len({m.sample for m in by_kind[k]})
             total = totals.get(k)
             label = {"everyday": "everyday strings", "edge": "edge strings", "tokens": "vocabulary tokens",
                      "long": "long inputs"}.get(k, k)
@@ -294,7 +297,8 @@ def _causes(groups, layers, have, want, jinja_differs: bool, totals: dict) -> li
         used.update(names)
         cause = "; ".join(causes) or COMPONENT_WORDS.get(comp, "the runtime differs from the source, and no "
                                                           "layer of the file does: the runtime's own limit")
-        what, kinds, _ = merged.setdefault(cause, ([], {}, names[0] if names else comp))
+        what, kinds, _ = merged.setdefault(cause, ([], {}, names[0] if names else
+                                                   "chat_template" if comp == "template" else comp))
         what.append(comp)
         for k, ms in by_kind.items():
             kinds.setdefault(k, []).extend(ms)
