@@ -17,6 +17,7 @@ import typer
 
 from ..dump.sanitize import clip, show
 from ..errors import InputError, MtokError
+from .cmd_inspect import print_surface
 from .gate import JunitFile, ReportFile, verify_progress, write_file
 
 
@@ -137,24 +138,3 @@ def _print(d, repaired, fix: bool):
     elif d.repair and not fix:
         out.print(Text(f"repair: {d.repair}"))
 
-
-def print_surface(rows, title: str = "special tokens typed inside user text") -> None:
-    """The special-token table (`verify.surface`): the rows with a role, a stop or a disagreement,
-    then a line counting the rest."""
-    from rich.table import Table
-
-    from ..verify.surface import summary
-    from .console import out
-
-    if not rows:
-        return
-    keep, rest = summary(rows)
-    yes = lambda v: "-" if v is None else "matched" if v else "text"  # noqa: E731
-    t = Table("id", "token", "runtime", "source", "stop", "role", box=None, padding=(0, 2), title=title,
-              title_justify="left")
-    for r in keep:
-        t.add_row(str(r.id), clip(show(r.text), 40), yes(r.runtime), yes(r.source), "stop" if r.stop else "",
-                  r.role, style="bold" if r.runtime and r.role == "turn end" else None)
-    out.print(t)
-    if rest:
-        out.print(f"  {rest}", markup=False)

@@ -98,7 +98,10 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
     fmt = output_format(data)
     findings = static.check(have, folder, legacy=fmt == "txt")
     if against is None:
-        rows = _surface(file, have, folder, None, python, findings, progress)
+        if progress:
+            progress("the special-token surface")
+        rows = _surface_findings(surface.measure(file, have, template=static.template_of(have, folder)[0],
+                                                 python=python), findings)
         bad = any(f.level == "warning" for f in findings)
         d = Diagnosis(path, file, None, STATIC_WARNINGS if bad else HEALTHY, findings,
                       seconds=time.perf_counter() - started, surface=rows)
@@ -117,7 +120,7 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
         progress("running the file on the MNN runtime")
     report = run(file, tok, low, lw, VerifyOptions(python=python, sweep=sweep, robust=robust), progress=progress,
                  llm_config=llm_config, checked=checked)
-    rows = _surface(file, have, folder, tok, python, findings, progress)
+    rows = _surface_findings(report.surface or [], findings)  # measured by the verification, with the source
     jinja_differs = _jinja_differs(folder, low)
     measured, groups = _measure(report, _attribution(have, want, {x.name for x in layers}))
     findings = [f for f in findings if f.what not in ("template", "stop ids", "bos") or f.level == "ok"] \
@@ -132,12 +135,9 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
     return d
 
 
-def _surface(file, have, folder, source, python, findings: list[Finding], progress) -> list:
-    """The special-token surface (`verify.surface`), measured on the runtime, and its findings: how
+def _surface_findings(rows: list, findings: list[Finding]) -> list:
+    """`rows` (the special-token surface, `verify.surface`), and its findings added to `findings`: how
     much of it the runtime matches inside user text, and where the source's library differs."""
-    if progress:
-        progress("the special-token surface")
-    rows = surface.measure(file, have, template=static.template_of(have, folder)[0], source=source, python=python)
     if not rows:
         return rows
     matched = [r for r in rows if r.runtime]

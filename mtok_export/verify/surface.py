@@ -100,3 +100,13 @@ def summary(rows: list[Special], shown: int = 12) -> tuple[list[Special], str]:
     line = (f"{len(rest)} other special/added token(s): the runtime matches {matched} of them inside user text"
             if rest else "")
     return keep[:shown], line + (f"; {len(keep) - shown} more in --json" if len(keep) > shown else "")
+
+
+def short_json(rows: list[Special] | None) -> dict | None:
+    """The surface as the manifest keeps it: the rows `summary` shows, and a count of the others."""
+    if rows is None:
+        return None
+    keep = [r for r in rows if r.role or r.stop or (r.source is not None and r.source != r.runtime)]
+    rest = [r for r in rows if r not in keep]
+    return {"typed_inside": CONTEXT, "tokens": [r.to_json() for r in keep], "others": len(rest),
+            "others_runtime_matches": sum(1 for r in rest if r.runtime)}
