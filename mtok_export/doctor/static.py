@@ -5,19 +5,13 @@ before (the strict reader); each check here reads only the file and its folder."
 
 from __future__ import annotations
 
-import re
-
 from ..chat.lint import lint_template
 from ..ir import normalizers as N
 from ..ir.walk import walk
 from ..model_folder import ModelFolder
 from ..target import MNN_JINJA
+from ..verify.surface import TURN_END
 from .finding import Finding
-
-# A special token whose text says it ends a turn or the text (`<|im_end|>`, `<|eot_id|>`, `</s>`,
-# `<|endoftext|>`, `[/INST]` is not one): what the template writes after each message.
-TURN_END = re.compile(r"^(<\|?(im_end|eot_id|eot|end_of_turn|end|endoftext|end_of_text|eom_id|return|call)\|?>|</s>|"
-                      r"<\uff5cend\u2581of\u2581sentence\uff5c>|<end_of_turn>|\[/?EOS\]|<eos>)$", re.I)
 
 
 def template_of(tok, folder: ModelFolder | None) -> tuple[str, str, str]:
@@ -73,7 +67,7 @@ def _stops(tok, names: dict[int, str], text: str, eos: str, where: str) -> list[
                            "stop id: generation does not end there"))
     elif eos and eos not in by_text:
         out.append(Finding("stop ids", "warning", f"the EOS {eos!r} ({where}) is no token of the file"))
-    ends = [t for t in names.values() if TURN_END.match(t) and t in text]
+    ends = [t for t in names.values() if TURN_END.search(t) and t in text]
     for t in ends:
         if by_text[t] not in stops:
             out.append(Finding("stop ids", "warning", f"the template ends turns with {t!r} (id {by_text[t]}), which is "
