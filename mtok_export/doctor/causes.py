@@ -72,10 +72,12 @@ def normalizer_cause(have, want, texts=()) -> str:
         if a != b:
             i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
             at = f"U+{ord(b[i]):04X}" if i < len(b) else "the end"
-            parts.append(f"at {at} the file normalizes '{show(a[max(0, i - 3):i + 4])}' where the source gives "
+            parts.append(f"at {at} the file gives '{show(a[max(0, i - 3):i + 4])}' where the source gives "
                          f"'{show(b[max(0, i - 3):i + 4])}'")
             break
-    return "the normalizer " + ("; ".join(parts) if parts else "differs") if parts else _normalizer(None, have, want)
+    if not parts:
+        return _normalizer(None, have, want)
+    return "the normalizer " + ("" if parts[0].startswith(("drops", "decomposes")) else "differs: ") + "; ".join(parts)
 
 
 def layer_cause(d, have, want) -> str:
@@ -139,14 +141,15 @@ def _vocab(d, have, want) -> str:
 
 
 def _specials(d, have, want) -> str:
-    names = {"stop": "stop ids (where generation ends)", "prefix": "ids put before every text (BOS)",
+    names = {"prefix": "ids put before every text (BOS)", "stop": "stop ids (where generation ends)",
              "special": "tokens split out of the text"}
     by = {}
     for c in d.changes:
         kind, _, what = c.where.partition(" ")
         by.setdefault(kind, []).append(("missing " if c.op == "+" else "extra " if c.op == "-" else "reordered ")
                                        + show(what if c.op != "~" else ""))
-    parts = [f"{names.get(k, k)}: {', '.join(v[:4])}{' …' if len(v) > 4 else ''}" for k, v in by.items()]
+    order = sorted(by, key=lambda k: list(names).index(k) if k in names else len(names))  # what changes ids first
+    parts = [f"{names.get(k, k)}: {', '.join(by[k][:4])}{' …' if len(by[k]) > 4 else ''}" for k in order]
     return "the header differs: " + "; ".join(parts)
 
 

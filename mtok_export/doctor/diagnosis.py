@@ -122,10 +122,11 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
                  llm_config=llm_config, checked=checked)
     rows = _surface_findings(report.surface or [], findings)  # measured by the verification, with the source
     jinja_differs = _jinja_differs(folder, low)
-    measured, groups = _measure(report, _attribution(have, want, {x.name for x in layers}))
+    raw_wrong = {m.sample for c in report.checks if c.name == "raw ids" for m in c.mismatches if not m.explanation}
+    measured, groups = _measure(report, _attribution(have, want, {x.name for x in layers}, raw_wrong))
     findings = [f for f in findings if f.what not in ("template", "stop ids", "bos") or f.level == "ok"] \
         if not layers and not groups else findings  # a file the runtime proves right: the static doubts are moot
-    findings += _causes(groups, layers, have, want, jinja_differs, measured["totals"])
+    findings += _causes(groups, layers, have, want, jinja_differs, measured["totals"], fmt == "txt")
     verdict = _verdict(groups, report)
     d = Diagnosis(path, file, source, verdict, findings, measured=measured, identical=data == expected, report=report,
                   job=job, surface=rows)
@@ -181,11 +182,12 @@ def _kind(m) -> str:
     return m.slice
 
 
-def _attribution(have, want, differing: set[str]) -> Callable:
+def _attribution(have, want, differing: set[str], raw_wrong: set[str]) -> Callable:
     """The component one unexplained mismatch of the deployed file points at, from the layers where
     it differs from the file this tool writes: its normalizer output on the text (emulated as the
     runtime normalizes), an added token the text holds, else what the verification named, else the
-    split, else the model's tables."""
+    split, else the model's tables.  `raw_wrong`: the samples whose raw ids (without the ids put
+    around the text) are wrong: an engine-ids mismatch of another sample is the BOS/EOS."""
     added = {t.content for t in have.added_tokens} ^ {t.content for t in want.added_tokens}
     changed = {t.content for t in have.added_tokens if t not in set(want.added_tokens)} | added
 
@@ -195,6 +197,8 @@ def _attribution(have, want, differing: set[str]) -> Callable:
             text = " ".join(_contents(text))
         elif m.check in _BY_CHECK and m.check != "streaming decode":
             return _BY_CHECK[m.check]
+        elif m.check == "engine ids" and m.sample not in raw_wrong:
+            return "bos/eos"
         if differing & {"normalizer", "tables"} and text and normalize(have, text) != normalize(want, text):
             return "normalizer"
         if differing & {"added_tokens", "specials"} and any(c and c in text for c in changed):
@@ -273,7 +277,14 @@ def _example(m) -> dict:
             "got": clip(show(str(m.got)), 160)}
 
 
-def _causes(groups, layers, have, want, jinja_differs: bool, totals: dict) -> list[Finding]:
+def _unattributed(legacy: bool) -> str:
+    said = ("the runtime gives other ids than the source where every layer of the file reads as this tool "
+            "writes it: the runtime runs this file differently from what its layers say")
+    return said + ("; a tokenizer.txt's type fixes the algorithm the runtime runs: a .mtok runs the source's "
+                   "(`mtok-export --path SOURCE`, for MNN >= 3.5)" if legacy else "")
+
+
+def _causes(groups, layers, have, want, jinja_differs: bool, totals: dict, legacy: bool = False) -> list[Finding]:
     """One finding per cause of the runtime mismatches (the components they point at, each with the
     static layers behind it: one sentence per cause, the components sharing it merged), then the
     layers that differ with no effect measured."""
@@ -295,16 +306,17 @@ def _causes(groups, layers, have, want, jinja_differs: bool, totals: dict) -> li
             causes.insert(0, "llm_config.json's jinja block (which the engine renders instead of the embedded "
                           "template) says another template or EOS than the source's")
         used.update(names)
-        cause = "; ".join(causes) or COMPONENT_WORDS.get(comp, "the runtime differs from the source, and no "
-                                                          "layer of the file does: the runtime's own limit")
-        what, kinds, _ = merged.setdefault(cause, ([], {}, names[0] if names else
-                                                   "chat_template" if comp == "template" else comp))
-        what.append(comp)
+        cause = "; ".join(causes) or COMPONENT_WORDS.get(comp) or _unattributed(legacy)
+        name = names[0] if names else "chat_template" if comp == "template" else comp
+        comps, kinds, said = merged.setdefault(name, ([], {}, cause))  # one finding per layer
+        if len(cause) > len(said):  # the fuller sentence (the decoder's adds what the missing ids do)
+            merged[name] = (comps, kinds, cause)
+        comps.append(comp)
         for k, ms in by_kind.items():
             kinds.setdefault(k, []).extend(ms)
     out = []
     order = sorted(merged.items(), key=lambda kv: -sum(len(v) for v in kv[1][1].values()))
-    for cause, (comps, kinds, name) in order:
+    for name, (comps, kinds, cause) in order:
         first = min((m for ms in kinds.values() for m in ms), key=lambda m: (m.check in CHAT_CHECKS, m.slice != "everyday",
                                                                         len(str(m.text))))
         out.append(Finding(name, "wrong", cause, effect(kinds, totals), tuple(comps), _example(first)))
