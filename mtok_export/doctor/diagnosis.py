@@ -31,6 +31,7 @@ from ..readers.mnn_file import read_mnn_bytes
 from ..verification import output_format, read_file, run
 from ..verify import surface
 from ..verify.check import CHAT_CHECKS
+from ..verify.robust import signal_name
 from . import static
 from .causes import COMPONENT_LAYERS, COMPONENT_WORDS, layer_cause, normalize, normalizer_cause
 from .finding import CRASH, EDGE, EVERYDAY, HEALTHY, STATIC_WARNINGS, VERDICT_CODE, Finding
@@ -126,7 +127,7 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
     measured, groups = _measure(report, _attribution(have, want, {x.name for x in layers}, raw_wrong))
     findings = [f for f in findings if f.what not in ("template", "stop ids", "bos") or f.level == "ok"] \
         if not layers and not groups else findings  # a file the runtime proves right: the static doubts are moot
-    findings += _causes(groups, layers, have, want, jinja_differs, measured["totals"], fmt == "txt")
+    findings += _causes(groups, layers, have, want, jinja_differs, measured["totals"], fmt == "txt", measured["crash"])
     verdict = _verdict(groups, report)
     d = Diagnosis(path, file, source, verdict, findings, measured=measured, identical=data == expected, report=report,
                   job=job, surface=rows)
@@ -170,6 +171,8 @@ _BY_CHECK = {"streaming decode": "decoder", "full decode": "decoder", "stop ids"
 def _kind(m) -> str:
     """Which group of inputs a mismatch counts in: chats, stop ids, the vocabulary sweep, or the
     corpus slice of its string."""
+    if m.check == "chat paths":  # tool calls, reasoning, several turns: conversations of their own
+        return "chat paths"
     if m.check in CHAT_CHECKS:  # a chat with text not in NFC is an edge input, as such a string is (`slice_of`)
         everyday = m.slice == "everyday" and all(unicodedata.is_normalized("NFC", c) for c in _contents(m.text))
         return "chats" if everyday else "edge chats"
@@ -233,11 +236,12 @@ def _measure(report, component: Callable) -> tuple[dict, dict[str, dict[str, lis
     for s in builtin_corpus():
         if "\0" not in s.text:
             slices[slice_of(s)] += 1
-    chats = max((c.total for c in report.checks if c.name in CHAT_CHECKS), default=0)
-    edge_chats = sum(1 for c in builtin_chats() if "special" in c.tags or not all(
-        unicodedata.is_normalized("NFC", m["content"]) for m in c.messages if isinstance(m.get("content"), str)))
-    edge_chats = min(edge_chats, chats)
+    chats = next((c.total for c in report.checks if c.name == "chat text"), 0)
+    ran = [c for c in builtin_chats() if c.add_generation_prompt and not c.tools]  # what the chat checks run
+    edge_chats = min(chats, sum(1 for c in ran if "special" in c.tags or not all(
+        unicodedata.is_normalized("NFC", m["content"]) for m in c.messages if isinstance(m.get("content"), str))))
     totals = {**slices, "chats": chats - edge_chats, "edge chats": edge_chats,
+              "chat paths": next((c.total for c in report.checks if c.name == "chat paths"), 0),
               "tokens": next((c.total for c in report.checks if c.name == "vocab sweep"), 0),
               "stop ids": next((c.total for c in report.checks if c.name == "stop ids"), 0)}
     groups: dict[str, dict[str, list]] = {}
@@ -259,15 +263,15 @@ def _measure(report, component: Callable) -> tuple[dict, dict[str, dict[str, lis
 
 def effect(by_kind: dict[str, list], totals: dict) -> str:
     parts = []
-    for k in ("everyday", "edge", "chats", "edge chats", "stop ids", "tokens", "long"):
+    for k in ("everyday", "edge", "chats", "edge chats", "chat paths", "stop ids", "tokens", "long"):
         if k in by_kind:
-            if k in ("chats", "edge chats"):  # the chat checks run different conversations: the worst one's count
+            if k in ("chats", "edge chats"):  # chat text and chat ids run the same conversations: the worse
                 n = max(len({m.sample for m in by_kind[k] if m.check == c}) for c in CHAT_CHECKS)
             else:
                 n = len({m.sample for m in by_kind[k]})
             total = totals.get(k)
             label = {"everyday": "everyday strings", "edge": "edge strings", "tokens": "vocabulary tokens",
-                     "long": "long inputs"}.get(k, k)
+                     "long": "long inputs", "chat paths": "tool/reasoning/multi-turn chats"}.get(k, k)
             parts.append(f"{n}/{total} {label}" if total else f"{n} {label}")
     return ", ".join(parts)
 
@@ -284,7 +288,8 @@ def _unattributed(legacy: bool) -> str:
                    "(`mtok-export --path SOURCE`, for MNN >= 3.5)" if legacy else "")
 
 
-def _causes(groups, layers, have, want, jinja_differs: bool, totals: dict, legacy: bool = False) -> list[Finding]:
+def _causes(groups, layers, have, want, jinja_differs: bool, totals: dict, legacy: bool = False,
+            crash: dict | None = None) -> list[Finding]:
     """One finding per cause of the runtime mismatches (the components they point at, each with the
     static layers behind it: one sentence per cause, the components sharing it merged), then the
     layers that differ with no effect measured."""
@@ -320,6 +325,10 @@ def _causes(groups, layers, have, want, jinja_differs: bool, totals: dict, legac
         first = min((m for ms in kinds.values() for m in ms), key=lambda m: (m.check in CHAT_CHECKS, m.slice != "everyday",
                                                                         len(str(m.text))))
         out.append(Finding(name, "wrong", cause, effect(kinds, totals), tuple(comps), _example(first)))
+    if crash:
+        out.append(Finding("long input", "wrong", f"the runtime crashed ({signal_name(crash.get('status'))}) on {crash.get('group')} of "
+                           f"{crash.get('length', 0):,} characters: an app that passes it such text dies",
+                           "1 crash", ("robustness",)))
     for x in layers:
         if x.name not in used:
             out.append(Finding(x.name, "note", layer_cause(x, have, want), "no effect measured on the corpus"))
@@ -330,7 +339,7 @@ def _verdict(groups, report) -> str:
     kinds = {k for by_kind in groups.values() for k in by_kind}
     if report.robustness is not None and report.robustness.crash:
         return CRASH
-    if kinds & {"everyday", "chats", "stop ids"}:
+    if kinds & {"everyday", "chats", "chat paths", "stop ids"}:
         return EVERYDAY
     if kinds:
         return EDGE
