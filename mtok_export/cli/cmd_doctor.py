@@ -34,6 +34,10 @@ def doctor(
     accept: Annotated[Optional[list[str]], typer.Option("--accept", help="With --fix: loss codes to accept in the "
                                                         "repaired file (repeat or comma-separate), as mtok-export's "
                                                         "--accept.")] = None,
+    regex_form: Annotated[Optional[str], typer.Option("--regex-form", help="The form of the split regex in the "
+                                                      "file this tool writes (explicit, fold or bounded), as "
+                                                      "mtok-export's --regex-form; bounded never crashes the "
+                                                      "runtime.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the diagnosis as JSON.")] = False,
     runtime_python: Annotated[Optional[Path], typer.Option("--runtime-python", help="Interpreter with the MNN "
                                                            "runtime [default: this one].")] = None,
@@ -53,11 +57,13 @@ def doctor(
     started = time.perf_counter()
     if fix and against is None:
         raise InputError("--fix needs --against SOURCE: the repaired file is made from the source")
+    if regex_form not in (None, "explicit", "fold", "bounded"):
+        raise InputError(f"--regex-form {regex_form!r}: choose one of explicit, fold, bounded")
     diagnosis = error = None
     try:
         with _progress(as_json) as step:
             diagnosis = diagnose(path, against, python=runtime_python, robust=None if no_robust else 1.0,
-                                 progress=step)
+                                 regex_form=regex_form, progress=step)
         repaired = None
         if fix:
             from ..doctor.repair import repair

@@ -11,6 +11,7 @@ tied to the static layers of the component it points at, which name its cause.""
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import unicodedata
 import time
@@ -27,6 +28,7 @@ from ..hub import parse_repo_id
 from ..job import Job, VerifyOptions
 from ..manifest import read_manifest
 from ..model_folder import find
+from ..policy import decide
 from ..readers.mnn_file import read_mnn_bytes
 from ..verification import output_format, read_file, run
 from ..verify import surface
@@ -76,11 +78,12 @@ def resolve_source(against: str | Path) -> Path:
 
 
 def diagnose(path: str | Path, against: str | Path | None = None, *, python: Path | None = None,
-             robust: float | None = 1.0, sweep: bool = True,
+             robust: float | None = 1.0, sweep: bool = True, regex_form: str | None = None,
              progress: Callable[[str], None] | None = None) -> Diagnosis:
     """The diagnosis of `path` (a `.mtok`, a legacy `tokenizer.txt` or an MNN model folder);
     `against`: the source to measure it against (a path or a Hub id); `python`: an interpreter with
-    MNN; `robust`: the robustness phase's seconds (None: off); `sweep`: every token's own text too."""
+    MNN; `robust`: the robustness phase's seconds (None: off); `sweep`: every token's own text too;
+    `regex_form`: the form the file this tool writes gives its split regex (`--regex-form`)."""
     started = time.perf_counter()
     path = Path(path)
     folder = None
@@ -112,6 +115,8 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
     if progress:
         progress("reading the source and lowering it")
     job = Job.from_manifest(read_manifest(file) or {}, source, fmt=fmt)
+    if regex_form is not None:
+        job = dataclasses.replace(job, forms=dataclasses.replace(job.forms, regex_form=regex_form))
     tok = job.read_source()
     expected, low, lw = job.lower(tok)
     want = read_mnn_bytes(expected, f"{file.name} as the source gives it", strict=True)[0]
@@ -132,7 +137,21 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
     d = Diagnosis(path, file, source, verdict, findings, measured=measured, identical=data == expected, report=report,
                   job=job, surface=rows)
     if verdict != HEALTHY or jinja_differs:
-        d.repair = f"mtok doctor {shlex.quote(str(path))} --against {shlex.quote(str(against))} --fix"
+        # the losses the repaired file keeps (the runtime's own limits) that the policy would refuse: named
+        # in the command, so it is the one that repairs (the deployed file has them too, or worse)
+        refused = sorted(x.code for x in decide(lw.losses, job.policy, report.reach()) if not x.accepted)
+        form = ""
+        if "regex-stack" in refused:  # a split regex that crashes the runtime: the bounded form does not
+            bounded = dataclasses.replace(job, forms=dataclasses.replace(job.forms, regex_form="bounded"))
+            refused = sorted(x.code for x in decide(bounded.lower(tok)[2].losses, job.policy, report.reach())
+                             if not x.accepted)
+            form = " --regex-form bounded"
+        d.repair = (f"mtok doctor {shlex.quote(str(path))} --against {shlex.quote(str(against))} --fix{form}"
+                    + (f" --accept {','.join(refused)}" if refused else ""))
+        if refused:
+            d.findings.append(Finding("repair", "info", f"the file this tool writes keeps {len(refused)} known "
+                                      f"loss(es) of the runtime ({', '.join(refused)}), which the default policy "
+                                      "refuses: the repair accepts them (`mtok losses CODE` says what each does)"))
     d.seconds = time.perf_counter() - started
     return d
 
