@@ -65,7 +65,7 @@ def doctor(
             diagnosis = diagnose(path, against, python=runtime_python, robust=None if no_robust else 1.0,
                                  regex_form=regex_form, progress=step)
         repaired = None
-        if fix:
+        if fix and diagnosis.repair:  # a healthy file is left as it is
             from ..doctor.repair import repair
 
             with _progress(as_json) as step:
@@ -143,4 +143,6 @@ def _print(d, repaired, fix: bool):
                           if repaired.get("llm_config_kept") else ""), style="bold green"))
     elif d.repair and not fix:
         out.print(Text(f"repair: {d.repair}"))
+    elif fix:
+        out.print(Text("nothing to fix: the file is left as it is"))
 

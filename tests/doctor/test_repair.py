@@ -74,6 +74,9 @@ def test_the_command(tmp_path):
     r = mtok("doctor", d, "--against", SOURCE, "--fix", "--no-robust")
     assert r.returncode == 0, r.stderr
     assert "fixed:" in r.stdout and (d / "tokenizer.mtok.orig").is_file()
+    r = mtok("doctor", d, "--against", SOURCE, "--fix", "--no-robust")  # healthy now: left as it is
+    assert r.returncode == 0 and "nothing to fix" in r.stdout, r.stdout + r.stderr
+    assert not (d / "tokenizer.mtok.orig.1").exists()
 
 
 def test_bad_input_is_exit_2(monkeypatch, capsys, tmp_path):
