@@ -188,6 +188,7 @@ def print_surface(rows, title: str = "special tokens typed inside user text") ->
     """The special-token table (`verify.surface`): the rows with a role, a stop or a disagreement,
     then a line counting the rest."""
     from rich.table import Table
+    from rich.text import Text
 
     from ..verify.surface import summary
     from .console import out
@@ -198,9 +199,10 @@ def print_surface(rows, title: str = "special tokens typed inside user text") ->
     yes = lambda v: "-" if v is None else "matched" if v else "text"  # noqa: E731
     t = Table("id", "token", "runtime", "source", "stop", "role", box=None, padding=(0, 2), title=title,
               title_justify="left")
-    for r in keep:
-        t.add_row(str(r.id), clip(show(r.text), 40), yes(r.runtime), yes(r.source), "stop" if r.stop else "",
-                  r.role, style="bold" if r.runtime and r.role == "turn end" else None)
+    for r in keep:  # Text cells: a token's text is never markup (`[/INST]`)
+        t.add_row(*(Text(x) for x in (str(r.id), clip(show(r.text), 40), yes(r.runtime), yes(r.source),
+                                      "stop" if r.stop else "", r.role)),
+                  style="bold" if r.runtime and r.role == "turn end" else None)
     out.print(t)
     if rest:
         out.print(f"  {rest}", markup=False)
