@@ -26,6 +26,7 @@ from ..errors import InputError
 from ..hub import fetch as fetch_hub
 from ..hub import parse_repo_id
 from ..job import Job, VerifyOptions
+from ..losses import RUNTIME_CRASH
 from ..manifest import read_manifest
 from ..model_folder import find
 from ..policy import decide
@@ -139,12 +140,16 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
     if verdict != HEALTHY or jinja_differs:
         # the losses the repaired file keeps (the runtime's own limits) that the policy would refuse: named
         # in the command, so it is the one that repairs (the deployed file has them too, or worse)
-        refused = sorted(x.code for x in decide(lw.losses, job.policy, report.reach()) if not x.accepted)
+        # (`runtime-crash` is this file's crash, recorded by the robustness phase: the repaired file's own
+        # verification measures its own)
+        refused = sorted(x.code for x in decide(lw.losses, job.policy, report.reach())
+                         if not x.accepted and x.code != RUNTIME_CRASH.code)
         form = ""
-        if "regex-stack" in refused:  # a split regex that crashes the runtime: the bounded form does not
+        if ("regex-stack" in refused or verdict == CRASH) and job.forms.regex_form != "bounded":
+            # a split regex that crashes (or crashed) the runtime: its bounded form never recurses deep
             bounded = dataclasses.replace(job, forms=dataclasses.replace(job.forms, regex_form="bounded"))
             refused = sorted(x.code for x in decide(bounded.lower(tok)[2].losses, job.policy, report.reach())
-                             if not x.accepted)
+                             if not x.accepted and x.code != RUNTIME_CRASH.code)
             form = " --regex-form bounded"
         d.repair = (f"mtok doctor {shlex.quote(str(path))} --against {shlex.quote(str(against))} --fix{form}"
                     + (f" --accept {','.join(refused)}" if refused else ""))
