@@ -22,7 +22,7 @@ from pathlib import Path
 from ..compare.layers import diff_layers
 from ..corpus import builtin_chats, builtin_corpus, slice_of
 from ..dump.sanitize import clip, show
-from ..errors import InputError
+from ..errors import InputError, RuntimeEngineError
 from ..hub import fetch as fetch_hub
 from ..hub import parse_repo_id
 from ..job import Job, VerifyOptions
@@ -105,8 +105,13 @@ def diagnose(path: str | Path, against: str | Path | None = None, *, python: Pat
     if against is None:
         if progress:
             progress("the special-token surface")
-        rows = _surface_findings(surface.measure(file, have, template=static.template_of(have, folder)[0],
-                                                 python=python), findings)
+        try:
+            rows = _surface_findings(surface.measure(file, have, template=static.template_of(have, folder)[0],
+                                                     python=python), findings)
+        except RuntimeEngineError as e:  # no runtime here, or it cannot load the file: the static checks stand
+            rows = []
+            findings.append(Finding("special tokens", "info", f"not measured: the MNN runtime did not run the "
+                                    f"file ({clip(str(e), 200)})"))
         bad = any(f.level == "warning" for f in findings)
         d = Diagnosis(path, file, None, STATIC_WARNINGS if bad else HEALTHY, findings,
                       seconds=time.perf_counter() - started, surface=rows)

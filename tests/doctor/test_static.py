@@ -7,6 +7,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from mtok_export.doctor import static
 from mtok_export.model_folder import find
 from mtok_export.readers.mnn_file import read_mnn_file
@@ -64,3 +66,15 @@ def test_the_folders_jinja_block_is_what_is_linted(tmp_path):
     found = static.check(_tok(), find(tmp_path), legacy=False)
     assert any("llm_config.json jinja" in f.cause for f in found if f.what == "template" and f.level == "warning")
     assert any("<|nothing|>" in f.cause and "no token" in f.cause for f in found)
+
+
+@pytest.mark.runtime  # it asks an interpreter for the runtime (one without MNN)
+def test_without_a_runtime_the_static_checks_still_run(tmp_path):
+    """An interpreter without MNN: the special-token surface is not measured, said so, not a defect."""
+    import sys
+
+    from mtok_export.doctor import diagnose
+
+    d = diagnose(FIELD, python=Path(sys.executable).with_name("no-such-python"))
+    assert d.verdict == "healthy" and not d.surface
+    assert any(f.what == "special tokens" and "not measured" in f.cause for f in d.findings)
