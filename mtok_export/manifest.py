@@ -88,7 +88,9 @@ def verification_json(report, runtime_python: str | None = None) -> dict | None:
                                                                              if not m.explanation),
                             "note": c.skipped, "reference": c.reference} for c in report.checks},
         "robustness": report.robustness.to_json() if report.robustness is not None else None,
+        "special_tokens": report.surface_json,
     }
+
 
 
 def write_manifest(output: Path, manifest: dict):

@@ -97,6 +97,24 @@ def junit_xml(command: str, subject: str, exit_code: int, *, seconds: float, err
     return _document(_suite(suite, cases, seconds))
 
 
+def junit_findings(command: str, subject: str, exit_code: int, *, seconds: float, findings: list[dict],
+                   report=None, error: BaseException | None = None) -> str:
+    """`mtok doctor`'s suite: a test case per verification check (when the file ran against a source)
+    and per finding (`{"what", "level", "cause", "effect"}`), failed when the finding is a measured
+    defect ("wrong") or a static one ("warning")."""
+    from xml.sax.saxutils import escape, quoteattr
+
+    suite = f"{command}: {subject}"
+    cases = junit_cases(suite, exit_code, seconds=seconds, error=error, report=report)
+    for i, f in enumerate(findings, 1):
+        text = f["cause"] + (f" ({f['effect']})" if f.get("effect") else "")
+        body = (f"<failure message={quoteattr(text)}>{escape(text)}</failure>" if f["level"] in ("wrong", "warning")
+                else f"<system-out>{escape(f['level'] + ': ' + text)}</system-out>")
+        cases.append(f'  <testcase classname={quoteattr(suite)} name={quoteattr("finding " + str(i) + " " + f["what"])} '
+                     f'time="0.000">{body}</testcase>')
+    return _document(_suite(suite, cases, seconds))
+
+
 def junit_fleet(name: str, suites: list[tuple[str, list[str], float]]) -> str:
     """Several models' outcomes: one test suite per (suite name, its `junit_cases`, seconds)."""
     every = [c for _, cases, _ in suites for c in cases]

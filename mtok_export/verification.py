@@ -12,15 +12,16 @@ from pathlib import Path
 from .compare.layers import diff_layers
 from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .dump.sanitize import show
-from .errors import IdentityError, InputError
+from .errors import IdentityError, InputError, RuntimeEngineError
 from .formats import HEAD, read_source
 from .hub import fetch as fetch_hub
 from .job import Job, VerifyOptions
 from .manifest import manifest_path, read_manifest, sha256_bytes
-from .model_folder import find
+from .model_folder import find, jinja_block
 from .readers.finish import sha256
 from .readers.mnn_file import read_mnn_bytes
 from .targets import OUTPUTS
+from .verify import surface
 from .verify.check import verify
 from .losses import REFERENCE_UNAVAILABLE, Loss
 from .verify.reference import ReferenceUnavailable
@@ -190,9 +191,22 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
                       checked=checked, sweep=options.sweep, robust=options.robust)
 
     try:
-        return against(choose_or_self_check(source))
+        report = against(choose_or_self_check(source))
     except ReferenceUnavailable as e:  # known only once it ran (e.g. llama.cpp cannot load this tokenizer)
-        return against(self_check(source, e))
+        report = against(self_check(source, e))
+    report.surface = special_surface(file, source, options.python, llm_config, checked)
+    return report
+
+
+def special_surface(file, source, python, llm_config, checked) -> list | None:
+    """The file's special-token surface (`verify.surface`) with the template the engine renders;
+    None when the runtime could not run it (the checks above already say why)."""
+    tok = checked[1] if checked is not None else read_file(Path(file))[1]
+    template = (jinja_block(llm_config) or {}).get("chat_template")
+    try:
+        return surface.measure(file, tok, template=template, source=source, python=python)
+    except RuntimeEngineError:
+        return None
 
 
 def template_drift(file: Path, against: Path | None = None) -> dict:

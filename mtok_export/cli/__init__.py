@@ -18,7 +18,7 @@ import sys
 import typer
 
 from ..errors import MtokError, stop_line
-from . import cmd_chat, cmd_convert, cmd_diff, cmd_export, cmd_inspect, cmd_losses, cmd_stats, cmd_tables, cmd_verify
+from . import cmd_chat, cmd_convert, cmd_diff, cmd_doctor, cmd_export, cmd_inspect, cmd_losses, cmd_stats, cmd_tables, cmd_verify
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   help="Convert LLM tokenizers to MNN's .mtok and prove they tokenize the same.")
@@ -31,6 +31,7 @@ app.add_typer(cmd_tables.app, name="tables")
 app.command("lint-template")(cmd_chat.lint_template)
 app.command("chat")(cmd_chat.chat)
 app.command("diff")(cmd_diff.diff)
+app.command("doctor")(cmd_doctor.doctor)
 app.command("stats")(cmd_stats.stats)
 
 # (flags, help) of the options every command takes; shown in --help, handled by _run.

@@ -26,6 +26,10 @@ def inspect(
                                                    "pre_tokenizer, vocab, merges, scores, decoder, "
                                                    "added_tokens, chat_template, post_processor.")] = None,
     limit: Annotated[int, typer.Option(help="Entries shown at each end of long lists.")] = 5,
+    specials: Annotated[bool, typer.Option("--specials", help="Also measure on the MNN runtime which special and "
+                                           "added tokens it matches when their text is typed inside user text, and "
+                                           "which end a turn, start a role or call a tool (what an app must "
+                                           "escape).")] = False,
 ):
     """Show what a .mtok (or legacy tokenizer.txt) holds and how MNN runtimes will use it."""
     from ..inspection import inspect as read
@@ -49,10 +53,24 @@ def inspect(
             out.print(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1),
                       markup=False)
         return
+    rows = _surface(result) if specials else None
     if as_json:
-        out.print_json(json.dumps(result.info, ensure_ascii=False))
+        info = result.info if rows is None else {**result.info, "special_tokens": [r.to_json() for r in rows]}
+        out.print_json(json.dumps(info, ensure_ascii=False))
         return
     _print(result.info, result.path)
+    if rows is not None:
+        out.print("")
+        print_surface(rows)
+
+
+def _surface(result):
+    """The special-token surface of the inspected file on the runtime (`verify.surface`), with the
+    template the engine renders (an MNN model folder's jinja block when it has one)."""
+    from ..verify.surface import measure
+
+    jinja = (result.info.get("engine") or {}).get("jinja") or {}
+    return measure(result.path, result.tokenizer, template=jinja.get("chat_template"))
 
 
 def _print(info: dict, file: Path):
@@ -164,3 +182,27 @@ def _tree(node, indent: str, line):
     if len(kids) > 6:
         kinds = sorted({k["type"] for k in kids[6:]})
         line(f"{indent}  … {len(kids) - 6} more ({', '.join(kinds)}; --section {'normalizer' if kids_key == 'normalizers' else kids_key} or --json for all)")
+
+
+def print_surface(rows, title: str = "special tokens typed inside user text") -> None:
+    """The special-token table (`verify.surface`): the rows with a role, a stop or a disagreement,
+    then a line counting the rest."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..verify.surface import summary
+    from .console import out
+
+    if not rows:
+        return
+    keep, rest = summary(rows)
+    yes = lambda v: "-" if v is None else "matched" if v else "text"  # noqa: E731
+    t = Table("id", "token", "runtime", "source", "stop", "role", box=None, padding=(0, 2), title=title,
+              title_justify="left")
+    for r in keep:  # Text cells: a token's text is never markup (`[/INST]`)
+        t.add_row(*(Text(x) for x in (str(r.id), clip(show(r.text), 40), yes(r.runtime), yes(r.source),
+                                      "stop" if r.stop else "", r.role)),
+                  style="bold" if r.runtime and r.role == "turn end" else None)
+    out.print(t)
+    if rest:
+        out.print(f"  {rest}", markup=False)

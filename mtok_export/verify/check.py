@@ -35,6 +35,7 @@ from .chat_parity import (
 from .reference import ReferenceUnavailable
 from . import robust as R
 from .runtime import run_runtime
+from .surface import short_json
 from .sweep import sweep_texts
 
 CHECKS = ("engine ids", "raw ids", "streaming decode", "full decode", "chat text", "chat ids", "chat paths",
@@ -79,6 +80,11 @@ class Report:
     runtime_output: tuple = field(default=(), repr=False)  # (encodes, decodes, chats, chat encodes) as run
     reference: dict = field(default_factory=dict)  # what the runtime was compared with (`Chosen.describe`)
     robustness: R.Robustness | None = None  # the robustness phase (None: not run)
+    surface: list | None = None  # the special-token surface (`verify.surface.Special` rows; None: not measured)
+
+    @property
+    def surface_json(self) -> dict | None:
+        return short_json(self.surface)
 
     def check(self, name: str) -> Check:
         return next(c for c in self.checks if c.name == name)

@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mtok_export"
 LAYERS = (
     ("cli", "__main__"),
     ("api",),
+    ("doctor",),  # `mtok doctor`: a deployed file diagnosed against what export would write, and repaired
     ("export",),
     ("verification",),  # a written file against its source: export's verify-before-replace, `mtok verify`
     ("compare",),  # diff / stats
