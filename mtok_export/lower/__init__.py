@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from .. import losses as L
 from ..losses import Loss, LossKind
 from ..target import Target
-from . import decoders, models, normalizers, pre_tokenizers, processors
+from . import decoders, models, normalizers, pre_tokenizers, processors, whole_words
 from .chat_template import lint_chat_template
 
 @dataclass(frozen=True)
@@ -55,6 +55,8 @@ class Lowering:
     cleared_lead: str = ""  # literal prefix-token text taken out of the template (GLM-4's `[gMASK]<sop>`)
     chat_original: str = ""  # the chat template as read, when lowering rewrote it (for the manifest)
     forms: Forms = field(default_factory=Forms)
+    # the vocab words the merges miss, each with its pieces, for `whole_words` (an ignore_merges BPE)
+    whole_words: list = field(default_factory=list)
 
     def loss(self, kind: LossKind, component: str, json_path: str, reason: str, example: str = "",
              trigger: str | tuple[str, ...] = (), patch: tuple[str, object] | None = None, pattern: str = ""):
@@ -94,6 +96,8 @@ def lower(tok, target: Target, bos: str = "auto", progress=None, forms: Forms = 
     tok = processors.lower_post_processor(lw, tok)
     tok = models.lower_added_tokens(lw, tok)
     tok = models.fill_id_gaps(lw, tok)
+    if lw.whole_words:  # after every real id is in the vocab: its new ids come after them
+        tok = whole_words.apply(lw, tok, lw.whole_words)
     if forms.header_specials != "all":
         tok = models.header_specials(lw, tok, turn_mark=forms.header_specials == "needed")
     if tok.chat.text:
