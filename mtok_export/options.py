@@ -137,6 +137,13 @@ TABLE: tuple[Option, ...] = (  # in the order of the manifest's job JSON
            "split that runs on std::wregex capped at 256 characters, so no match can crash the runtime (loss "
            "regex-bound: a longer run of one class is cut into pieces; DeepSeek's CJK split too).", "forms",
            manifest="regex_form", choices=("explicit", "fold", "bounded")),  # see lower/regex.py
+    Option("ignore_merges_form", str, "exact", ("--ignore-merges-form",), "A BPE with ignore_merges (Llama-3, "
+           "GLM-4) whose merges miss some vocabulary words, as exact: two pre-tokenizer steps and a few thousand "
+           "merges look each such word up whole, as HF does (encode 8-45x slower on MNN 3.6.1: one std::wregex "
+           "search per word, its cost growing with the number of such words); merge: the runtime merges them pair "
+           "by pair, as fast as MNN's own files (loss ignore-merges: Japanese katakana words, Vietnamese syllables, "
+           "' 系统' in GLM-4.7 become several tokens).", "forms", manifest="ignore_merges_form",
+           choices=("exact", "merge")),  # see lower/whole_words.py
     # the policy: the manifest records the `Policy` as one object (`Policy.to_json`)
     Option("accept", Optional[list[str]], (), ("--accept",), "Accept these loss codes (repeatable). Without it, "
            "losses that reach beyond edge inputs refuse the export (exit 3).", "policy", manifest="policy",

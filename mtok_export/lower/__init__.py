@@ -25,6 +25,8 @@ class Forms:
     std::wregex or in the fold engine's "fold" form (4-6x faster on MNN 3.6.1; see lower/regex.py);
     "bounded" is "explicit" with every pattern that runs on std::wregex capped (`regex.bounded`), so
     no match recurses deep enough to crash the runtime.
+    `ignore_merges_form`: a BPE's `ignore_merges` as "exact" (`whole_words`: the words its merges miss
+    looked up whole, 8-45x the encode time) or "merge" (pair by pair, loss `ignore-merges`).
     `max_word`: cap a pre-tokenized word at this many characters (None: no cap), bounding the
     runtime's BPE, quadratic in a word's length (see `pre_tokenizers.max_word`).
     Each is an option of `options.TABLE`, which declares its choices; a job checks them when made."""
@@ -32,6 +34,7 @@ class Forms:
     header_specials: str = "needed"
     normalizer_form: str = "compose"
     regex_form: str = "explicit"
+    ignore_merges_form: str = "exact"
     max_word: int | None = None
 
 

@@ -127,7 +127,7 @@ def _ignore_merges(lw, tok, m, jp: str, name: str):
     if not missed:
         lw.did("ignore-merges-moot", f"{jp}.ignore_merges: every vocab word is rebuilt by its merges (no effect)")
         return
-    why = whole_words.blocked(tok)
+    why = whole_words.blocked(tok) or ("--ignore-merges-form merge" if lw.forms.ignore_merges_form == "merge" else "")
     if not why:
         lw.whole_words = [(w, pieces) for w, pieces in missed]
         return

@@ -30,7 +30,14 @@ id's own text for decoding.  Holds where the pre-tokenizer's last step maps ever
 GPT-2 character (no space and no mark survives it into a pre-token); elsewhere the loss stays.
 
 Cost: one entry and about one merge per piece of each such word (Llama-3: 588 words, 1,454 new ids,
-2,040 merges, 81 KB), and one regex search per pre-token on the device."""
+2,040 merges, 81 KB; GLM-4.7: 893 words, 1,953 ids, 2,844 merges), and on the device one std::wregex
+search per pre-token, whose set-up grows with the pattern (libstdc++ sizes its state by the automaton,
+three times per pre-token; MNN hashes the pattern's text to find it in its cache): 20 encodes of a
+46 KB text took MNN 3.6.1 8.1 s instead of 0.41 s for Llama-3, 10.2 s instead of 0.23 s for GLM-4.7
+(about 20 us per pre-token for each 1,000 words); a 1-2 KB prompt, 10-40 ms.  Ten such words cost
+3.6x: most of it is std::wregex itself.  `--ignore-merges-form merge` keeps MNN's own speed and the
+loss `ignore-merges` instead.  The pre-token must hold no mark: the form holds only where the
+pre-tokenizer ends in ByteLevel (`blocked`)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from mtok_export.ir import Pattern
 from mtok_export.ir import models as M
 from mtok_export.ir import pre_tokenizers as P
 from mtok_export.ir.byte_level import token_to_bytes
-from mtok_export.lower import lower, whole_words
+from mtok_export.lower import Forms, lower, whole_words
 from mtok_export.lower.models import _words_merges_miss
 from mtok_export.mtok import write_mtok
 from mtok_export.mtok.constants import ALIAS_MARK
@@ -63,6 +63,10 @@ def test_the_loss_stays_where_the_form_does_not_hold(pre, why):
     assert why in loss.reason and "1 vocab word(s)" in loss.reason
     low, lw = lower(_bpe_tok(P.ByteLevel(False, True, False)), TARGETS["mnn-3.6"])
     assert "ignore-merges" not in {x.code for x in lw.losses} and "ignore-merges-exact" in lw.applied
+    fast, lw_fast = lower(_bpe_tok(P.ByteLevel(False, True, False)), TARGETS["mnn-3.6"],
+                          forms=Forms(ignore_merges_form="merge"))
+    [loss] = [x for x in lw_fast.losses if x.code == "ignore-merges"]
+    assert "--ignore-merges-form merge" in loss.reason and len(fast.model.vocab) == 6
     assert low.model.vocab[ALIAS_MARK + whole_words.CHAIN_MARK + "abc"] == 5
     assert low.model.merges[-1] == (ALIAS_MARK, whole_words.CHAIN_MARK + "abc")
 
