@@ -242,7 +242,10 @@ def _hf_scores(lw, m, jp: str):
     """Scores as HF `tokenizers` holds them in memory (`hf_f64`).  The runtime adds the file's f64
     scores in the order HF does (best up to the start + the piece), so with HF's own values every
     comparison of two paths comes out as in HF, ties (equal f64 sums) included; only an exact tie is
-    then broken differently (HF keeps the longest last piece, the runtime the shortest)."""
+    then broken differently (HF keeps the longest last piece, the runtime the shortest).  No other scores
+    can break those ties HF's way: pieces that commute tie whatever their scores, and where rounding
+    separates the two orders, its direction changes with the text before them (a file that fixes
+    `77777` breaks `b77777`; tests/lower/test_models_unigram_ties.py)."""
     vocab = tuple((p, hf_f64(s)) for p, s in m.vocab)
     changed = sum(1 for a, b in zip(vocab, m.vocab) if a[1] != b[1])
     if changed:
