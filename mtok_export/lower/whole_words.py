@@ -121,3 +121,22 @@ def _emit(node: dict) -> str:
 
 def _char(c: str) -> str:
     return "\\" + c if c in _REGEX_SPECIAL else c
+
+
+def undo(tok):
+    """`tok` (a lowered or read-back IR) with the form taken out again and `ignore_merges` set: HF's
+    own whole-word lookup, which does what the form does (every other vocab word is rebuilt by its
+    merges anyway), for `hf_equivalent`.  An IR without the form comes back as it is."""
+    m = tok.model
+    pres = tok.pre_tokenizer.pretokenizers if isinstance(tok.pre_tokenizer, P.Sequence) else ()
+    marks = ALIAS_MARK + CHAIN_MARK
+    if not (isinstance(m, M.BPE) and len(pres) >= 2 and isinstance(pres[-2], P.Metaspace)
+            and pres[-2].replacement == marks and isinstance(pres[-1], P.Split)
+            and pres[-1].pattern.value.startswith("^" + marks)):
+        return tok
+    marked = (ALIAS_MARK, CHAIN_MARK)
+    vocab = {t: i for t, i in m.vocab.items() if not t.startswith(marked)}
+    merges = tuple((a, b) for a, b in m.merges if not a.startswith(marked))
+    rest = pres[:-2]
+    pre = rest[0] if len(rest) == 1 else P.Sequence(rest) if rest else None
+    return replace(tok, pre_tokenizer=pre, model=replace(m, vocab=vocab, merges=merges, ignore_merges=True))

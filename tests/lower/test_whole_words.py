@@ -194,3 +194,18 @@ def test_merges_alone_fire_inside_longer_words(llama3, reference, tmp_path):
     # e.g. `iyesi` (i + yes + i) comes out whole, `iyesix` (HF: i + yes + ix) gets iyesi + x
     assert "iyesix" in wrong and "iyesi" not in wrong and "C\u1eeda Vi\u1ec7t" not in wrong
     assert len(wrong) > 1000  # of 5,294 texts
+
+
+def test_hf_equivalent_is_hfs_own_ignore_merges():
+    """`undo` (what `hf_equivalent` runs first) takes the form out of a lowered IR and sets
+    ignore_merges: the source's vocab, merges and pre-tokenizer again; an IR without it is unchanged."""
+    from mtok_export.lower.hf_equivalent import hf_equivalent
+
+    src = _bpe_tok(P.ByteLevel(False, True, False))
+    low, _ = lower(src, TARGETS["mnn-3.6"])
+    back = whole_words.undo(low)
+    assert back.model == replace(src.model, ignore_merges=True) and back.pre_tokenizer == src.pre_tokenizer
+    assert whole_words.undo(back) == back
+    assert hf_equivalent(low).model.ignore_merges
+    plain, _ = lower(replace(src, model=replace(src.model, ignore_merges=False)), TARGETS["mnn-3.6"])
+    assert whole_words.undo(plain) == plain
