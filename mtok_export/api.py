@@ -90,7 +90,7 @@ def export(source: Job | PathLike, output_dir: PathLike | None = None, *,
     does: unless `verify_on_runtime=False` the file is verified on the MNN runtime first and only
     replaces the output when it passed.  `source` is a `Job`, or a path and `options`, the keywords
     of `Job.build` (`options.TABLE`, in this function's signature: `target`, `fmt`, `bos`,
-    `header_specials`, `normalizer_form`, `regex_form`, `max_word`; `chat_template`, `pattern`,
+    `header_specials`, `normalizer_form`, `regex_form`, `ignore_merges_form`, `max_word`; `chat_template`, `pattern`,
     `special`, `family`, `input`; the acceptance policy `allow_lossy`, `accept` (codes),
     `accept_file`, `strict`, `allow_crash`; `verify_on_runtime`, `corpus`, `runtime_python`, `sweep`,
     `robust`: the robustness phase's seconds, None: off).

@@ -57,6 +57,7 @@ TAGS: dict[str, str] = {
     "long": "long words, long runs and paragraphs (up to a few thousand characters)",
     "empty": "the empty string",
     "single-char": "a single character (or a single code point)",
+    "document": "a long real document (10-40 KB, verified in pieces of whole lines) from a pinned registry package, fetched at set-up (`documents`)",
 }
 
 # Tags of the edge slice: inputs essentially absent from natural text.  Every other sample (and every
@@ -68,10 +69,13 @@ EDGE_TAGS = frozenset({"control", "zero-width", "bidi", "special", "partial-spec
 
 
 def slice_of(sample) -> str:
-    """"everyday" or "edge" (see `EDGE_TAGS`)."""
+    """"everyday" or "edge" (see `EDGE_TAGS`), or "documents" for the long real documents
+    (`documents`), which count as everyday whatever characters they hold."""
     import unicodedata
 
     text = sample.text
+    if "document" in sample.tags:
+        return "documents"
     if set(sample.tags) & EDGE_TAGS or unicodedata.normalize("NFC", text) != text:
         return "edge"
     if any((ord(c) < 32 and c not in "\t\n\r") or 0x7f <= ord(c) < 0xa0 or c in "\u2028\u2029" for c in text):

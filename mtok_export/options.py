@@ -138,6 +138,13 @@ TABLE: tuple[Option, ...] = (  # in the order of the manifest's job JSON
            "on Android's 1 MiB thread stack (refused; --allow-crash ships it); fold: the fold engine's form, 4-6x "
            "faster on MNN 3.6.1 and exact on ASCII, but non-ASCII letters count as both cases (loss regex-fold).",
            "forms", manifest="regex_form", choices=("bounded", "explicit", "fold")),  # see lower/regex.py
+    Option("ignore_merges_form", str, "exact", ("--ignore-merges-form",), "A BPE with ignore_merges (Llama-3, "
+           "GLM-4) whose merges miss some vocabulary words, as exact: two pre-tokenizer steps and a few thousand "
+           "merges look each such word up whole, as HF does (encode 8-45x slower on MNN 3.6.1: one std::wregex "
+           "search per word, its cost growing with the number of such words); merge: the runtime merges them pair "
+           "by pair, as fast as MNN's own files (loss ignore-merges: Japanese katakana words, Vietnamese syllables, "
+           "' 系统' in GLM-4.7 become several tokens).", "forms", manifest="ignore_merges_form",
+           choices=("exact", "merge")),  # see lower/whole_words.py
     # the policy: the manifest records the `Policy` as one object (`Policy.to_json`)
     Option("accept", Optional[list[str]], (), ("--accept",), "Accept these loss codes (repeatable). Without it, "
            "losses that reach beyond edge inputs refuse the export (exit 3).", "policy", manifest="policy",

@@ -169,7 +169,8 @@ def decide(losses: list[Loss], policy: Policy, reach: dict | None = None, usage=
         else:
             by = None
         why = f"the model never decodes ({usage.how})" if by == USAGE else ""
-        out.append(Decision(code, severity, measured, by, group, r.get("everyday", 0), r.get("edge", 0), why=why))
+        everyday = r.get("everyday", 0) + r.get("documents", 0)  # the long documents are everyday text
+        out.append(Decision(code, severity, measured, by, group, everyday, r.get("edge", 0), why=why))
     if policy.strict:  # a stale accept file refuses the export: the next run would hide that loss's return
         out.extend(Decision(c, KINDS[c].severity, False, None, stale=True) for c in stale_codes(policy, by_code))
     return out

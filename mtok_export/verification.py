@@ -9,6 +9,7 @@ import dataclasses
 import os
 from pathlib import Path
 
+from . import documents
 from .compare.layers import diff_layers
 from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .dump.sanitize import show
@@ -22,7 +23,7 @@ from .readers.finish import sha256
 from .readers.mnn_file import read_mnn_bytes
 from .targets import OUTPUTS
 from .verify import surface
-from .verify.check import verify
+from .verify.check import TEXT_CHECKS, verify
 from .losses import REFERENCE_UNAVAILABLE, Loss
 from .verify.reference import ReferenceUnavailable
 from .verify.references import choose_or_self_check, self_check
@@ -180,7 +181,9 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
     phase's budget (on by default, `verify.robust`).  A runtime outside the target's release range is
     refused before the corpus runs (`require_runtime`)."""
     require_runtime(lowering.target, options.python)
-    samples = list(builtin_corpus()) + (list(load_corpus_file(options.corpus)) if options.corpus else [])
+    docs = documents.load()
+    samples = list(builtin_corpus()) + list(docs or ()) + (list(load_corpus_file(options.corpus)) if options.corpus
+                                                           else [])
     def against(reference):
         if reference.self_check and not any(x.kind is REFERENCE_UNAVAILABLE for x in lowering.losses):
             why = reference.unavailable
@@ -194,8 +197,17 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
         report = against(choose_or_self_check(source))
     except ReferenceUnavailable as e:  # known only once it ran (e.g. llama.cpp cannot load this tokenizer)
         report = against(self_check(source, e))
+    if docs is None:
+        for c in report.checks:
+            if c.name in TEXT_CHECKS and c.total:
+                c.skipped = "; ".join(filter(None, (c.skipped, DOCUMENTS_MISSING)))
     report.surface = special_surface(file, source, options.python, llm_config, checked)
     return report
+
+
+# what the text checks say on a machine where the set-up has not fetched the long documents
+DOCUMENTS_MISSING = ("the documents slice did not run: its long documents are not fetched here "
+                     "(make setup runs scripts/documents_fetch.py)")
 
 
 def special_surface(file, source, python, llm_config, checked) -> list | None:

@@ -126,7 +126,7 @@ def test_the_manifest_holds_the_job_as_json(tmp_path):
     m = json.loads(out.with_name("tokenizer.mtok.json").read_text(encoding="utf-8"))
     assert m["job"] == {"read": {"chat_template": None, "pattern": None, "special": None, "family": None},
                         "format": "mtok", "target": "mnn-3.6", "bos": "auto", "header_specials": "all",
-                        "normalizer_form": "table", "regex_form": "bounded",
+                        "normalizer_form": "table", "regex_form": "bounded", "ignore_merges_form": "exact",
                         "policy": {"accept": [], "accept_file": None, "accept_file_codes": [], "allow_lossy": True,
                                    "strict": False, "allow_crash": False}}
     assert "read_options" not in m and "policy" not in m  # the job holds them now

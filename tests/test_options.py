@@ -95,7 +95,7 @@ def test_the_manifest_records_the_targets_name_in_the_order_it_did():
     """The job JSON as the hand-written `to_json` wrote it (keys and order), the target by name."""
     got = Job.build(QWEN, target="mnn-head", max_word=8).to_json()
     assert list(got) == ["read", "format", "target", "bos", "header_specials", "normalizer_form", "regex_form",
-                         "policy", "max_word"]
+                         "ignore_merges_form", "policy", "max_word"]
     assert list(got["read"]) == ["chat_template", "pattern", "special", "family"]
     assert (got["target"], got["max_word"]) == ("mnn-head", 8) and "max_word" not in Job.build(QWEN).to_json()
 

@@ -25,7 +25,7 @@ from .gate import (JunitFile, ReportFile, SarifFile, SummaryFile, outcome_option
 
 @command("export", ("path", "more", "output", "jobs", "target", "fmt", "accept", "accept_file", "allow_lossy",
                     "allow_crash", "strict", "bos", "chat_template", "no_chat", "header_specials", "normalizer_form",
-                    "regex_form", "max_word", "keep_llm_config", "no_verify", "no_sweep", "no_robust",
+                    "regex_form", "ignore_merges_form", "max_word", "keep_llm_config", "no_verify", "no_sweep", "no_robust",
                     "robust_seconds", "corpus", "runtime_python", "as_json", "report_file", "junit_file",
                     "sarif_file", "summary_file", "pattern", "special", "family", "input_file"))
 def export(

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from .. import losses as L
 from ..losses import Loss, LossKind
 from ..target import Target
-from . import decoders, models, normalizers, pre_tokenizers, processors
+from . import decoders, models, normalizers, pre_tokenizers, processors, whole_words
 from .chat_template import lint_chat_template
 
 @dataclass(frozen=True)
@@ -27,6 +27,8 @@ class Forms:
     "bounded", the default, is "explicit" with every pattern that runs on std::wregex capped
     (`regex.bounded`), so no match recurses deep enough to crash the runtime (DESIGN 4.2: the safe form
     is chosen by default; its loss reaches only runs longer than the cap, measured like any other).
+    `ignore_merges_form`: a BPE's `ignore_merges` as "exact" (`whole_words`: the words its merges miss
+    looked up whole, 8-45x the encode time) or "merge" (pair by pair, loss `ignore-merges`).
     `max_word`: cap a pre-tokenized word at this many characters (None: no cap), bounding the
     runtime's BPE, quadratic in a word's length (see `pre_tokenizers.max_word`).
     Each is an option of `options.TABLE`, which declares its choices; a job checks them when made."""
@@ -34,6 +36,7 @@ class Forms:
     header_specials: str = "needed"
     normalizer_form: str = "compose"
     regex_form: str = "bounded"
+    ignore_merges_form: str = "exact"
     max_word: int | None = None
 
 
@@ -59,6 +62,8 @@ class Lowering:
     cleared_lead: str = ""  # literal prefix-token text taken out of the template (GLM-4's `[gMASK]<sop>`)
     chat_original: str = ""  # the chat template as read, when lowering rewrote it (for the manifest)
     forms: Forms = field(default_factory=Forms)
+    # the vocab words the merges miss, each with its pieces, for `whole_words` (an ignore_merges BPE)
+    whole_words: list = field(default_factory=list)
 
     def loss(self, kind: LossKind, component: str, json_path: str, reason: str, example: str = "",
              trigger: str | tuple[str, ...] = (), patch: tuple[str, object] | None = None, pattern: str = ""):
@@ -109,6 +114,8 @@ def lower(tok, target: Target, bos: str = "auto", progress=None, forms: Forms = 
     tok = processors.lower_post_processor(lw, tok)
     tok = models.lower_added_tokens(lw, tok)
     tok = models.fill_id_gaps(lw, tok)
+    if lw.whole_words:  # after every real id is in the vocab: its new ids come after them
+        tok = whole_words.apply(lw, tok, lw.whole_words)
     if forms.header_specials != "all":
         tok = models.header_specials(lw, tok, turn_mark=forms.header_specials == "needed")
     if tok.chat.text:

@@ -24,6 +24,9 @@ them into HF components that do what the MNN runtime does (spec section 2):
   text.  `pair` is not in the format: it gets BertProcessing's shape (leading tokens once, the
   rest after each sequence, the second one with type_id 1).  MNN 3.6 ignores the program: this
   file follows HEAD, which is what the lowering planned for.
+* `ignore_merges`' exact form (`whole_words`: two pre-tokenizer steps, marked merges and aliases) ->
+  the BPE's own `ignore_merges`, which looks up every vocab word as the form looks up those the
+  merges miss.
 * Header special ids that are not added tokens become special added tokens (the runtime splits
   them out before anything else); header stop ids become `generation_config.json` eos ids.
 * An empty `bos_token` with a BOS in the header prefix and a template that renders `bos_token`
@@ -47,6 +50,7 @@ from ..ir import pre_tokenizers as P
 from ..ir import processors as R
 from ..mtok.constants import TABLE_CONTROL_TO_SPACE
 from .chat_template import without_empty_definition
+from . import whole_words
 from .models import gap_filled
 
 # Spec 2.3.2: what the code-6 normalizer turns into one ASCII space whenever its table is non-empty.
@@ -56,6 +60,7 @@ CONTROL_TO_SPACE = tuple(sorted(TABLE_CONTROL_TO_SPACE))
 def hf_equivalent(tok: Tokenizer) -> Tokenizer:
     """`tok` with every MNN-only form replaced by HF components doing what the runtime does (see the
     module docstring).  An IR without such forms comes back equal to itself."""
+    tok = whole_words.undo(tok)
     model, pre = tok.model, tok.pre_tokenizer
     if isinstance(model, M.BPE) and model.mnn_byte_level:
         pre = _append_byte_level(pre)

@@ -21,6 +21,7 @@ from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir.byte_level import bytes_to_token
 from ..ir.sentencepiece import TRAILING_SPACE
+from . import whole_words
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 # A Unigram score the runtime's Viterbi treats as no piece at all: any path through it sums to at most
@@ -42,7 +43,7 @@ def lower_model(lw, tok):
                 lw.loss(code, name, f"{jp}.{field}", why, example,
                         patch=(f"{jp}.{field}", None))
         if m.ignore_merges:
-            _ignore_merges(lw, m, jp, name)
+            _ignore_merges(lw, tok, m, jp, name)
         if m.unk_token is not None and not m.byte_fallback:
             lowered = _unk_table(lw, tok, m, jp)
             if lowered is None:
@@ -116,38 +117,42 @@ def _no_unk(lw, tok, m, jp: str, name: str):
     return tok
 
 
-def _ignore_merges(lw, m, jp: str, name: str):
+def _ignore_merges(lw, tok, m, jp: str, name: str):
     """HF with ignore_merges takes a pre-token that is a vocab word as it is; the runtime always merges.
     They differ exactly on the vocab words the merges do not rebuild (none: the flag changes nothing).
-    Those words cannot be given extra merges: appended last (the only rank that provably leaves every
-    other vocab word alone), a merge only joins BPE's final pieces, and for each of Llama-3's 588 such
-    words no merge tree over those pieces has all its nodes in the vocab (`ĠViá»ĩt` = ĠVi + á»ĩ + t:
-    neither `ĠViá»ĩ` nor `á»ĩt` is a token); reaching them needs existing merges re-ranked, which
-    changes other words, or new tokens, which the model does not have."""
+    Those are looked up whole by `whole_words` (its docstring says how) wherever the pre-tokenizer
+    ends in ByteLevel; the pass runs last (`lw.whole_words`), once every real id is in the vocab.
+    Elsewhere the loss stays: merges alone cannot do it (`whole_words` says why)."""
     missed = _words_merges_miss(m)
     if not missed:
         lw.did("ignore-merges-moot", f"{jp}.ignore_merges: every vocab word is rebuilt by its merges (no effect)")
         return
+    why = whole_words.blocked(tok) or ("--ignore-merges-form merge" if lw.forms.ignore_merges_form == "merge" else "")
+    if not why:
+        lw.whole_words = [(w, pieces) for w, pieces in missed]
+        return
     lw.loss(L.IGNORE_MERGES, name, f"{jp}.ignore_merges", f"ignore_merges: the runtime never looks up a whole word "
-            f"first; {len(missed)} vocab word(s) are merged into other tokens (e.g. {missed[0]!r})",
+            f"first ({why}); {len(missed)} vocab word(s) are merged into other tokens (e.g. {missed[0][0]!r})",
             patch=(f"{jp}.ignore_merges", False))
 
 
-def _words_merges_miss(m) -> list[str]:
-    """The vocab words BPE without ignore_merges does not turn into themselves, shortest first.
+def _words_merges_miss(m) -> list[list]:
+    """The vocab words BPE without ignore_merges does not turn into themselves, shortest first, each
+    with the pieces it does make ([word, [piece, ...]]).
     Cached by the vocabulary and merges (about 1 s for Llama-3's 128k words, 0.02 s to hash)."""
     blobs = (cache.strings_blob(m.vocab), array("q", m.vocab.values()).tobytes(),
              cache.strings_blob(chain.from_iterable(m.merges)))
     digest = cache.key("bpe-missed-words", blobs=blobs, files=(__file__,), dists=("tokenizers",))
-    return cache.computed("bpe-missed-words", digest, lambda: _merges_miss(m), valid=lambda v: isinstance(v, list))
+    return cache.computed("bpe-missed-words", digest, lambda: _merges_miss(m),
+                          valid=lambda v: isinstance(v, list) and all(isinstance(x, list) and len(x) == 2 for x in v))
 
 
-def _merges_miss(m) -> list[str]:
+def _merges_miss(m) -> list[list]:
     from tokenizers.models import BPE
 
     bpe = BPE(vocab=dict(m.vocab), merges=[tuple(x) for x in m.merges], ignore_merges=False)
-    return sorted((w for w in m.vocab if len(w) > 1 and [t.value for t in bpe.tokenize(w)] != [w]),
-                  key=lambda w: (len(w), w))
+    pieces = ((w, [t.value for t in bpe.tokenize(w)]) for w in m.vocab if len(w) > 1)
+    return sorted(([w, p] for w, p in pieces if p != [w]), key=lambda x: (len(x[0]), x[0]))
 
 
 UNK_MARKS = ("\u2047", "\ufffd")  # what the unk token is written as: the first not in the alphabet
@@ -237,7 +242,10 @@ def _hf_scores(lw, m, jp: str):
     """Scores as HF `tokenizers` holds them in memory (`hf_f64`).  The runtime adds the file's f64
     scores in the order HF does (best up to the start + the piece), so with HF's own values every
     comparison of two paths comes out as in HF, ties (equal f64 sums) included; only an exact tie is
-    then broken differently (HF keeps the longest last piece, the runtime the shortest)."""
+    then broken differently (HF keeps the longest last piece, the runtime the shortest).  No other scores
+    can break those ties HF's way: pieces that commute tie whatever their scores, and where rounding
+    separates the two orders, its direction changes with the text before them (a file that fixes
+    `77777` breaks `b77777`; tests/lower/test_models_unigram_ties.py)."""
     vocab = tuple((p, hf_f64(s)) for p, s in m.vocab)
     changed = sum(1 for a, b in zip(vocab, m.vocab) if a[1] != b[1])
     if changed:

@@ -28,7 +28,7 @@ from ..ir import AddedToken, Pattern
 from ..ir import models as M
 from ..ir.processors import PostProgram
 from ..unicode.tables import u32_array
-from .constants import FLAG_CLEAN_UP_SPACES, MAX_U16, MAX_U32, PostOp
+from .constants import ALIAS_MARK, FLAG_CLEAN_UP_SPACES, MAX_U16, MAX_U32, PostOp
 from .layout import Layout
 from .normtable import decode_table, encode_table
 from .primitives import F64, U32, Reader, Writer
@@ -365,7 +365,12 @@ class Vocab(Kind):
         if n * self.smallest > r.remaining:
             r.fail(f"{count} {n} cannot fit in the {r.remaining} bytes left", at)
         tokens, scores = _read_vocab(r, n, with_score=self.scored)
+        aliases = ()
+        if isinstance(tokens, tuple):  # a BPE vocab with aliases (`_read_vocab_entries`)
+            tokens, aliases = tokens
         ctx.wire["tokens"] = tokens
+        if aliases:  # aliases first: inverting the dict keeps each id's own text, as the runtime does
+            return {**dict(aliases), **dict(zip(tokens, range(len(tokens))))}
         return self.value(r, tokens, scores)
 
     def value(self, r, tokens, scores):
@@ -438,6 +443,9 @@ def _read_vocab(r: Reader, n: int, with_score: bool):
     return Utf8Tokens(by_id), None
 
 
+_ALIAS = ALIAS_MARK.encode()
+
+
 def _read_vocab_entries(r: Reader, n: int, with_score: bool):
     """Entry by entry, stopping at the first broken one with its offset (lenient: warning on an
     unsorted entry and going on)."""
@@ -445,6 +453,7 @@ def _read_vocab_entries(r: Reader, n: int, with_score: bool):
     first = pos
     tail = 12 if with_score else 4
     by_id: list = [None] * n
+    aliases: list = []
     scores = [0.0] * n if with_score else None
     prev = None
     unpack_u32, unpack_f64 = U32.unpack_from, F64.unpack_from
@@ -467,24 +476,35 @@ def _read_vocab_entries(r: Reader, n: int, with_score: bool):
             r.warn(f"vocab not sorted by UTF-8 bytes at 0x{pos:08x} ({tok!r} after {prev!r}): "
                    "the runtime's binary search will miss tokens")
         i = unpack_u32(buf, e)[0]
-        if i >= n or by_id[i] is not None:
+        if i >= n or (by_id[i] is not None and (with_score or not by_id[i].startswith(_ALIAS))):
             r.pos = e
             r.fail(f"vocab id {i} is " + ("beyond vocab_size %d" % n if i >= n else "used twice")
                    + " (ids must be dense 0..vocab_size-1)")
+        if by_id[i] is not None:  # an alias (`aliased_vocab`): the runtime keeps the later text for the id
+            aliases.append((by_id[i], i))
         by_id[i] = tok
         if with_score:
             scores[i] = unpack_f64(buf, e + 4)[0]
         prev = tok
         pos = e + tail
+    if aliases:  # k aliases leave exactly k id slots unused: they must be the top ones
+        k = len(aliases)
+        if any(b is None for b in by_id[:n - k]):
+            r.pos = first
+            r.fail(f"vocab ids are not dense: {k} text(s) share an id and id {by_id.index(None)} has none "
+                   "(aliases leave only the top ids unused)")
+        by_id = by_id[:n - k]
     try:
         tokens = [b.decode("utf-8") for b in by_id]
+        if aliases:
+            aliases = [(b.decode("utf-8"), i) for b, i in aliases]
     except UnicodeDecodeError:
         at = first  # find the entry again, for its offset (r.pos moved with the lenient warnings)
         while _is_utf8(buf[at + 2:at + 2 + (buf[at] | buf[at + 1] << 8)]):
             at += 2 + (buf[at] | buf[at + 1] << 8) + tail
         r.fail(f"vocab token {buf[at + 2:at + 2 + (buf[at] | buf[at + 1] << 8)]!r} is not valid UTF-8", at)
     r.pos = pos
-    return tokens, scores
+    return ((tokens, tuple(aliases)) if aliases else tokens), scores
 
 
 def _is_utf8(b: bytes) -> bool:
@@ -585,20 +605,27 @@ def _encodable(t: str) -> bool:
 
 def _dense_sorted(vocab: dict) -> tuple[list[str], list[int]]:
     """Tokens in UTF-8 byte order (== code point order for valid text) and their ids, which must
-    be dense 0..n-1: the runtime writes id_to_token[id] unchecked."""
+    be dense 0..n-1: the runtime writes id_to_token[id] unchecked.  A BPE vocab may give one id
+    several texts (aliases, `lower.whole_words`): the runtime keeps the last in this order as the
+    id's text and looks each up as its id; the ids stay dense 0..k-1, and the k entries more than
+    ids leave the top k ids of vocab_size without a text (decoded as '')."""
     n = len(vocab)
     tokens = sorted(vocab)
     ids = list(map(vocab.__getitem__, tokens))
-    if n and (len(set(ids)) != n or min(ids) != 0 or max(ids) != n - 1
-              or set(map(type, ids)) != {int}):
-        seen: dict = {}
+    distinct = len(set(ids))
+    if distinct != n:
+        last = {i: t for t, i in zip(tokens, ids)}
+        bad = next(((t, i) for t, i in zip(tokens, ids) if last[i] != t and not t.startswith(ALIAS_MARK)), None)
+        if bad is not None:
+            raise UnsupportedError(f"vocab id {bad[1]} is used by both {bad[0]!r} and {last[bad[1]]!r}")
+    if n and (min(ids) != 0 or max(ids) != distinct - 1 or set(map(type, ids)) != {int}):
         for t, i in zip(tokens, ids):
             if type(i) is not int or not 0 <= i < n:
                 raise UnsupportedError(f"vocab id {i!r} ({t!r}) is outside 0..{n - 1}: ids must be dense "
                                        "(the runtime writes id_to_token[id] unchecked)")
-            if i in seen:
-                raise UnsupportedError(f"vocab id {i} is used by both {seen[i]!r} and {t!r}")
-            seen[i] = t
+        gap = min(set(range(distinct)) - set(ids))
+        raise UnsupportedError(f"vocab id {gap} has no text: ids must be dense (the runtime writes "
+                               "id_to_token[id] unchecked)")
     return tokens, ids
 
 

@@ -67,3 +67,8 @@ class PostOp(IntEnum):
 FLAG_CLEAN_UP_SPACES = 0x01
 MAX_U16 = 0xFFFF
 MAX_U32 = 0xFFFFFFFF
+
+# A BPE vocab text that starts with this is an alias: it looks up an id whose own text is another
+# (`lower.whole_words`).  The control character sorts before every text a ByteLevel vocabulary
+# holds, so the runtime, which keeps an id's last text in file order, keeps the id's own.
+ALIAS_MARK = "\x10"

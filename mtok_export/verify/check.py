@@ -54,7 +54,7 @@ class Mismatch:
     expected: object
     got: object
     explanation: tuple[str, ...]  # loss codes that reproduce it; empty: unexplained
-    slice: str = "everyday"  # "everyday" or "edge" (the corpus slices), or "sweep"
+    slice: str = "everyday"  # "everyday", "edge" or "documents" (the corpus slices), or "sweep"
     where: tuple[str, ...] = ()  # the JSON paths of those losses in the source
     component: str = ""  # unexplained: the pipeline component the first divergence points at (`attribution.COMPONENTS`)
 
@@ -113,27 +113,28 @@ class Report:
 
     def reach(self) -> dict[str, dict]:
         """Per loss code: the mismatches it explains, by check and slice, and the measured severity."""
-        out = {x.code: {"everyday": 0, "edge": 0, "sweep": 0, "checks": {}} for x in self.losses}
+        out = {x.code: {"everyday": 0, "edge": 0, "documents": 0, "sweep": 0, "checks": {}} for x in self.losses}
         for c in self.checks:
             for m in c.mismatches:
                 for code in m.explanation:
-                    r = out.setdefault(code, {"everyday": 0, "edge": 0, "sweep": 0, "checks": {}})
+                    r = out.setdefault(code, {"everyday": 0, "edge": 0, "documents": 0, "sweep": 0, "checks": {}})
                     r[m.slice] += 1
                     r["checks"][c.name] = r["checks"].get(c.name, 0) + 1
         ran = {c.name for c in self.checks if c.total}
         for x in self.losses:
             r = out[x.code]
             # Not seen on the corpus although the checks that would show it ran: measured as edge.
-            seen = r["everyday"] + r["edge"] or bool(ran & set(LAYER_CHECKS.get(x.kind.layer, ("raw ids",))))
+            seen = r["everyday"] + r["edge"] + r["documents"] or bool(ran & set(LAYER_CHECKS.get(x.kind.layer, ("raw ids",))))
             r["severity"] = measured_severity(r).value if seen else None
         return out
 
 
 def measured_severity(reach: dict) -> Severity:
     """What a loss reaches on the corpus: chat prompts, BOS/EOS (engine ids only), ordinary text, or
-    only edge inputs."""
+    only edge inputs.  The long documents are everyday text: a loss that changes one of them reaches
+    beyond the edge."""
     checks = reach["checks"]
-    if not reach["everyday"]:
+    if not reach["everyday"] + reach.get("documents", 0):
         return EDGE
     if any(c in checks for c in CHAT_CHECKS):
         return Severity.CHAT

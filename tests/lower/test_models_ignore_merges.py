@@ -1,13 +1,15 @@
 """BPE `ignore_merges` (lower/models.py): HF takes a pre-token that is a vocab word as it is, the
 runtime always merges.  Measured on Llama-3: which vocab words differ, that no appended merge can
-rebuild them, that the runtime shows the difference, and that the flag is no loss where every
-vocab word is rebuilt by its merges anyway."""
+rebuild them, that the runtime shows the difference without the exact form (lower/whole_words.py,
+tested in test_whole_words.py), and that the flag is no loss where every vocab word is rebuilt by
+its merges anyway."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,11 +34,11 @@ def llama3():
 
 @pytest.mark.runtime
 def test_llama3_words_the_merges_miss(llama3):
-    missed = _words_merges_miss(llama3.model)
-    assert len(missed) == 588 and "\u0120Vi\u00e1\u00bb\u0129t" in missed  # ĠViá»ĩt, "Việt"
+    missed = dict(_words_merges_miss(llama3.model))
+    assert len(missed) == 588 and missed["\u0120Vi\u00e1\u00bb\u0129t"] == ["\u0120Vi", "\u00e1\u00bb\u0129", "t"]
     _, lw = lower(llama3, TARGETS["mnn-3.6"])
-    [loss] = [x for x in lw.losses if x.code == "ignore-merges"]
-    assert "588 vocab word(s)" in loss.reason
+    assert "ignore-merges" not in {x.code for x in lw.losses}  # the exact form: lower/whole_words.py
+    assert "588 vocab word(s)" in lw.applied["ignore-merges-exact"][0]
 
 
 def test_no_appended_merge_rebuilds_them(llama3):
@@ -49,8 +51,8 @@ def test_no_appended_merge_rebuilds_them(llama3):
 
     m = llama3.model
     bpe = BPE(vocab=dict(m.vocab), merges=[tuple(x) for x in m.merges], ignore_merges=False)
-    for w in _words_merges_miss(m):
-        pieces = [t.value for t in bpe.tokenize(w)]
+    for w, pieces in _words_merges_miss(m):
+        assert pieces == [t.value for t in bpe.tokenize(w)]
 
         @lru_cache(maxsize=None)
         def buildable(i: int, j: int) -> bool:
@@ -62,20 +64,25 @@ def test_no_appended_merge_rebuilds_them(llama3):
 @pytest.mark.runtime
 @pytest.mark.skipif(importlib.util.find_spec("MNN") is None, reason="MNN is not installed")
 def test_runtime_merges_the_vocab_word(llama3):
-    """On the runtime "Cửa Việt" gets the ids of HF without ignore_merges, not HF's own."""
+    """Without the exact form (the file of the source with ignore_merges off), "Cửa Việt" gets on the
+    runtime the ids of HF without ignore_merges, not HF's own; with it, HF's own."""
     text = "C\u1eeda Vi\u1ec7t"
     hf = Tokenizer.from_file(str(LLAMA3 / "tokenizer.json"))
     tj = json.loads((LLAMA3 / "tokenizer.json").read_text(encoding="utf-8"))
     tj["model"]["ignore_merges"] = False
     merged = Tokenizer.from_str(json.dumps(tj))
-    low, _ = lower(llama3, TARGETS["mnn-3.6"])
+    without, _ = lower(replace(llama3, model=replace(llama3.model, ignore_merges=False)), TARGETS["mnn-3.6"])
+    exact, _ = lower(llama3, TARGETS["mnn-3.6"])
     with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "tokenizer.mtok"
-        path.write_bytes(write_mtok(low))
-        [got] = run_runtime(path, texts=[text]).encodes
+        got = []
+        for low in (without, exact):
+            path = Path(d) / "tokenizer.mtok"
+            path.write_bytes(write_mtok(low))
+            got += run_runtime(path, texts=[text]).encodes
     want, runtime_like = (t.encode(text, add_special_tokens=False).ids for t in (hf, merged))
     assert want != runtime_like
-    assert got[-len(runtime_like):] == runtime_like
+    assert got[0][-len(runtime_like):] == runtime_like
+    assert got[1][-len(want):] == want
 
 
 @pytest.mark.runtime

@@ -14,7 +14,11 @@ path through v), and with exact sums (float32 scores, as every SentencePiece mod
 totals are equal whatever the scores, since any two paths with the same pieces sum to the same
 total: the runtime emits v, u where HF emits u, v.  A per-piece perturbation can only separate paths
 made of different pieces; every tie found here (corpus and the exhaustive checks below) is a
-reordering of the same pieces.  `unigram-ties` therefore stays."""
+reordering of the same pieces.  Scores moved off the float32 grid make the sums round, and rounding
+can favour either order, but which one depends on the running total before the tie (the text before
+it in the word): scores within 1e-12 of T5's that make the runtime emit HF's `▁ 77 777` for `77777`
+make it emit `▁ b 777 77` for `b77777`, where HF keeps `▁ b 77 777` (the last two tests, the second on
+MNN 3.6.1).  No scores order every context; `unigram-ties` therefore stays."""
 
 from __future__ import annotations
 
@@ -207,3 +211,60 @@ def test_whole_number_scores_are_their_own_hf_value():
     for x in (1e14, -1e14, 1e16, 0.5, -12.130167007446289):  # beyond the shortcut: the digits decide
         assert hf_f64(x) == _serde_f64(x)
     assert hf_f64(-12.130167007446289) != -12.130167007446289  # and the digits do differ from Python's
+
+
+def _nudged(pieces, rng, keys, spread=3000):
+    """`pieces` with the scores of `keys` moved by up to `spread` f64 ulps each (about 1e-12 here)."""
+    out = dict(pieces)
+    for key in keys:
+        x, k = pieces[key], rng.randint(-spread, spread)
+        for _ in range(abs(k)):
+            x = math.nextafter(x, math.inf if k > 0 else -math.inf)
+        out[key] = x
+    return out
+
+
+def _rounding_breaks_one_tie():
+    """Scores within 1e-12 of T5's (every strict order kept) whose f64 rounding breaks the '▁77777' tie
+    HF's way on the runtime's Viterbi (emulated), found by a seeded search; with the text before
+    ('▁b77777'), where the same rounding goes the other way."""
+    import random
+
+    tok = _read("t5-small")
+    pieces = _pieces(tok)
+    longest = max(map(len, pieces))
+    hf = {t: viterbi(t, pieces, runtime=False, longest=longest) for t in ("\u258177777", "\u2581b77777")}
+    rng = random.Random(1)
+    for _ in range(200):
+        p = _nudged(pieces, rng, ("\u2581", "77", "777"))
+        if viterbi("\u258177777", p, runtime=True, longest=longest) == hf["\u258177777"]:
+            return tok, p, hf, longest
+    raise AssertionError("no rounding found that breaks the tie")
+
+
+def test_rounding_can_break_a_tie_only_for_one_running_total():
+    """A per-piece perturbation off the float32 grid makes the sums round, and rounding can favour
+    HF's order: fl(fl(P + s77) + s777) > fl(fl(P + s777) + s77) for the running total P of '▁'.  But
+    its direction depends on P, the text before the tie: the scores that fix '▁77777' break
+    '▁b77777' (HF ▁ b 77 777, the runtime ▁ b 777 77).  No fixed scores order every context."""
+    tok, p, hf, longest = _rounding_breaks_one_tie()
+    assert all(abs(p[k] - s) < 1e-11 for k, s in _pieces(tok).items())
+    assert viterbi("\u2581b77777", p, runtime=True, longest=longest) == ["\u2581", "b", "777", "77"]
+    assert hf["\u2581b77777"] == ["\u2581", "b", "77", "777"]
+
+
+@needs_mnn
+def test_rounding_counter_example_on_the_runtime(tmp_path):
+    """The emulated counter-example above, on MNN 3.6.1 with a file holding those scores."""
+    from mtok_export.verify.runtime import run_runtime
+
+    tok, p, _, _ = _rounding_breaks_one_tie()
+    low, _ = lower(tok, TARGETS[DEFAULT])
+    vocab = tuple((piece, p.get(piece, s) if piece in ("\u2581", "77", "777") else s) for piece, s in low.model.vocab)
+    path = tmp_path / "tokenizer.mtok"
+    path.write_bytes(write_mtok(replace(low, model=replace(low.model, vocab=vocab))))
+    texts = ["77777", "b77777"]
+    got = run_runtime(path, texts=texts).encodes
+    want = [e.ids for e in hf_from_ir(tok).encode_batch(texts, add_special_tokens=False)]
+    assert got[0][:len(want[0])] == want[0]  # the rounding fixed this one
+    assert got[1][:len(want[1])] != want[1] and sorted(got[1][:len(want[1])]) == sorted(want[1])

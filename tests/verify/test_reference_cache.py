@@ -109,9 +109,9 @@ def test_bpe_missed_words_are_cached_by_vocabulary_and_merges(tmp_path, monkeypa
 
     monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
     bpe = M.BPE({"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5}, (("b", "c"), ("a", "b")))
-    assert _words_merges_miss(bpe) == ["abc"]  # b+c is merged first; (a, bc) is no merge
+    assert _words_merges_miss(bpe) == [["abc", ["a", "bc"]]]  # b+c is merged first; (a, bc) is no merge
     monkeypatch.setitem(sys.modules, "tokenizers.models", None)  # a recomputation would fail to import
-    assert _words_merges_miss(bpe) == ["abc"]
+    assert _words_merges_miss(bpe) == [["abc", ["a", "bc"]]]
     other = M.BPE(bpe.vocab, (("a", "b"), ("b", "c"), ("ab", "c")))
     with pytest.raises(ImportError):  # other merges: another key
         _words_merges_miss(other)
