@@ -139,7 +139,7 @@ def literal_spans(needles: tuple[str, ...], text: str) -> list[tuple[int, int]]:
         found = {text[i:i + n] for n in index[1] for i in range(len(text) - n + 1)} & index[0]
         if not found:
             return []
-        needles = tuple(t for t in needles if t in found)
+        needles = [t for _, t in sorted((i, t) for t in found for i in index[2][t])]  # in the needles' order
     out = []
     for t in needles:
         at = text.find(t) if t else -1
@@ -149,18 +149,22 @@ def literal_spans(needles: tuple[str, ...], text: str) -> list[tuple[int, int]]:
     return out
 
 
-_NEEDLES: dict[int, tuple[tuple, frozenset, tuple[int, ...]]] = {}
+_NEEDLES: dict[int, tuple] = {}
 
 
-def _needle_index(needles: tuple[str, ...]) -> tuple[frozenset, tuple[int, ...]]:
-    """(the needles as a set, their lengths), made once per needle tuple (held by its loss)."""
+def _needle_index(needles: tuple[str, ...]) -> tuple[frozenset, tuple[int, ...], dict]:
+    """(the needles as a set, their lengths, each needle's places in the tuple), made once per needle
+    tuple (held by its loss)."""
     hit = _NEEDLES.get(id(needles))
     if hit is None or hit[0] is not needles:
         if len(_NEEDLES) > 64:  # a long-lived process (tests) sees many losses: keep few
             _NEEDLES.clear()
-        hit = _NEEDLES[id(needles)] = (needles, frozenset(t for t in needles if t),
-                                       tuple(sorted({len(t) for t in needles if t})))
-    return hit[1], hit[2]
+        order: dict[str, list[int]] = {}
+        for i, t in enumerate(needles):
+            order.setdefault(t, []).append(i)
+        hit = _NEEDLES[id(needles)] = (needles, (frozenset(t for t in needles if t),
+                                                 tuple(sorted({len(t) for t in needles if t})), order))
+    return hit[1]
 
 
 @lru_cache(maxsize=64)
