@@ -31,7 +31,7 @@ from .reference_gguf import INSTALL as GGUF_INSTALL
 from .reference_gguf import gguf_reference
 from .reference_mistral import GENERATED, with_mistral_chats
 from .reference_runtime import runtime_reference
-from .reference_spm import spm_reference
+from .reference_spm import spm_raw_ids, spm_reference
 from .reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
 
 
@@ -112,12 +112,14 @@ def _sentencepiece(file: Path, tok) -> Chosen:
     meta = tok.meta
     run = lambda texts, chats: spm_reference(file, texts, add_bos=bool(meta.add_bos_token),  # noqa: E731
                                              add_eos=bool(meta.add_eos_token), chats=chats, tok=tok)
+    raw = lambda texts: spm_raw_ids(file, texts)  # noqa: E731  the sweep's question: no decode, no normalizer
     if tok.chat.kind == GENERATED:  # a mistral_common SentencePiece file: mistral_common's chats
         spm = run
         run = lambda texts, chats: with_mistral_chats(spm(texts, []), file, tok, chats)  # noqa: E731
         return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "",
-                      _mistral_chat(tok, "jinja2"))
-    return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "", _lib("transformers"))
+                      _mistral_chat(tok, "jinja2"), raw=raw)
+    return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "", _lib("transformers"),
+                  raw=raw)
 
 
 def _tiktoken(file: Path, tok) -> Chosen:
@@ -148,7 +150,20 @@ def _mistral_common(file: Path, tok) -> Chosen:
         decoded = [_tekken_decode(tk, ids) for ids in raw]
         return with_mistral_chats(Reference(engine, raw, decoded, [], [], lambda s: s), file, tok, chats)
 
-    return Chosen(run, F.MISTRAL_COMMON.name, _lib("mistral_common"), (str(file),), "Tekkenizer", _mistral_chat(tok))
+    def raw(texts):  # the sweep's question: one encode per text instead of run's three (raw, engine, decode)
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+        digest = cache.key("reference-raw-tekken", files=[file], dists=("mistral_common",),
+                           blobs=(cache.strings_blob(texts),))
+
+        def compute() -> list:
+            tk = Tekkenizer.from_file(str(file))
+            return [tk.encode(t, bos=False, eos=False) for t in texts]
+        return cache.computed("reference-raw-tekken", digest, compute,
+                              valid=lambda v: isinstance(v, list) and len(v) == len(texts))
+
+    return Chosen(run, F.MISTRAL_COMMON.name, _lib("mistral_common"), (str(file),), "Tekkenizer", _mistral_chat(tok),
+                  raw=raw)
 
 
 def _mistral_chat(tok, text: str = "") -> str:
