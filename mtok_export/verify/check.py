@@ -186,7 +186,8 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     # the gap fillers as the honest lowering writes them and as this file holds them (a wrong one may
     # be reachable: the sweep types it)
     swept, sweep_note = sweep_texts(source, set(texts), [*fillers.values(), *file_fillers]) if sweep else ([], "not run")
-    swept_raw = _ask(reference, " on the vocabulary sweep", lambda: reference.raw_ids(swept)) if swept else None
+    tell = lambda done, total: step("reference", done, total)  # noqa: E731  the sweep's strings, the long part
+    swept_raw = _ask(reference, " on the vocabulary sweep", lambda: reference.raw_ids(swept, tell)) if swept else None
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
     robust_request = R.request(robust) if robust is not None else None

@@ -15,7 +15,7 @@ from .. import cache
 from ..ir import normalizers as N
 from ..readers.sentencepiece import read_sentencepiece
 from . import emulate
-from .reference import Reference, _chats
+from .reference import CHUNK, Reference, _chats
 
 
 def charsmap_normalizer(model_path) -> object:
@@ -77,9 +77,10 @@ def spm_reference(model_path, texts, *, add_bos: bool, add_eos: bool, chats=(), 
     return Reference(engine, raw, decoded, chat_text, chat_ids, lambda s: _normalize_with(norm, s, charsmap))
 
 
-def spm_raw_ids(model_path, texts) -> list[list[int]]:
-    """`sentencepiece`'s ids of `texts` (one batch call), cached by the model and the texts: the
-    vocabulary sweep's question, without `spm_reference`'s decodes and normalizer."""
+def spm_raw_ids(model_path, texts, tell=None) -> list[list[int]]:
+    """`sentencepiece`'s ids of `texts` (batch calls of `CHUNK` texts, `tell(done, total)` told
+    between them), cached by the model and the texts: the vocabulary sweep's question, without
+    `spm_reference`'s decodes and normalizer."""
     import sentencepiece as spm
 
     texts = list(texts)
@@ -88,7 +89,12 @@ def spm_raw_ids(model_path, texts) -> list[list[int]]:
 
     def compute() -> list:
         sp = spm.SentencePieceProcessor(model_file=str(model_path))
-        return [list(x) for x in sp.encode(texts)]
+        out: list = []
+        for k in range(0, len(texts), CHUNK):
+            if tell is not None:
+                tell(k, len(texts))
+            out += [list(x) for x in sp.encode(texts[k:k + CHUNK])]
+        return out
     return cache.computed("reference-raw-spm", digest, compute,
                           valid=lambda v: isinstance(v, list) and len(v) == len(texts))
 
