@@ -269,15 +269,17 @@ def verify_progress(quiet: bool):
                                        TimeElapsedColumn, TimeRemainingColumn)
 
             with Progress(SpinnerColumn(), TextColumn("verify: {task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TextColumn("left"), TimeRemainingColumn(), TimeElapsedColumn(), console=err,
+                          TextColumn("left"), TimeRemainingColumn(), TimeElapsedColumn(), console=err.rich(),
                           transient=True) as bar:
-                task = bar.add_task("start", total=None)
+                task = [bar.add_task("start", total=None)]
 
                 def step(phase, done=None, total=None):
-                    if done is None:  # a phase starts: its counts, when it has any, come next
-                        bar.reset(task, total=None, description=phase)
+                    if done is None:  # a phase starts, its total unknown until counts come (a new task:
+                        bar.remove_task(task[0])  # `reset` would keep the last phase's total)
+                        task[0] = bar.add_task(phase, total=None)
                     else:
-                        bar.update(task, completed=done, total=total)
+                        bar.update(task[0], completed=done, total=total)
+                    bar.refresh()  # drawn now (the caller tells at most every 0.25 s, `verify.steps`)
                 yield step
         else:
             began = {"phase": "", "at": 0.0, "shown": 0.0}

@@ -140,3 +140,21 @@ def test_verify_progress_without_a_terminal_prints_phases_and_counts_with_time_l
         step("runtime")
         step("runtime", 1, 2)
     assert len(log.lines) == 3
+
+
+def test_verify_progress_on_a_terminal_draws_each_phase_with_its_own_counts(monkeypatch):
+    """The bar is drawn on the rich console itself (given the lazy wrapper, rich failed with an
+    internal error on every terminal), and a phase's counts do not carry into the next."""
+    import io
+
+    from mtok_export.cli import console, gate
+
+    screen = io.StringIO()
+    monkeypatch.setattr(console, "err", console._Console(file=screen, force_terminal=True, width=120))
+    with gate.verify_progress(False) as step:
+        step("runtime")
+        step("runtime", 7, 99)
+        step("vocab sweep")
+        step("vocab sweep", 3, 5)
+    drawn = screen.getvalue()
+    assert "7/99" in drawn and "3/5" in drawn and "3/99" not in drawn
