@@ -100,8 +100,8 @@ def export(source: Job | PathLike, output_dir: PathLike | None = None, *,
     The path may also be a HuggingFace Hub repository `"org/name[@revision]"` when no such local path
     exists: its tokenizer files are fetched (`hub.fetch`), the commit is recorded in the manifest,
     and `output_dir` is then required.  `special` is a dict {token: id} or a list of tokens (rank
-    files); `progress(done, total)` is told while a Unicode table is built, `steps(step)` each phase of
-    verification; `keep_llm_config`: the CLI's `--keep-llm-config` (an MNN model folder's jinja block)."""
+    files); `progress(done, total)` is told while a Unicode table is built, `steps(phase)` each phase of
+    verification, or `steps(phase, done, total)` also its counts (`verify.steps`); `keep_llm_config`: the CLI's `--keep-llm-config` (an MNN model folder's jinja block)."""
     job = _job(source, options)
     hub = None
     repo = None if job.source.exists() else parse_repo_id(str(job.source))
@@ -124,7 +124,8 @@ def verify(file: PathLike, against: PathLike | Job | None = None, *, progress: C
     read and lowered with the job the manifest records (`target` and `bos` replace its own when given),
     or with `against` when it is a `Job`: its source, every choice and its verify options (no options
     beside it).  `options`: the keywords of `mtok verify`'s options (`options.TABLE`, in this
-    function's signature).  `progress(step)` is told each phase.
+    function's signature).  `progress(phase)` is told each phase, or
+    `progress(phase, done, total)` also its counts when it takes them (`verify.steps`).
 
     The steps are `verification.engine_path`, `prepare` and `run`, shared with the export."""
     from .verification import engine_path, prepare, read_file, run  # the runtime and references: only when verifying

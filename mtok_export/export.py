@@ -64,8 +64,8 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
 
     `job.source` is a local path here (`api.export` fetches a Hub repository first); `hub`: the
     repository id, revision and commit it was fetched from (`hub.Snapshot.to_json`), recorded in the
-    manifest.  `progress(done, total)` is told while a Unicode table is built, `steps(step)` each
-    phase of verification."""
+    manifest.  `progress(done, total)` is told while a Unicode table is built, `steps(phase)` each
+    phase of verification (or `steps(phase, done, total)`, `verify.steps`)."""
     start = time.perf_counter()
     path = job.path()
     job = dataclasses.replace(job, source=path, input=None)  # the path read is the job's source from here on

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -105,7 +106,7 @@ class Loss:
             return self.kind.trigger(self, text)
         if self.pattern:
             return pattern_spans(self.pattern, text)
-        return [(m.start(), m.end()) for t in self.trigger if t for m in re.finditer(re.escape(t), text)]
+        return literal_spans(self.trigger, text)
 
     def __str__(self) -> str:
         ex = f" (e.g. {json.dumps(self.example)})" if self.example else ""  # ASCII: marks stay visible
@@ -127,12 +128,57 @@ def any_input(loss: Loss, text: str) -> list[tuple[int, int]]:
     return [(0, len(text))]
 
 
-def pattern_spans(pattern: str, text: str) -> list[tuple[int, int]]:
-    """The spans an Oniguruma pattern matches in `text` (HF's own engine runs it)."""
+def literal_spans(needles: tuple[str, ...], text: str) -> list[tuple[int, int]]:
+    """Each needle's non-overlapping occurrences in `text`, left to right, needle by needle (what
+    `re.finditer(re.escape(needle))` gives).  A loss may carry thousands of needles (a tekken file's
+    special tokens, a SentencePiece model's user-defined pieces) and is asked once per mismatch, over
+    every sweep string: beyond a few needles the text's substrings of each needle length are looked up
+    in a set instead (a regex per needle overflowed `re`'s cache and recompiled them on every call)."""
+    if len(needles) > 8:
+        index = _needle_index(needles)
+        found = {text[i:i + n] for n in index[1] for i in range(len(text) - n + 1)} & index[0]
+        if not found:
+            return []
+        needles = [t for _, t in sorted((i, t) for t in found for i in index[2][t])]  # in the needles' order
+    out = []
+    for t in needles:
+        at = text.find(t) if t else -1
+        while at >= 0:
+            out.append((at, at + len(t)))
+            at = text.find(t, at + len(t))
+    return out
+
+
+_NEEDLES: dict[int, tuple] = {}
+
+
+def _needle_index(needles: tuple[str, ...]) -> tuple[frozenset, tuple[int, ...], dict]:
+    """(the needles as a set, their lengths, each needle's places in the tuple), made once per needle
+    tuple (held by its loss)."""
+    hit = _NEEDLES.get(id(needles))
+    if hit is None or hit[0] is not needles:
+        if len(_NEEDLES) > 64:  # a long-lived process (tests) sees many losses: keep few
+            _NEEDLES.clear()
+        order: dict[str, list[int]] = {}
+        for i, t in enumerate(needles):
+            order.setdefault(t, []).append(i)
+        hit = _NEEDLES[id(needles)] = (needles, (frozenset(t for t in needles if t),
+                                                 tuple(sorted({len(t) for t in needles if t})), order))
+    return hit[1]
+
+
+@lru_cache(maxsize=64)
+def _split_removed(pattern: str):
     from tokenizers import Regex
     from tokenizers.pre_tokenizers import Split
 
-    kept = Split(Regex(pattern), "removed").pre_tokenize_str(text)
+    return Split(Regex(pattern), "removed")
+
+
+def pattern_spans(pattern: str, text: str) -> list[tuple[int, int]]:
+    """The spans an Oniguruma pattern matches in `text` (HF's own engine runs it; the compiled
+    pattern is kept, as attribution asks it once per mismatch)."""
+    kept = _split_removed(pattern).pre_tokenize_str(text)
     out, pos = [], 0
     for _, (a, b) in kept:  # what is not kept was matched
         if a > pos:

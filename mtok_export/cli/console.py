@@ -63,6 +63,11 @@ class _Console:
         stream = sys.stderr if self._options.get("stderr") else sys.stdout
         stream.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
+    def rich(self):
+        """The rich Console itself: a rich `Progress` enters its console as a context manager, which
+        this wrapper is not (a bar given the wrapper failed with an internal error on a terminal)."""
+        return self._console()
+
     def __getattr__(self, name):  # is_terminal, width, ...: the real console's
         return getattr(self._console(), name)
 

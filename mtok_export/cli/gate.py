@@ -252,7 +252,11 @@ def _missing_tail(target: str) -> list[str]:
 
 
 def verify_progress(quiet: bool):
-    """A context manager yielding `progress(step)`: a spinner on a terminal, one line per stage otherwise."""
+    """A context manager yielding `progress(phase, done=None, total=None)` (`verify.steps`): on a terminal
+    a bar with the phase, its counts and the time left; otherwise one line per phase, and for a phase
+    with counts a line every `PLAIN_EVERY` seconds (done of total, time left); nothing with `quiet`
+    (--json, --quiet)."""
+    import time
     from contextlib import contextmanager
 
     from .console import err
@@ -260,15 +264,44 @@ def verify_progress(quiet: bool):
     @contextmanager
     def cm():
         if quiet or err.quiet:
-            yield lambda s: None
+            yield lambda phase, done=None, total=None: None
         elif err.is_terminal:
-            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
 
-            with Progress(SpinnerColumn(), TextColumn("verify: {task.description}"), TimeElapsedColumn(),
-                          console=err, transient=True) as bar:
-                task = bar.add_task("start", total=None)
-                yield lambda s: bar.update(task, description=s)
+            with Progress(SpinnerColumn(), TextColumn("verify: {task.description}"), BarColumn(), MofNCompleteColumn(),
+                          TextColumn("left"), TimeRemainingColumn(), TimeElapsedColumn(), console=err.rich(),
+                          transient=True) as bar:
+                task = [bar.add_task("start", total=None)]
+
+                def step(phase, done=None, total=None):
+                    if done is None:  # a phase starts, its total unknown until counts come (a new task:
+                        bar.remove_task(task[0])  # `reset` would keep the last phase's total)
+                        task[0] = bar.add_task(phase, total=None)
+                    else:
+                        bar.update(task[0], completed=done, total=total)
+                    bar.refresh()  # drawn now (the caller tells at most every 0.25 s, `verify.steps`)
+                yield step
         else:
-            yield lambda s: err.print(f"verify: {s}", markup=False)
+            began = {"phase": "", "at": 0.0, "shown": 0.0}
+
+            def step(phase, done=None, total=None):
+                now = time.monotonic()
+                if done is None:
+                    began.update(phase=phase, at=now, shown=now)
+                    err.print(f"verify: {phase}", markup=False)
+                elif now - began["shown"] >= PLAIN_EVERY and total:
+                    began["shown"] = now
+                    err.print(f"verify: {phase} {counted(done, total, now - began['at'])}", markup=False)
+            yield step
 
     return cm()
+
+
+PLAIN_EVERY = 2.0  # seconds between two progress lines of one phase where there is no terminal
+
+
+def counted(done: int, total: int, seconds: float) -> str:
+    """"120,000/262,144 (46%), about 3 s left": a phase's counts and, from its rate so far, its time left."""
+    left = f", about {seconds * (total - done) / done:.0f} s left" if 0 < done < total else ""
+    return f"{done:,}/{total:,} ({100 * done // max(total, 1)}%){left}"

@@ -25,7 +25,7 @@ def table_progress():
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
             bar = Progress(TextColumn("building Unicode table"), BarColumn(), TimeRemainingColumn(),
-                           console=err, transient=True)
+                           console=err.rich(), transient=True)
             bar.start()
             task = bar.add_task("", total=total)
         bar.update(task, completed=done)

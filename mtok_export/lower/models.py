@@ -289,7 +289,11 @@ def sentencepiece_controls(lw, tok):
         m = replace(m, vocab=tuple((p, UNREACHABLE) if i in ids else (p, s) for i, (p, s) in enumerate(m.vocab)))
     pieces = [p for p, i in M.vocab_of(m).items() if i not in ids]
     # the decoder replaces within each token: only where no other piece holds the control text
-    drop = [c for i, c in sorted(ids.items()) if not any(c in p for p in pieces)]
+    # (one search in all pieces joined by NUL, which no control text holds: a match cannot span two
+    # pieces; a piece-by-piece search was controls x vocabulary, minutes for 1,000 controls in 262k)
+    joined = "\0".join(pieces)
+    drop = [c for i, c in sorted(ids.items())
+            if not ((bool(pieces) and c in joined) if "\0" not in c else any(c in p for p in pieces))]
     steps = tuple(D.Replace(Pattern(c), "") for c in drop)
     old = tok.decoder.decoders if isinstance(tok.decoder, D.Sequence) else (tok.decoder,) if tok.decoder else ()
     lw.losses.remove(found)

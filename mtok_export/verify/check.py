@@ -35,6 +35,7 @@ from .chat_parity import (
 from .reference import ReferenceUnavailable
 from . import robust as R
 from .runtime import run_runtime
+from .steps import Steps
 from .surface import short_json
 from .sweep import sweep_texts
 
@@ -168,8 +169,9 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     file it checks); the file is parsed again only when it holds other bytes.  `sweep`: also the vocabulary sweep (`verify.sweep`: every
     token's own text, raw ids against the reference).  `robust`: the robustness phase's budget in
     seconds of runtime encodes (`verify.robust`; None: not run); a crash in it is the loss
-    `runtime-crash`, added to `lowering.losses`.  `progress(step)` is told each phase."""
-    step = progress or (lambda s: None)
+    `runtime-crash`, added to `lowering.losses`.  `progress(phase)` is told each phase, or, when it
+    takes them, `progress(phase, done, total)` also how far a phase with countable work is (`steps`)."""
+    step = Steps(progress)
     found = disagreements(source)
     if found:  # the reader did not follow the folder's interpretation the reference follows: one finding
         return _disagreement_report(mtok_path, lowering, found, reference)
@@ -191,7 +193,8 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     # the gap fillers as the honest lowering writes them and as this file holds them (a wrong one may
     # be reachable: the sweep types it)
     swept, sweep_note = sweep_texts(source, set(texts), [*fillers.values(), *file_fillers]) if sweep else ([], "not run")
-    swept_raw = _ask(reference, " on the vocabulary sweep", lambda: reference.raw_ids(swept)) if swept else None
+    tell = lambda done, total: step("reference", done, total)  # noqa: E731  the sweep's strings, the long part
+    swept_raw = _ask(reference, " on the vocabulary sweep", lambda: reference.raw_ids(swept, tell)) if swept else None
     ids_needed = sorted({i for ids in ref.raw for i in ids})
     step("runtime")
     robust_request = R.request(robust) if robust is not None else None
@@ -211,7 +214,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
                      chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
                      llm_config=llm_config, check=False, encode_chats=True, renders=renders,
                      renders_apart=apart, while_running=lambda: (why.warm(), early()),
-                     robust=robust_request[1] if robust_request else None)
+                     robust=robust_request[1] if robust_request else None, tell=step)
     chat_encodes = [ids for ids in rt.chat_encodes if ids is not None]
     step("compare")
     checks = {name: Check(name) for name in CHECKS}
@@ -228,7 +231,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     checks["full decode"].skipped = "the MNN Python API exposes only single-id decode"
     if swept_raw is not None:
         step("vocab sweep")
-        _sweep(checks["vocab sweep"], swept, rt.encodes[len(texts):], swept_raw, why)
+        _sweep(checks["vocab sweep"], swept, rt.encodes[len(texts):], swept_raw, why, step)
     checks["vocab sweep"].skipped = sweep_note
 
     # Chat: the runtime always adds the generation prompt and is given no tools.
@@ -347,13 +350,17 @@ def _ask(reference, what: str, call):
                          f"run{what} ({type(e).__name__}: {e})") from e
 
 
-def _sweep(check: Check, swept: list[str], encodes, want_raw, why) -> None:
-    """Raw ids of each sweep string, the runtime's (without the header prefix) against the reference's."""
+def _sweep(check: Check, swept: list[str], encodes, want_raw, why, step=lambda *a: None) -> None:
+    """Raw ids of each sweep string, the runtime's (without the header prefix) against the reference's;
+    `step("vocab sweep", done, total)` told as it goes."""
     prefix = list(why.prefix)
-    for text, got, want in zip(swept, encodes, want_raw):
+    for k, (text, got, want) in enumerate(zip(swept, encodes, want_raw)):
+        if not k % 1024:
+            step("vocab sweep", k, len(swept))
         got_raw = got[len(prefix):] if got[:len(prefix)] == prefix else got
         compare(check, _Sample(f"sweep:{text[:40]}", text), want, got_raw, lambda: why.raw(text, want, got_raw),
                 slice="sweep")
+    step("vocab sweep", len(swept), len(swept))
 
 
 def _name_components(checks: dict[str, Check], why: Attribution) -> None:

@@ -4,10 +4,9 @@ of the normalizer and decoder losses: a mismatch is explained when the model rep
 
 from __future__ import annotations
 
+import heapq
 import re
 import unicodedata
-from bisect import bisect_left
-from functools import lru_cache
 
 from ..ir import decoders as D
 from ..ir import normalizers as N
@@ -20,8 +19,8 @@ def normalize(n, text: str) -> str:
     if n is None:
         return text
     if isinstance(n, N.Sequence):
-        for c in n.normalizers:
-            text = normalize(c, text)
+        for step in _plan(n):
+            text = _replace_run(step, text) if isinstance(step, _Run) else normalize(step, text)
         return text
     if isinstance(n, N.Prepend):
         return n.prepend + text if text else text
@@ -59,17 +58,91 @@ def normalize(n, text: str) -> str:
     return text
 
 
+class _Run(tuple):
+    """Consecutive `Replace` steps of a sequence: ((pattern, content), ...) and, per first character
+    of a pattern, the indices of the steps whose pattern starts with it."""
+
+
+_PLANS: dict[int, tuple] = {}
+
+
+def _plan(n: N.Sequence) -> list:
+    """`n`'s steps with each run of `Replace` steps made one `_Run` (a charsmap's rules lower to
+    thousands of them, applied to every mismatched sweep string), made once per sequence."""
+    hit = _PLANS.get(id(n))
+    if hit is None or hit[0] is not n:
+        if len(_PLANS) > 16:
+            _PLANS.clear()
+        plan: list = []
+        run: list = []
+        for c in (*n.normalizers, None):
+            if isinstance(c, N.Replace):
+                if c.pattern.value:  # an empty pattern changes nothing
+                    run.append((c.pattern.value, c.content))
+                continue
+            if run:
+                first: dict[str, list[int]] = {}
+                for i, (pattern, _) in enumerate(run):
+                    first.setdefault(pattern[0], []).append(i)
+                plan.append(_Run((tuple(run), first)))
+                run = []
+            if c is not None:
+                plan.append(c)
+        hit = _PLANS[id(n)] = (n, plan)
+    return hit[1]
+
+
+def _replace_run(run: "_Run", text: str) -> str:
+    """The run's replacements in order, as `str.replace` one after another, trying only the steps
+    whose pattern's first character is in the text as it is when their turn comes (the original
+    text's characters, and those an earlier replacement wrote)."""
+    pairs, first = run
+    todo = sorted({i for ch in set(text) for i in first.get(ch, ())})
+    if not todo:
+        return text
+    heapq.heapify(todo)
+    queued = set(todo)
+    while todo:
+        i = heapq.heappop(todo)
+        pattern, content = pairs[i]
+        if pattern in text:
+            text = text.replace(pattern, content)
+            for ch in set(content):
+                for j in first.get(ch, ()):
+                    if j > i and j not in queued:
+                        queued.add(j)
+                        heapq.heappush(todo, j)
+    return text
+
+
 def _table(entries, text: str, control: bool = True) -> str:
-    keys = [cp for cp, _ in entries]
+    table = _lookup(entries)
     out = []
     for c in text:
         o = ord(c)
         if control and entries and o in _CONTROL:
             out.append(" ")
             continue
-        i = bisect_left(keys, o)
-        out.append(entries[i][1] if i < len(keys) and keys[i] == o else c)
+        out.append(table.get(o, c))
     return "".join(out)
+
+
+_TABLES: dict[int, tuple] = {}
+
+
+def _lookup(entries) -> dict[int, str]:
+    """A (sorted) table's entries as a dict, the first entry of a code point winning as a binary
+    search finds it; made once per table (attribution normalizes every mismatched sweep string with
+    the same one: rebuilding its index per call was most of a Unigram sweep's time)."""
+    hit = _TABLES.get(id(entries))
+    if hit is None or hit[0] is not entries:
+        if len(_TABLES) > 16:
+            _TABLES.clear()
+        table: dict[int, str] = {}
+        for cp, value in entries:
+            table.setdefault(cp, value)
+        hit = _TABLES[id(entries)] = (entries, table)
+    return hit[1]
 
 
 def _cjk(cp: int) -> bool:
@@ -82,7 +155,7 @@ def normalize_around(n, text: str, added: tuple[str, ...]) -> str:
     added-token occurrences (which are split out first and kept as they are), spec 3.7."""
     if n is None or not added:
         return normalize(n, text)
-    rx = _added_regex(tuple(sorted(set(added), key=lambda t: (-len(t), t))))
+    rx = _added_regex(added)
     out, pos = [], 0
     for m in rx.finditer(text):
         out.append(normalize(n, text[pos:m.start()]) if m.start() > pos else "")
@@ -92,9 +165,19 @@ def normalize_around(n, text: str, added: tuple[str, ...]) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=4)
-def _added_regex(tokens: tuple[str, ...]):
-    return re.compile("|".join(re.escape(t) for t in tokens if t))
+_ADDED: dict[int, tuple] = {}
+
+
+def _added_regex(added: tuple[str, ...]):
+    """The added tokens' alternation, longest first, made once per tuple (attribution passes the same
+    one for every mismatch; sorting thousands of tokens per call was most of a sweep's time)."""
+    hit = _ADDED.get(id(added))
+    if hit is None or hit[0] is not added:
+        if len(_ADDED) > 16:
+            _ADDED.clear()
+        tokens = sorted({t for t in added if t}, key=lambda t: (-len(t), t))
+        hit = _ADDED[id(added)] = (added, re.compile("|".join(re.escape(t) for t in tokens)))
+    return hit[1]
 
 
 def decoder_flags(d) -> tuple[str | None, bool]:

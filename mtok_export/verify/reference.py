@@ -95,8 +95,12 @@ class _LazyNormalizer:
         return self.fn(text)
 
 
-def hf_raw_ids(tokenizer_file: Path, texts: list[str]) -> list[list[int]]:
-    """Only the ids without special tokens (the vocabulary sweep's question), cached by content."""
+CHUNK = 8192  # texts per library call where a reference tells how far it is (a batch call says nothing until done)
+
+
+def hf_raw_ids(tokenizer_file: Path, texts: list[str], tell=None) -> list[list[int]]:
+    """Only the ids without special tokens (the vocabulary sweep's question), cached by content;
+    `tell(done, total)` told between batches of `CHUNK` texts."""
     configs = [tokenizer_file.parent / n for n in CONFIGS if (tokenizer_file.parent / n).is_file()]
     digest = cache.key("reference-raw", files=[tokenizer_file, *configs, Path(hf_added.__file__)],
                        dists=("tokenizers",), blobs=(cache.strings_blob(texts),))
@@ -105,7 +109,12 @@ def hf_raw_ids(tokenizer_file: Path, texts: list[str]) -> list[list[int]]:
         tk = hf_tokenizer(tokenizer_file)
         tk.no_truncation()
         tk.no_padding()
-        return [e.ids for e in tk.encode_batch(list(texts), add_special_tokens=False)]
+        out: list = []
+        for k in range(0, len(texts), CHUNK):
+            if tell is not None:
+                tell(k, len(texts))
+            out += [e.ids for e in tk.encode_batch(list(texts[k:k + CHUNK]), add_special_tokens=False)]
+        return out
 
     return cache.computed("reference-raw", digest, compute, valid=lambda v: isinstance(v, list) and len(v) == len(texts))
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .. import cache
 from ..ir import normalizers as N
 from ..readers.sentencepiece import read_sentencepiece
 from . import emulate
-from .reference import Reference, _chats
+from .reference import CHUNK, Reference, _chats
 
 
 def charsmap_normalizer(model_path) -> object:
@@ -74,6 +75,28 @@ def spm_reference(model_path, texts, *, add_bos: bool, add_eos: bool, chats=(), 
     charsmap = charsmap_normalizer(model_path)
     norm = tok.normalizer
     return Reference(engine, raw, decoded, chat_text, chat_ids, lambda s: _normalize_with(norm, s, charsmap))
+
+
+def spm_raw_ids(model_path, texts, tell=None) -> list[list[int]]:
+    """`sentencepiece`'s ids of `texts` (batch calls of `CHUNK` texts, `tell(done, total)` told
+    between them), cached by the model and the texts: the vocabulary sweep's question, without
+    `spm_reference`'s decodes and normalizer."""
+    import sentencepiece as spm
+
+    texts = list(texts)
+    digest = cache.key("reference-raw-spm", files=[Path(model_path)], dists=("sentencepiece",),
+                       blobs=(cache.strings_blob(texts),))
+
+    def compute() -> list:
+        sp = spm.SentencePieceProcessor(model_file=str(model_path))
+        out: list = []
+        for k in range(0, len(texts), CHUNK):
+            if tell is not None:
+                tell(k, len(texts))
+            out += [list(x) for x in sp.encode(texts[k:k + CHUNK])]
+        return out
+    return cache.computed("reference-raw-spm", digest, compute,
+                          valid=lambda v: isinstance(v, list) and len(v) == len(texts))
 
 
 def _has_template(directory: Path) -> bool:

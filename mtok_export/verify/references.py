@@ -25,13 +25,13 @@ from ..formats import BY_NAME, classify
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..readers.interpretation import FolderInterpretation, bert_casing, config_object, transformers_class
-from .reference import Reference, ReferenceUnavailable, hf_encode_seconds, hf_raw_ids, hf_reference, run_hf
+from .reference import CHUNK, Reference, ReferenceUnavailable, hf_encode_seconds, hf_raw_ids, hf_reference, run_hf
 from . import mnn341
 from .reference_gguf import INSTALL as GGUF_INSTALL
 from .reference_gguf import gguf_reference
 from .reference_mistral import GENERATED, with_mistral_chats
 from .reference_runtime import runtime_reference
-from .reference_spm import spm_reference
+from .reference_spm import spm_raw_ids, spm_reference
 from .reference_tiktoken import hf_from_ir, js_ranks, nfc, tiktoken_reference
 
 
@@ -46,14 +46,18 @@ class Chosen:
     detail: str = ""  # e.g. "CLIPTokenizer: no config names a class; the vocabulary's tokens end in </w>"
     chat: str = ""  # the library that renders the chat checks' prompts ("": none, those checks are skipped)
     unavailable: ReferenceUnavailable | None = field(default=None, compare=False)  # set: a self-check only
-    raw: Callable[[list], list] | None = field(default=None, repr=False, compare=False)  # texts -> raw ids only
+    # (texts, tell=None) -> raw ids only; `tell(done, total)` told as the encodes go
+    raw: Callable[..., list] | None = field(default=None, repr=False, compare=False)
     # text -> seconds the library takes to encode it (loading not counted; the robustness phase's
     # comparison); None: not measured for this library
     timer: Callable[[str], float] | None = field(default=None, repr=False, compare=False)
 
-    def raw_ids(self, texts: list[str]) -> list[list[int]]:
-        """Ids without special tokens only (the vocabulary sweep): cheaper where the library allows."""
-        return self.raw(texts) if self.raw is not None else self.run(texts, []).raw
+    def raw_ids(self, texts: list[str], tell: Callable[[int, int], None] | None = None) -> list[list[int]]:
+        """Ids without special tokens only (the vocabulary sweep): cheaper where the library allows;
+        `tell(done, total)`: how far it is, where the library's encodes are counted."""
+        if self.raw is None:
+            return self.run(texts, []).raw
+        return self.raw(texts, tell) if tell is not None else self.raw(texts)
 
     @property
     def self_check(self) -> bool:
@@ -101,7 +105,7 @@ def _tokenizers(file: Path, tok) -> Chosen:
                                             tokenizer_file=file)
     # transformers renders the chats; their ids are the file's engine's, like every other check's
     return Chosen(run, F.TOKENIZERS.name, _lib("tokenizers"), (str(file),), "",
-                  f"{_lib('transformers')}'s render, {_lib('tokenizers')}'s ids", raw=lambda texts: hf_raw_ids(file, texts),
+                  f"{_lib('transformers')}'s render, {_lib('tokenizers')}'s ids", raw=lambda texts, tell=None: hf_raw_ids(file, texts, tell),
                   timer=lambda text: hf_encode_seconds(file, text))
 
 
@@ -112,12 +116,14 @@ def _sentencepiece(file: Path, tok) -> Chosen:
     meta = tok.meta
     run = lambda texts, chats: spm_reference(file, texts, add_bos=bool(meta.add_bos_token),  # noqa: E731
                                              add_eos=bool(meta.add_eos_token), chats=chats, tok=tok)
+    raw = lambda texts, tell=None: spm_raw_ids(file, texts, tell)  # noqa: E731  the sweep's question: no decode, no normalizer
     if tok.chat.kind == GENERATED:  # a mistral_common SentencePiece file: mistral_common's chats
         spm = run
         run = lambda texts, chats: with_mistral_chats(spm(texts, []), file, tok, chats)  # noqa: E731
         return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "",
-                      _mistral_chat(tok, "jinja2"))
-    return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "", _lib("transformers"))
+                      _mistral_chat(tok, "jinja2"), raw=raw)
+    return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "", _lib("transformers"),
+                  raw=raw)
 
 
 def _tiktoken(file: Path, tok) -> Chosen:
@@ -158,7 +164,25 @@ def _mistral_common(file: Path, tok) -> Chosen:
         decoded = [_tekken_decode(tk, ids) for ids in raw]
         return with_mistral_chats(Reference(engine, raw, decoded, [], [], lambda s: s), file, tok, chats)
 
-    return Chosen(run, F.MISTRAL_COMMON.name, _lib("mistral_common"), (str(file),), "Tekkenizer", _mistral_chat(tok))
+    def raw(texts, tell=None):  # the sweep's question: one encode per text instead of run's three (raw, engine, decode)
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+        digest = cache.key("reference-raw-tekken", files=[file], dists=("mistral_common",),
+                           blobs=(cache.strings_blob(texts),))
+
+        def compute() -> list:
+            tk = Tekkenizer.from_file(str(file))
+            out = []
+            for k, t in enumerate(texts):
+                if tell is not None and not k % CHUNK:
+                    tell(k, len(texts))
+                out.append(tk.encode(t, bos=False, eos=False))
+            return out
+        return cache.computed("reference-raw-tekken", digest, compute,
+                              valid=lambda v: isinstance(v, list) and len(v) == len(texts))
+
+    return Chosen(run, F.MISTRAL_COMMON.name, _lib("mistral_common"), (str(file),), "Tekkenizer", _mistral_chat(tok),
+                  raw=raw)
 
 
 def _mistral_chat(tok, text: str = "") -> str:

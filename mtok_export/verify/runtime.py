@@ -114,7 +114,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
                 llm_config: Mapping | None = None, check: bool = True,
                 renders: Sequence[Mapping] = (), encode_chats: bool = False,
                 renders_apart: tuple[bytes, float] | None = None, decode_encoded: bool = False,
-                while_running: Callable[[], None] | None = None, robust: RobustRequest | None = None) -> RuntimeResult:
+                while_running: Callable[[], None] | None = None, robust: RobustRequest | None = None,
+                tell: Callable[[str, int, int], None] | None = None) -> RuntimeResult:
     """Load `tokenizer_path` (`.mtok` or legacy `tokenizer.txt`) in MNN and run all requests in one process.
 
     `texts` are `str` (valid Unicode) or `bytes` (passed raw); `decode_ids` are int32; each entry of
@@ -131,6 +132,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
     `while_running`: work for this process to do while the runtime's process runs (on another core).
     `robust`: robustness inputs, run last in the same process (`RobustRequest`); a crash, a kill or
     a time-out among them is their result (`RuntimeResult.robust`), not an error.
+    `tell(phase, done, total)`: told while the worker runs how far it is, from its progress record
+    ("runtime": texts encoded of `texts`, "robustness": robustness inputs reached).
     Raises `RuntimeEngineError` on a missing file, missing MNN, load failure, crash or timeout.
     With `check` (the default) the file is first read by our strict reader, so a malformed file is
     a `FormatError` naming the section and offset (exit 2) instead of whatever MNN makes of it
@@ -187,7 +190,9 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
                                        "renders": [dict(r) for r in renders], "renders_apart": apart,
                                        "robust": wire_robust}))
         try:
-            output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout, while_running)
+            tick = None if tell is None else lambda: _tell(tell, _read(progress), len(texts), robust)
+            output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout, while_running,
+                                         tick)
         except subprocess.TimeoutExpired:
             raise RuntimeEngineError(f"MNN runtime ({python}) did not finish within {timeout:g}s"
                                      f" (step: {_describe(_read(progress), texts) or 'start'}), killed it;"
@@ -213,6 +218,17 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
     return RuntimeResult(encodes=data["encodes"], decodes={i: bytes.fromhex(h) for i, h in data["decodes"]},
                          chats=data["chats"], log=log_text, version=data["version"],
                          renders=data.get("renders"), chat_encodes=data.get("chat_encodes", []), robust=robust_run)
+
+
+def _tell(tell: Callable[[str, int, int], None], step: str, texts: int, robust: RobustRequest | None) -> None:
+    """How far the worker is, from its progress record (`_runtime_worker.main`'s step names)."""
+    name, _, n = step.rstrip(" ").partition(" ")
+    if name == "encode" and n.isdigit():
+        tell("runtime", int(n), texts)
+    elif name == "robust" and n.isdigit() and robust is not None:
+        tell("robustness", int(n), len(robust.texts))
+    elif name in ("decode", "chat", "render"):  # every text is encoded: the rest is short
+        tell("runtime", texts, texts)
 
 
 def _robust_run(robust: RobustRequest, results: Path, progress: str, status: str) -> RobustRun:
@@ -247,13 +263,14 @@ def _model_folder(folder: Path, name: str, write_tokenizer: Callable[[Path], obj
 
 
 def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float,
-                while_running: Callable[[], None] | None = None) -> tuple[str, str]:
+                while_running: Callable[[], None] | None = None,
+                tick: Callable[[], None] | None = None) -> tuple[str, str]:
     """Run the worker; returns (what it printed before redirecting its fds, exit status text).
     The worker also asks the kernel to kill it if we die without unwinding (kill -9)."""
     env = {**os.environ, "MTOK_PARENT_PID": str(os.getpid())}
     try:
         rc, raw, _ = _run_group([python, "-I", str(_WORKER), *map(str, args)], timeout, cwd=cwd, env=env,
-                                stderr=subprocess.STDOUT, while_running=while_running)
+                                stderr=subprocess.STDOUT, while_running=while_running, tick=tick)
     except OSError as e:
         raise RuntimeEngineError(f"cannot start the runtime interpreter {python}: {e}") from e
     if rc >= 0:
@@ -266,9 +283,30 @@ def _run_worker(python: str, args: list[Path], cwd: Path, timeout: float,
     return raw.decode("utf-8", "replace"), status
 
 
+TICK = 0.5  # seconds between two progress reads while the worker runs
+
+
+def _communicate(proc, timeout: float, tick: Callable[[], None] | None):
+    """`proc.communicate(timeout=timeout)`, calling `tick()` every `TICK` seconds meanwhile (a time-out
+    of communicate keeps what was read: retrying loses no output)."""
+    if tick is None:
+        return proc.communicate(timeout=timeout)
+    import time
+
+    end = time.monotonic() + timeout
+    while True:
+        left = end - time.monotonic()
+        try:
+            return proc.communicate(timeout=max(min(TICK, left), 0.01))
+        except subprocess.TimeoutExpired:
+            if left <= TICK:
+                raise subprocess.TimeoutExpired(proc.args, timeout) from None
+            tick()
+
+
 def _run_group(cmd: list[str], timeout: float, *, cwd=None, env=None, stderr=subprocess.PIPE,
                while_running: Callable[[], None] | None = None,
-               runtime: bool = True) -> tuple[int, bytes, bytes | None]:
+               runtime: bool = True, tick: Callable[[], None] | None = None) -> tuple[int, bytes, bytes | None]:
     """Run `cmd` in a process group of its own (a terminal's Ctrl-C reaches only us, which then
     decide) -> (exit status, stdout, stderr).  The group is SIGKILLed whenever this does not
     return normally: on timeout (`TimeoutExpired` re-raised), on any exception, and on SIGINT,
@@ -276,7 +314,7 @@ def _run_group(cmd: list[str], timeout: float, *, cwd=None, env=None, stderr=sub
     neither a window before `Popen` returns nor a library swallowing the exception in
     `while_running` leaves the group running; such a signal is raised again once it is gone.
     `runtime` False: `cmd` does not load MNN (a release probe), which a test not marked `runtime` may
-    run."""
+    run.  `tick()`: called about every `TICK` seconds while `cmd` runs (progress)."""
     if runtime and os.environ.get("MTOK_TESTS_NO_RUNTIME"):  # set by tests/conftest.py for a test not marked `runtime`
         with open(os.environ["MTOK_TESTS_NO_RUNTIME"], "a", encoding="utf-8") as log:
             log.write(f"{cmd}\n")
@@ -291,7 +329,7 @@ def _run_group(cmd: list[str], timeout: float, *, cwd=None, env=None, stderr=sub
                                         stderr=stderr, **group)
             if while_running is not None:
                 while_running()
-            out, err = proc.communicate(timeout=timeout)
+            out, err = _communicate(proc, timeout, tick)
             signals.raise_pending(since)  # taken while a library call swallowed it: the group is dead
         except BaseException:
             if proc is not None:

@@ -106,3 +106,55 @@ def test_a_dead_end_shows_where_the_ids_part(tmp_path, cli, monkeypatch):
     assert "first difference at id 2 (expected 12 ids, got 14)" in out
     assert "got      [50257, 50258, 50257, 50258, 50260, 198," in out
     assert "option   --bos prefix / --bos none" in out
+
+
+def test_verify_progress_without_a_terminal_prints_phases_and_counts_with_time_left(monkeypatch):
+    """A log gets one line per phase and, for a phase with counts, a line every `PLAIN_EVERY`
+    seconds with done/total and the time left; --json/--quiet get nothing."""
+    import time
+
+    from mtok_export.cli import console, gate
+
+    class Log:
+        quiet, is_terminal = False, False
+
+        def __init__(self):
+            self.lines = []
+
+        def print(self, text, markup=True):
+            self.lines.append(text)
+
+    log, now = Log(), [100.0]
+    monkeypatch.setattr(console, "err", log)
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    with gate.verify_progress(False) as step:
+        step("runtime")
+        now[0] += 1.0
+        step("runtime", 10, 100)  # under PLAIN_EVERY since the phase began: not printed
+        now[0] += 1.0
+        step("runtime", 50, 100)
+        step("runtime", 60, 100)  # right after a line: not printed
+        step("vocab sweep")
+    assert log.lines == ["verify: runtime", "verify: runtime 50/100 (50%), about 2 s left", "verify: vocab sweep"]
+    with gate.verify_progress(True) as step:
+        step("runtime")
+        step("runtime", 1, 2)
+    assert len(log.lines) == 3
+
+
+def test_verify_progress_on_a_terminal_draws_each_phase_with_its_own_counts(monkeypatch):
+    """The bar is drawn on the rich console itself (given the lazy wrapper, rich failed with an
+    internal error on every terminal), and a phase's counts do not carry into the next."""
+    import io
+
+    from mtok_export.cli import console, gate
+
+    screen = io.StringIO()
+    monkeypatch.setattr(console, "err", console._Console(file=screen, force_terminal=True, width=120))
+    with gate.verify_progress(False) as step:
+        step("runtime")
+        step("runtime", 7, 99)
+        step("vocab sweep")
+        step("vocab sweep", 3, 5)
+    drawn = screen.getvalue()
+    assert "7/99" in drawn and "3/5" in drawn and "3/99" not in drawn
