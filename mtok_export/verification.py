@@ -13,7 +13,7 @@ from . import documents
 from .compare.layers import diff_layers
 from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .dump.sanitize import show
-from .errors import IdentityError, InputError, RuntimeEngineError
+from .errors import IdentityError, InputError
 from .formats import HEAD, read_source
 from .hub import fetch as fetch_hub
 from .job import Job, VerifyOptions
@@ -191,7 +191,9 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
                                         "$", f"{why.why}" + (f"; to run it: {why.install}" if why.install else "")))
         return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
                       python=options.python, progress=progress, reference=reference, llm_config=llm_config,
-                      checked=checked, sweep=options.sweep, robust=options.robust)
+                      checked=checked, sweep=options.sweep, robust=options.robust, extra=surface.texts(file_tok))
+
+    file_tok = checked[1] if checked is not None else read_file(Path(file))[1]
 
     try:
         report = against(choose_or_self_check(source))
@@ -201,24 +203,16 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
         for c in report.checks:
             if c.name in TEXT_CHECKS and c.total:
                 c.skipped = "; ".join(filter(None, (c.skipped, DOCUMENTS_MISSING)))
-    report.surface = special_surface(file, source, options.python, llm_config, checked)
+    got, ref = report.extra  # the special-token surface, measured in the checks' own runtime call
+    if len(got) == len(surface.texts(file_tok)):  # (a reader-disagreement report ran nothing)
+        report.surface = surface.rows(file_tok, got, list(ref) if ref else None,
+                                      (jinja_block(llm_config) or {}).get("chat_template"))
     return report
 
 
 # what the text checks say on a machine where the set-up has not fetched the long documents
 DOCUMENTS_MISSING = ("the documents slice did not run: its long documents are not fetched here "
                      "(make setup runs scripts/documents_fetch.py)")
-
-
-def special_surface(file, source, python, llm_config, checked) -> list | None:
-    """The file's special-token surface (`verify.surface`) with the template the engine renders;
-    None when the runtime could not run it (the checks above already say why)."""
-    tok = checked[1] if checked is not None else read_file(Path(file))[1]
-    template = (jinja_block(llm_config) or {}).get("chat_template")
-    try:
-        return surface.measure(file, tok, template=template, source=source, python=python)
-    except RuntimeEngineError:
-        return None
 
 
 def template_drift(file: Path, against: Path | None = None) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from .. import cache
 from ..corpus import Chat, slice_of
 from ..dump.jsonify import id_to_token
 from ..errors import InputError, MtokError
-from ..losses import EDGE, RUNTIME_CRASH, Loss, Severity
+from ..losses import EDGE, KINDS, RUNTIME_CRASH, Loss, Severity
 from ..lower.models import gap_fillers
 from ..model_folder import jinja_block
 from ..mtok.header import read_header
@@ -82,6 +83,8 @@ class Report:
     reference: dict = field(default_factory=dict)  # what the runtime was compared with (`Chosen.describe`)
     robustness: R.Robustness | None = None  # the robustness phase (None: not run)
     surface: list | None = None  # the special-token surface (`verify.surface.Special` rows; None: not measured)
+    # `verify`'s `extra` texts: (the runtime's encodes, the reference's raw ids), compared by the caller
+    extra: tuple = field(default=((), ()), repr=False)
 
     @property
     def surface_json(self) -> dict | None:
@@ -117,9 +120,10 @@ class Report:
         out = {x.code: {"everyday": 0, "edge": 0, "documents": 0, "sweep": 0, "checks": {}} for x in self.losses}
         for c in self.checks:
             for m in c.mismatches:
+                sl = counted_slice(m)
                 for code in m.explanation:
                     r = out.setdefault(code, {"everyday": 0, "edge": 0, "documents": 0, "sweep": 0, "checks": {}})
-                    r[m.slice] += 1
+                    r[sl] += 1
                     r["checks"][c.name] = r["checks"].get(c.name, 0) + 1
         ran = {c.name for c in self.checks if c.total}
         for x in self.losses:
@@ -128,6 +132,17 @@ class Report:
             seen = r["everyday"] + r["edge"] + r["documents"] or bool(ran & set(LAYER_CHECKS.get(x.kind.layer, ("raw ids",))))
             r["severity"] = measured_severity(r).value if seen else None
         return out
+
+
+def counted_slice(m: Mismatch) -> str:
+    """The slice a mismatch counts on: its sample's, except that a document piece holding text that is
+    not in NFC (pointed Hebrew with its marks out of canonical order, say) is the edge slice's kind of
+    input (decomposed and unnormalized forms) where only a normalizer loss explains the mismatch:
+    that loss acts on those forms alone, whatever document they sit in."""
+    if m.slice == "documents" and m.explanation and isinstance(m.text, str) \
+            and not unicodedata.is_normalized("NFC", m.text) and all(KINDS[c].layer == "normalizer" for c in m.explanation):
+        return "edge"
+    return m.slice
 
 
 def measured_severity(reach: dict) -> Severity:
@@ -157,7 +172,7 @@ def corpus_hash(samples, chats) -> str:
 def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, python=None,
            timeout: float = 300.0, progress=None, llm_config: dict | None = None,
            checked: tuple[bytes, object] | None = None, sweep: bool = False,
-           robust: float | None = None) -> Report:
+           robust: float | None = None, extra: list[str] = ()) -> Report:
     """Run the runtime on `mtok_path` and the reference on `source`, and compare.
 
     `source` is the IR as read and `lowered, lowering` its honest lowering (what a correct file
@@ -170,7 +185,9 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     token's own text, raw ids against the reference).  `robust`: the robustness phase's budget in
     seconds of runtime encodes (`verify.robust`; None: not run); a crash in it is the loss
     `runtime-crash`, added to `lowering.losses`.  `progress(phase)` is told each phase, or, when it
-    takes them, `progress(phase, done, total)` also how far a phase with countable work is (`steps`)."""
+    takes them, `progress(phase, done, total)` also how far a phase with countable work is (`steps`).
+    `extra`: more texts for the same runtime call, compared with nothing here; their runtime encodes and
+    the reference's raw ids are the report's `extra` (the special-token surface, `verify.surface`)."""
     step = Steps(progress)
     found = disagreements(source)
     if found:  # the reader did not follow the folder's interpretation the reference follows: one finding
@@ -210,7 +227,9 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     # One runtime process: the chat-path renders run last in it, apart (their own tokenizer and
     # time limit; a hang costs only them).  The HF projections a raw-id mismatch asks for first are
     # made ready while it runs (on another core), not after it.
-    rt = run_runtime(mtok_path, texts=texts + swept, decode_ids=ids_needed,
+    extra = [t for t in extra if "\x00" not in t]
+    extra_raw = _ask(reference, " on the special tokens", lambda: reference.raw_ids(extra)) if extra else []
+    rt = run_runtime(mtok_path, texts=texts + swept + extra, decode_ids=ids_needed,
                      chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
                      llm_config=llm_config, check=False, encode_chats=True, renders=renders,
                      renders_apart=apart, while_running=lambda: (why.warm(), early()),
@@ -231,7 +250,7 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     checks["full decode"].skipped = "the MNN Python API exposes only single-id decode"
     if swept_raw is not None:
         step("vocab sweep")
-        _sweep(checks["vocab sweep"], swept, rt.encodes[len(texts):], swept_raw, why, step)
+        _sweep(checks["vocab sweep"], swept, rt.encodes[len(texts):len(texts) + len(swept)], swept_raw, why, step)
     checks["vocab sweep"].skipped = sweep_note
 
     # Chat: the runtime always adds the generation prompt and is given no tools.
@@ -272,9 +291,11 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     else:
         checks["robustness"].skipped = "not run (--no-robust)"
     _name_references(checks, reference)
+    ran = len(texts) + len(swept)
     return Report(str(mtok_path), lowering.target.name, rt.version, list(checks.values()), list(lowering.losses),
-                  corpus_hash(usable, runtime_chats), (rt.encodes, rt.decodes, rt.chats, chat_encodes),
-                  {**reference.describe(), **({"disagreement": ref.drift} if ref.drift else {})}, robustness)
+                  corpus_hash(usable, runtime_chats), (rt.encodes[:ran], rt.decodes, rt.chats, chat_encodes),
+                  {**reference.describe(), **({"disagreement": ref.drift} if ref.drift else {})}, robustness,
+                  extra=(rt.encodes[ran:], extra_raw))
 
 
 

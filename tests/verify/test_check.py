@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from types import SimpleNamespace
 
 import pytest
@@ -48,3 +49,18 @@ def test_compare_texts_strips_only_the_prefix_the_runtime_added():
     # the stream check joins the runtime's single-id decodes of the reference's raw ids: "ac" != "ab"
     assert stream.ok == 0 and stream.total == 3 and stream.mismatches[0].got == "ac"
     assert ("raw", 0) not in seen and ("raw", 2) in seen and ("engine", 1) in seen
+
+
+def test_a_normalizer_loss_on_an_unnormalized_document_piece_counts_as_edge():
+    """Issue 39: a document piece whose text is not in NFC (pointed Hebrew, its marks out of canonical
+    order, as a real translation catalogue has it) is the edge slice's kind of input for a normalizer
+    loss; any other loss there, and a normalizer loss on NFC text, counts as everyday (documents)."""
+    from mtok_export.verify.check import Mismatch, counted_slice
+
+    hebrew = "\u05e9\u05bc\u05b6"  # shin, dagesh (ccc 21), segol (ccc 20): NFC puts the segol first
+    assert not unicodedata.is_normalized("NFC", hebrew)
+    m = lambda text, codes: Mismatch("raw ids", "document-x@1", text, [1], [2], codes, "documents")  # noqa: E731
+    assert counted_slice(m(hebrew, ("normalizer-approx",))) == "edge"
+    assert counted_slice(m(hebrew, ("normalizer-approx", "stream-decode"))) == "documents"
+    assert counted_slice(m("plain text", ("normalizer-approx",))) == "documents"
+    assert counted_slice(Mismatch("raw ids", "s", hebrew, [1], [2], ("normalizer-approx",), "everyday")) == "everyday"
