@@ -115,7 +115,9 @@ def replacement_as_space(lw, pre, normalizer, added_tokens):
     else: Metaspace turns that space back into the replacement before anything else sees it.  Only
     when Metaspace is the first pre-tokenizer (an earlier one would see the space) and no normalized
     added token holds the replacement (it would no longer match)."""
-    first = pre.pretokenizers[0] if isinstance(pre, P.Sequence) and pre.pretokenizers else pre
+    first = pre
+    while isinstance(first, P.Sequence) and first.pretokenizers:  # Sequence[Metaspace] lowers to nested ones
+        first = first.pretokenizers[0]
     if not isinstance(first, P.Metaspace) or first.prepend_scheme == "never":
         return normalizer
     r = first.replacement
