@@ -8,7 +8,8 @@ from ..ir import decoders as D
 from .regex import literal_of
 
 
-def lower_decoder(lw, d, jp: str):
+def lower_decoder(lw, d, jp: str, tokens=()):
+    """`tokens`: the model's vocabulary (what decode(int) writes out token by token)."""
     if d is None:
         lw.loss(L.NO_DECODER, "decoder (none)", jp, "HF joins tokens with spaces when there is no decoder; "
                 "the runtime concatenates them (written as an empty Sequence, not ByteLevel)", "a b")
@@ -18,7 +19,31 @@ def lower_decoder(lw, d, jp: str):
         lw.loss(L.STREAM_DECODE, f"decoder {d.kind}", jp, "decode(int), which the engine streams, ignores the "
                 "decoder chain (Strip, Metaspace prefix, WordPiece spacing and cleanup): e.g. the first token "
                 "keeps the leading space HF removes", "Hello")
+    else:
+        marks = _stream_marks(d, tokens)
+        if marks:
+            lw.loss(L.STREAM_DECODE, f"decoder {d.kind}", jp, f"decode(int), which the engine streams, turns "
+                    f"{marks} in any token, which this decoder chain keeps", marks.split("'")[1])
     return D.Sequence(()) if out is None else out
+
+
+def _stream_marks(d, tokens) -> str:
+    """What decode(int) rewrites in every token whatever the decoder (spec 3.7) and HF's chain `d`
+    does not: U+2581 (a space unless a Metaspace or Replace decoder makes it one), '<0xHH' (a byte
+    unless a ByteFallback decoder makes it one); '' when no token of `tokens` holds them."""
+    chain = _walk(d)
+    out = []
+    if not any(isinstance(x, D.Metaspace) or (isinstance(x, D.Replace) and x.pattern.value == "\u2581"
+                                               and x.content == " ") for x in chain) \
+            and any("\u2581" in t for t in tokens):
+        out.append("'\u2581' into a space")
+    if not any(isinstance(x, D.ByteFallback) for x in chain) and any("<0x" in t for t in tokens):
+        out.append("'<0x41>' (and every '<0xHH') into its byte")
+    return " and ".join(out)
+
+
+def _walk(d) -> list:
+    return [x for c in d.decoders for x in _walk(c)] if isinstance(d, D.Sequence) else [d]
 
 
 def _stream_differs(d) -> bool:
