@@ -150,6 +150,10 @@ def _unicode_ws_next_to(loss: Loss, text: str) -> list[tuple[int, int]]:
 
 
 def _long_words(loss: Loss, text: str) -> list[tuple[int, int]]:
+    """The loss's pattern (the lowering writes the words that can pass the limit in bytes, from the
+    limit and the pre-tokenizer), else runs of 21 or more non-space characters."""
+    if loss.pattern:
+        return pattern_spans(loss.pattern, text)
     return [(m.start(), m.end()) for m in re.finditer(r"\S{21,}", text)]
 
 
@@ -236,7 +240,7 @@ WORDPIECE_NO_UNK = _kind("wordpiece-no-unk", "model", "the unk token is not in t
                                              if set(c.encode("utf-8", "surrogatepass")) & {ord(b) for b in loss.trigger}])
 UNIGRAM_TIES = _kind("unigram-ties", "model", "equal-score Unigram segmentations are broken differently", TEXT, "ties",
                      any_input)
-UNIGRAM_UNK = _kind("unigram-unk", "model", "a Unigram model without unk_id gets unk 0", EDGE)
+UNIGRAM_UNK = _kind("unigram-unk", "model", "a Unigram model without unk_id gets unk 0", EDGE, "patch")
 WORDPIECE_BYTES = _kind("wordpiece-bytes", "model", "the WordPiece word limit counts bytes, not characters", EDGE,
                         None, _long_words)
 

@@ -35,6 +35,7 @@ from . import emulate
 from .projection import Projection
 
 Explanation = tuple[Loss, ...]  # empty: unexplained
+_SKIP = 8  # bytes a token's surface may start past where the previous one ended (removed whitespace, an unk)
 
 # The pipeline components an unexplained difference can point at (`Attribution.component`), in the
 # order the question is asked; the CLI names, per component, the options that change it.
@@ -134,6 +135,8 @@ class Attribution:
             return tuple(readers + active) if readers or active else ()
         projecting = self.of("patch", "normalizer")
         proj = self.project_raw(text, projecting) if projecting else base
+        if proj is None:  # the projection does not encode (HF raises: an unknown character, no unk_id)
+            return ()
         if proj == got:
             active = [x for x in projecting if self._acts(x, text, base)]
             return tuple(readers + active) if (readers or active) else ()
@@ -238,20 +241,38 @@ class Attribution:
         spans = [(len(text[:s].encode("utf-8", "surrogatepass")), len(text[:e].encode("utf-8", "surrogatepass")))
                  for s, e in spans]
 
-        def offsets(ids):
+        raw = text.encode("utf-8", "surrogatepass")
+
+        def offsets(ids, align: bool):
+            """Where each token ends in `text`: by the sum of the surfaces, or (`align`) a surface
+            found just ahead past whitespace only (what Whitespace-like pre-tokenizers remove) ends
+            there and one not found (an unk: '<unk>' for one character) covers one character, so
+            neither shifts every later span.  Normalized text matches neither exactly: a difference
+            near a span by either is near it."""
             out, pos = [0], 0
             for i in ids:
-                pos += len(self.surface(i))
+                s = self.surface(i)
+                if not align:
+                    pos += len(s)
+                elif s and (at := raw.find(s, pos, pos + len(s) + _SKIP)) >= 0 and not raw[pos:at].strip():
+                    pos = at + len(s)
+                elif pos < len(raw):  # not in the text (an unk): one character of it
+                    pos += 1
+                    while pos < len(raw) and 0x80 <= raw[pos] < 0xC0:
+                        pos += 1
                 out.append(pos)
             return out
 
-        pa, pb = offsets(a), offsets(b)
+        ends = [(offsets(a, x), offsets(b, x)) for x in (False, True)]
         for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
             if tag == "equal":
                 continue
-            ra = (pa[max(i1 - 1, 0)], pa[min(i2 + 1, len(a))])
-            rb = (pb[max(j1 - 1, 0)], pb[min(j2 + 1, len(b))])
-            if not any(lo <= s_hi and s_lo <= hi for lo, hi in (ra, rb) for s_lo, s_hi in spans):
+            near = False
+            for pa, pb in ends:
+                ra = (pa[max(i1 - 1, 0)], pa[min(i2 + 1, len(a))])
+                rb = (pb[max(j1 - 1, 0)], pb[min(j2 + 1, len(b))])
+                near = near or any(lo <= s_hi and s_lo <= hi for lo, hi in (ra, rb) for s_lo, s_hi in spans)
+            if not near:
                 return False
         return True
 
