@@ -22,24 +22,29 @@ def lower_decoder(lw, d, jp: str, tokens=()):
     else:
         marks = _stream_marks(d, tokens)
         if marks:
-            lw.loss(L.STREAM_DECODE, f"decoder {d.kind}", jp, f"decode(int), which the engine streams, turns "
-                    f"{marks} in any token, which this decoder chain keeps", marks.split("'")[1])
+            lw.loss(L.STREAM_DECODE, f"decoder {d.kind}", jp, "decode(int), which the engine streams, is not this "
+                    "decoder chain: " + "; ".join(why for why, _ in marks), marks[0][1])
     return D.Sequence(()) if out is None else out
 
 
-def _stream_marks(d, tokens) -> str:
-    """What decode(int) rewrites in every token whatever the decoder (spec 3.7) and HF's chain `d`
-    does not: U+2581 (a space unless a Metaspace or Replace decoder makes it one), '<0xHH' (a byte
-    unless a ByteFallback decoder makes it one); '' when no token of `tokens` holds them."""
+def _stream_marks(d, tokens) -> list[tuple[str, str]]:
+    """(why, example) of what decode(int) does to a token whatever the decoder (spec 3.7) and HF's
+    chain `d` does not: U+2581 becomes a space (unless a Metaspace or Replace decoder makes it one),
+    '<0xHH' a byte (unless a ByteFallback decoder does); only where a token of `tokens` holds them.
+    And HF's ByteFallback after Fuse sees the fused text: '<0x41>' spelled by several tokens."""
     chain = _walk(d)
     out = []
     if not any(isinstance(x, D.Metaspace) or (isinstance(x, D.Replace) and x.pattern.value == "\u2581"
                                                and x.content == " ") for x in chain) \
             and any("\u2581" in t for t in tokens):
-        out.append("'\u2581' into a space")
+        out.append(("it turns '\u2581' into a space, which the chain keeps", "a\u2581b"))
     if not any(isinstance(x, D.ByteFallback) for x in chain) and any("<0x" in t for t in tokens):
-        out.append("'<0x41>' (and every '<0xHH') into its byte")
-    return " and ".join(out)
+        out.append(("it turns '<0x41>' (any '<0xHH') into its byte, which the chain keeps", "<0x41>"))
+    fuse = next((i for i, x in enumerate(chain) if isinstance(x, D.Fuse)), None)
+    if fuse is not None and any(isinstance(x, D.ByteFallback) for x in chain[fuse + 1:]):
+        out.append(("'<0x41>' spelled by several tokens stays text, which ByteFallback after Fuse makes 'A'",
+                    "<0x41>"))
+    return out
 
 
 def _walk(d) -> list:
