@@ -40,6 +40,9 @@ def _stream_marks(d, tokens) -> list[tuple[str, str]]:
         out.append(("it turns '\u2581' into a space, which the chain keeps", "a\u2581b"))
     if not any(isinstance(x, D.ByteFallback) for x in chain) and any("<0x" in t for t in tokens):
         out.append(("it turns '<0x41>' (any '<0xHH') into its byte, which the chain keeps", "<0x41>"))
+    for x in chain:
+        if isinstance(x, D.Replace) and not (x.pattern.value == "\u2581" and x.content == " "):
+            out.append((f"it ignores Replace({x.pattern.value!r}, {x.content!r})", x.pattern.value))
     fuse = next((i for i, x in enumerate(chain) if isinstance(x, D.Fuse)), None)
     if fuse is not None and any(isinstance(x, D.ByteFallback) for x in chain[fuse + 1:]):
         out.append(("'<0x41>' spelled by several tokens stays text, which ByteFallback after Fuse makes 'A'",
