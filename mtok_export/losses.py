@@ -189,6 +189,8 @@ PREFIX_SPACE = _kind("prefix-space", "pre_tokenizer", "ByteLevel add_prefix_spac
                      any_input)
 METASPACE_FIRST_PRE = _kind("metaspace-first-pre", "pre_tokenizer", "Metaspace prepend_scheme 'first' runs as "
                             "'always' (prepends after special tokens too)", CHAT, "patch", any_input)
+METASPACE_LITERAL = _kind("metaspace-literal", "pre_tokenizer", "a piece starting with a literal U+2581 gets a "
+                          "second one prepended (HF prepends none)", EDGE)
 WHITESPACE_CLASS = _kind("whitespace-class", "pre_tokenizer", "the runtime's \\s lacks U+0085, U+2028, U+2029", EDGE)
 WHITESPACE_WORD = _kind("whitespace-word", "pre_tokenizer", "the runtime's \\w differs on No, Pc, ZWNJ/ZWJ, circled "
                         "letters", EDGE)

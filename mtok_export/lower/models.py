@@ -39,8 +39,14 @@ def lower_model(lw, tok):
             ("end_of_word_suffix", L.BPE_FIELD, "end_of_word_suffix (e.g. CLIP's </w>) is not applied", "hello"),
         ):
             if getattr(m, field) not in (None, "", 0.0, False):
-                lw.loss(code, name, f"{jp}.{field}", why, example,
-                        patch=(f"{jp}.{field}", None))
+                patch = (f"{jp}.{field}", None)
+                if field == "continuing_subword_prefix":
+                    # HF builds a merge's token as a + b without b's prefix: with the prefix gone it
+                    # would not load ('##h##e' is no token); the runtime joins a + b, so a merge whose
+                    # concatenation is no token never applies there
+                    patch = (jp, replace(m, continuing_subword_prefix=None,
+                                         merges=tuple((a, b) for a, b in m.merges if a + b in m.vocab)))
+                lw.loss(code, name, f"{jp}.{field}", why, example, patch=patch)
         if m.ignore_merges:
             _ignore_merges(lw, m, jp, name)
         if m.unk_token is not None and not m.byte_fallback:
@@ -60,17 +66,18 @@ def lower_model(lw, tok):
                    "2147483647 (the runtime reads it into an int)")
             m = replace(m, max_input_chars_per_word=0x7FFFFFFF)
         if m.max_input_chars_per_word < 1 << 30 and any(ord(c) > 127 for t in m.vocab for c in t[:1]):
-            # where it can act: a word of more than N bytes has more than N/4 characters (N/8 of the
-            # text a byte-level step turns into one character per byte, up to 2 bytes each); a word is
-            # a run without whitespace only where the pre-tokenizer removes it (else a line or text)
+            # where it can act: a word of more than N bytes has more than N/4 characters; a normalizer
+            # may decompose them first (a Hangul syllable: 3 jamo of 3 bytes), a byte-level step
+            # doubles the bytes (one character per byte, up to 2 bytes each); a word is a run without
+            # whitespace only where the pre-tokenizer removes it (else a line or the whole text)
             n = m.max_input_chars_per_word
             pres = _flat(tok.pre_tokenizer, P.Sequence, "pretokenizers")
             words = r"\S" if set(" \t\n\r") <= _removed_alone(pres) else r"[\s\S]"
-            byte_level = any(type(x).__name__ == "ByteLevel"
-                             for x in (*pres, *_flat(tok.normalizer, N.Sequence, "normalizers")))
+            norms = _flat(tok.normalizer, N.Sequence, "normalizers")
+            per_char = (9 if norms else 4) * (2 if any(type(x).__name__ == "ByteLevel" for x in (*pres, *norms)) else 1)
             lw.loss(L.WORDPIECE_BYTES, name, f"{jp}.max_input_chars_per_word",
                     f"the runtime counts the word limit ({n}) in bytes, HF in characters",
-                    "\u4e00" * (n // 3 + 1), pattern=f"{words}{{{n // (8 if byte_level else 4) + 1},}}")
+                    "\u4e00" * (n // 3 + 1), pattern=f"{words}{{{n // per_char + 1},}}")
     elif isinstance(m, M.Unigram):
         m = _hf_scores(lw, m, jp)
         lw.loss(L.UNIGRAM_TIES, name, f"{jp}.vocab", "segmentations with exactly equal total score are broken "

@@ -254,13 +254,20 @@ class Attribution:
                 s = self.surface(i)
                 if not align:
                     pos += len(s)
-                elif s and (at := raw.find(s, pos, pos + len(s) + _SKIP)) >= 0 and not raw[pos:at].strip():
-                    pos = at + len(s)
-                elif pos < len(raw):  # not in the text (an unk): one character of it
+                    out.append(pos)
+                    continue
+                for t in (s, s.lstrip(b" ")):  # a WordPiece word start decodes with a space before it
+                    at = raw.find(t, pos, pos + len(t) + _SKIP) if t else -1
+                    if at >= 0 and not raw[pos:at].strip():
+                        pos = at + len(t)
+                        break
+                else:  # not in the text (an unk): the next character
+                    while pos < len(raw) and raw[pos:pos + 1].isspace():
+                        pos += 1
                     pos += 1
                     while pos < len(raw) and 0x80 <= raw[pos] < 0xC0:
                         pos += 1
-                out.append(pos)
+                out.append(min(pos, len(raw)))
             return out
 
         ends = [(offsets(a, x), offsets(b, x)) for x in (False, True)]
