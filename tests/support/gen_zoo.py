@@ -243,6 +243,62 @@ def label(s: dict) -> str:
                        name(s["pre_tokenizer"]), name(s["decoder"]), name(s["post_processor"])])
 
 
+# ------------------------------------------------------------------ the classes found
+# Each class of dead end (exit 1) or crash the generated zoo found, as the smallest shape that showed it
+# (tests/acceptance/test_gen_zoo.py exports each: exit 0 or a refusal naming its losses, never exit 1).
+
+def _model(kind: str, **options) -> dict:
+    base = {"BPE": {"type": "BPE", "limit_alphabet": None, "byte_fallback": False, "ignore_merges": False,
+                    "fuse_unk": False, "unk": False, "continuing_subword_prefix": None, "end_of_word_suffix": None},
+            "WordPiece": {"type": "WordPiece", "limit_alphabet": None, "continuing_subword_prefix": "##",
+                          "max_input_chars_per_word": 100},
+            "WordLevel": {"type": "WordLevel"},
+            "Unigram": {"type": "Unigram", "byte_fallback": False, "unk": True}}[kind]
+    return {**base, **options}
+
+
+def _shape(model: dict, normalizer=None, pre=None, decoder=None, post=None, specials="llama", size=400) -> dict:
+    return {"model": model, "normalizer": normalizer, "pre_tokenizer": pre, "decoder": decoder,
+            "post_processor": post, "specials": specials, "vocab_size": size}
+
+
+_MARK = "\u2581"
+FOUND: dict[str, tuple[dict, str]] = {
+    # the TTS model's shape: ' ' is not in a vocabulary trained after a Whitespace split
+    "unk-table-whitespace": (_shape(_model("BPE", unk=True), pre={"type": "Whitespace"}),
+                             "the BPE unk table mapped ' ' (which Whitespace removes) to unk: an unk id at every "
+                             "word boundary"),
+    "wordpiece-bytes-long-word": (_shape(_model("WordPiece", max_input_chars_per_word=20),
+                                         decoder={"type": "WordPiece", "prefix": "##", "cleanup": True}),
+                                  "wordpiece-bytes' trigger (21+ non-space characters) ignored the limit and a "
+                                  "pre-tokenizer that keeps spaces in a word: 'Zażółć gęślą jaźń.' unexplained"),
+    "stream-mark-kept": (_shape(_model("Unigram"), normalizer={"type": "Replace", "pattern": {"String": " "},
+                                                                  "content": _MARK}, decoder={"type": "Fuse"}),
+                         "decode(int) turns U+2581 into a space whatever the decoder; no loss said so"),
+    "stream-byte-text-kept": (_shape(_model("BPE", byte_fallback=True), pre={"type": "Whitespace"},
+                                     decoder={"type": "Fuse"}),
+                              "decode(int) turns '<0xHH>' into a byte whatever the decoder; no loss said so"),
+    "stream-fuse-then-byte-fallback": (_shape(_model("BPE"), pre={"type": "Digits", "individual_digits": True},
+                                              decoder={"type": "Sequence", "decoders": [{"type": "Fuse"},
+                                                                                        {"type": "ByteFallback"}]}),
+                                       "HF's ByteFallback after Fuse decodes '<0x41>' spelled by several tokens"),
+    "stream-replace-ignored": (_shape(_model("BPE"),
+                                      decoder={"type": "Replace", "pattern": {"String": " "}, "content": _MARK}),
+                               "decode(int) ignores a Replace decoder; no loss said so"),
+    "metaspace-in-sequence": (_shape(_model("BPE"), pre={"type": "Sequence", "pretokenizers": [
+        {"type": "Metaspace", "replacement": _MARK, "prepend_scheme": "always", "split": True}]},
+        decoder={"type": "Metaspace", "replacement": _MARK, "prepend_scheme": "always", "split": True}),
+        "Sequence[Metaspace] missed the replacement-as-space normalizer: '▁' encoded as two ids"),
+    "unigram-no-unk-projection": (_shape(_model("Unigram", unk=False, byte_fallback=True),
+                                         normalizer={"type": "ByteLevel"}),
+                                  "a projection HF cannot encode (no unk_id) crashed the attribution (TypeError, "
+                                  "exit 2 'internal error')"),
+    "whitespace-class-after-prepend": (_shape(_model("Unigram", byte_fallback=True), normalizer={
+        "type": "Prepend", "prepend": _MARK}, pre={"type": "Whitespace"}, decoder={"type": "ByteFallback"}),
+        "whitespace-class on 'next\\x85line' unexplained: token spans counted from surfaces drifted past it"),
+}
+
+
 # ------------------------------------------------------------------ training and saving
 
 
