@@ -188,7 +188,7 @@ def attempt(model: Model, flags: list[str], tmp: Path, *, memory: int = MEMORY, 
     losses = data.get("losses") or []
     return {
         "flags": flags, "exit": run.code, "seconds": round(run.seconds, 1), "peak_mib": round(run.peak_mib),
-        "error": (data.get("error") or _error_line(run.err) or "").splitlines()[0][:300] if run.code else "",
+        "error": "".join((data.get("error") or _error_line(run.err) or "").splitlines()[:1])[:300] if run.code else "",
         "hint": data.get("hint") or "",
         "losses": [d["code"] for d in losses],
         "refused": [d["code"] for d in losses if not d.get("accepted_by")],
