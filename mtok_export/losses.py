@@ -178,6 +178,8 @@ LOWERCASE = _kind("lowercase", "normalizer", "lowercasing one code point to one"
                   chars("multi-character lowercase", lambda c: len(c.lower()) > 1))
 STRIP_WHITESPACE = _kind("strip-whitespace", "normalizer", "Strip removes ASCII whitespace and Zs only", EDGE,
                          "normalizer", chars("NEL, Zl, Zp", lambda c: c in "\x85\u2028\u2029" or unicodedata.category(c) in ("Zl", "Zp")))
+STRIP_RIGHT = _kind("strip-right", "normalizer", "MNN 3.6.1 reads a Strip normalizer's strip_left only: trailing "
+                    "whitespace stays", TEXT, "normalizer", any_input)
 STRIP_35 = _kind("strip-3.5", "normalizer", "MNN 3.5 has no Strip normalizer", TEXT, "normalizer", any_input)
 NORMALIZER_DROPPED = _kind("normalizer-dropped", "normalizer", "a normalizer with no runtime form is dropped", TEXT,
                            "normalizer", any_input)

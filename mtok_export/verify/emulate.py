@@ -32,8 +32,8 @@ def normalize(n, text: str) -> str:
         i, j = 0, len(text)
         while n.strip_left and i < j and ws(text[i]):
             i += 1
-        while n.strip_right and j > i and ws(text[j - 1]):
-            j -= 1
+        # MNN 3.6.1 keeps trailing whitespace whatever strip_right says (tests/test_targets.py, the
+        # generated zoo's Strip shapes): the `strip-right` loss says so
         return text[i:j]
     if isinstance(n, N.CodepointMap):
         return _table(n.entries, text)
