@@ -110,3 +110,40 @@ def test_warm_passes_an_interrupt_on_and_keeps_other_failures_for_later(qwen, mo
     monkeypatch.setattr(why, "_hf_for", fails(Interrupted(15)))
     with pytest.raises(Interrupted):
         why.warm()
+
+
+@pytest.fixture(scope="module")
+def tts(tmp_path_factory):
+    """The generated zoo's TTS shape: BPE with an unk token after a Whitespace split, no decoder."""
+    from tests.support import gen_zoo
+
+    folder = gen_zoo.save(gen_zoo.FOUND["unk-table-whitespace"][0], tmp_path_factory.mktemp("tts") / "tts")
+    src = read_model_dir(folder)
+    low, lw = lower(src, TARGETS[DEFAULT])
+    return Attribution(src, low, lw), Tokenizer.from_file(str(folder / "tokenizer.json"))
+
+
+def test_spans_align_past_unks_and_removed_spaces(tts):
+    """Each ESC is an unk in HF ('<unk>': five bytes for one character) and nothing on the runtime
+    (a control character the runtime spaces, then Whitespace removes): the differences sit on the
+    trigger's characters, which a sum of token surfaces placed four bytes further per unk."""
+    why, hf = tts
+    text = "\x1b[2J\x1b[H\x1b]0;title\x07 and more words after it"
+    want = hf.encode(text, add_special_tokens=False).ids
+    unk = hf.token_to_id("<unk>")
+    got = [i for i in want if i != unk]
+    assert len(got) < len(want)
+    assert "unk-table-gaps" in [x.code for x in why.raw(text, want, got)]
+    far = want[:-1] + [want[-1] + 1]  # a difference at the end, far from every control character
+    assert why.raw(text, want, far) == ()
+
+
+def test_a_projection_hf_cannot_encode_explains_nothing(qwen, monkeypatch):
+    """HF raises on the projected tokenizer (an unknown character and no unk_id): unexplained, not a
+    TypeError (the generated zoo's `unigram-no-unk-projection` crashed here)."""
+    why, hf = qwen
+    text = "plain text"
+    want = hf.encode(text, add_special_tokens=False).ids
+    monkeypatch.setattr(type(why), "project_raw", lambda self, t, losses: want if not losses else None)
+    monkeypatch.setattr(type(why), "of", lambda self, *p: [object()] if "patch" in p else [])
+    assert why.raw(text, want, want[:-1]) == ()

@@ -48,3 +48,23 @@ def test_compare_texts_strips_only_the_prefix_the_runtime_added():
     # the stream check joins the runtime's single-id decodes of the reference's raw ids: "ac" != "ab"
     assert stream.ok == 0 and stream.total == 3 and stream.mismatches[0].got == "ac"
     assert ("raw", 0) not in seen and ("raw", 2) in seen and ("engine", 1) in seen
+
+
+def test_a_panic_in_the_reference_is_a_named_input_error():
+    """tokenizers' Rust code can panic (Strip(' ', 1, 1) on the token ' ': a generated zoo shape);
+    pyo3 raises that as PanicException, a BaseException: a named input error, not a traceback.  An
+    interrupt still goes through."""
+    from tokenizers import decoders
+
+    from mtok_export.errors import InputError
+    from mtok_export.verify.check import _ask
+
+    ref = SimpleNamespace(files=["tokenizer.json"], library="tokenizers 0.23")
+    with pytest.raises(InputError, match=r"reference \(tokenizers 0.23\) panicked"):
+        _ask(ref, "", lambda: decoders.Strip(" ", 1, 1).decode([" "]))
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _ask(ref, "", interrupted)
