@@ -128,7 +128,7 @@ def test_spans_align_past_unks_and_removed_spaces(tts):
     (a control character the runtime spaces, then Whitespace removes): the differences sit on the
     trigger's characters, which a sum of token surfaces placed four bytes further per unk."""
     why, hf = tts
-    text = "\x1b[2J\x1b[H\x1b]0;title\x07 and more words after it"
+    text = "a b c d e f g h \x1b x y z"  # the sum of surfaces missed the 8 spaces: 8 bytes before the ESC
     want = hf.encode(text, add_special_tokens=False).ids
     unk = hf.token_to_id("<unk>")
     got = [i for i in want if i != unk]
@@ -142,7 +142,7 @@ def test_a_projection_hf_cannot_encode_explains_nothing(qwen, monkeypatch):
     """HF raises on the projected tokenizer (an unknown character and no unk_id): unexplained, not a
     TypeError (the generated zoo's `unigram-no-unk-projection` crashed here)."""
     why, hf = qwen
-    text = "plain text"
+    text = "left\x03right"  # a trigger-only loss fires: the comparison would use the projection
     want = hf.encode(text, add_special_tokens=False).ids
     monkeypatch.setattr(type(why), "project_raw", lambda self, t, losses: want if not losses else None)
     monkeypatch.setattr(type(why), "of", lambda self, *p: [object()] if "patch" in p else [])
