@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support import gen_zoo, zoo
-from tests.support.marks import needs_mnn
+from tests.support.marks import needs_mnn, runtime
 
 TEXT = "Hello world, 你好 мир 123 ‘quotes’ <0x41> \u2581x"
 CI_SEED, CI_COUNT = 39, 10  # about 10 s an export on 2 busy cores: the reduced zoo in about a minute
@@ -25,9 +25,10 @@ def lines():
     return gen_zoo.training_text()
 
 
+@runtime  # trains a dozen tokenizers: about 20 s
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
-@given(st.data())
+@given(data=st.data())
 def test_every_drawn_shape_trains_and_loads_in_hf(data, lines):
     """A shape hypothesis draws (and shrinks) is a tokenizer HF builds, trains, serializes and reads
     back, with the components the shape names."""
