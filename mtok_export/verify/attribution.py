@@ -15,6 +15,7 @@ test: a wrong file cannot explain itself."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from difflib import SequenceMatcher
@@ -26,7 +27,7 @@ from ..errors import Interrupted
 from ..chat.render import render
 from ..ir import models as M
 from ..ir import pre_tokenizers as P
-from ..ir.paths import replace_at
+from ..ir.paths import REMOVE, replace_at
 from ..ir.walk import walk
 from ..losses import CHAT_RULES, Loss
 from ..lower.processors import single_prefix
@@ -35,6 +36,15 @@ from . import emulate
 from .projection import Projection
 
 Explanation = tuple[Loss, ...]  # empty: unexplained
+
+
+def _in_order(patches):
+    """Patches as they apply one after another: removals last, the later list items first, so the
+    second of two dropped pre-tokenizers ([0] and [1] of a Sequence) is still at its path."""
+    def key(x):
+        removal = x.patch[1] is REMOVE
+        return (removal, [-int(n) for n in re.findall(r"\[(\d+)\]", x.patch[0])] if removal else [])
+    return sorted(patches, key=key)
 _SKIP = 8  # bytes a token's surface may start past where the previous one ended (removed whitespace, an unk)
 
 # The pipeline components an unexplained difference can point at (`Attribution.component`), in the
@@ -76,7 +86,7 @@ class Attribution:
         key = ("legacy",) if legacy else (tuple(id(x) for x in patches), normalizer)
         if key not in self._hf:
             tok = self.lowered if legacy else self.source
-            for x in patches:
+            for x in _in_order(patches):
                 tok = replace_at(tok, *x.patch)
             if normalizer:
                 tok = replace(tok, normalizer=None)

@@ -293,6 +293,9 @@ FOUND: dict[str, tuple[dict, str]] = {
                                          normalizer={"type": "ByteLevel"}),
                                   "a projection HF cannot encode (no unk_id) crashed the attribution (TypeError, "
                                   "exit 2 'internal error')"),
+    "two-dropped-pre-tokenizers": (_shape(_model("WordLevel"), pre={"type": "Sequence", "pretokenizers": [
+        {"type": "FixedLength", "length": 7}, {"type": "FixedLength", "length": 6}]}),
+        "the projection removed pre_tokenizers[0] then could not find [1] (IndexError, exit 2 'internal error')"),
     "whitespace-class-after-prepend": (_shape(_model("Unigram", byte_fallback=True), normalizer={
         "type": "Prepend", "prepend": _MARK}, pre={"type": "Whitespace"}, decoder={"type": "ByteFallback"}),
         "whitespace-class on 'next\\x85line' unexplained: token spans counted from surfaces drifted past it"),

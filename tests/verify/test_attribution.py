@@ -147,3 +147,19 @@ def test_a_projection_hf_cannot_encode_explains_nothing(qwen, monkeypatch):
     monkeypatch.setattr(type(why), "project_raw", lambda self, t, losses: want if not losses else None)
     monkeypatch.setattr(type(why), "of", lambda self, *p: [object()] if "patch" in p else [])
     assert why.raw(text, want, want[:-1]) == ()
+
+
+def test_two_dropped_pre_tokenizers_project_together():
+    """Both FixedLength of a Sequence are dropped (two patches removing [0] and [1]): applied one
+    after the other, the second must still find its item (was IndexError: the reduced generated zoo)."""
+    from mtok_export.ir import Tokenizer as IR
+    from mtok_export.ir import models as M
+    from mtok_export.ir import pre_tokenizers as P
+
+    tok = IR(model=M.WordPiece({"[UNK]": 0, "abc": 1, "a": 2}, "[UNK]", "\x00\x00", 1 << 30),
+             pre_tokenizer=P.Sequence((P.FixedLength(3), P.FixedLength(2))))
+    low, lw = lower(tok, TARGETS[DEFAULT])
+    why = Attribution(tok, low, lw)
+    dropped = [x for x in why.of("patch") if x.code == "pre-tokenizer-dropped"]
+    assert len(dropped) == 2
+    assert why.project_raw("abc", dropped) == [1] and why.project_raw("abca", dropped) == [0]
