@@ -5,7 +5,10 @@ from __future__ import annotations
 from .. import losses as L
 from ..ir import Pattern
 from ..ir import decoders as D
+from ..ir.byte_level import BYTE_CHARS
 from .regex import literal_of
+
+_BYTE_CHARS = frozenset(BYTE_CHARS)
 
 
 def lower_decoder(lw, d, jp: str, tokens=()):
@@ -40,6 +43,9 @@ def _stream_marks(d, tokens) -> list[tuple[str, str]]:
         out.append(("it turns '\u2581' into a space, which the chain keeps", "a\u2581b"))
     if not any(isinstance(x, D.ByteFallback) for x in chain) and any("<0x" in t for t in tokens):
         out.append(("it turns '<0x41>' (any '<0xHH') into its byte, which the chain keeps", "<0x41>"))
+    if any(isinstance(x, D.ByteLevel) for x in chain) and any(c not in _BYTE_CHARS for t in tokens for c in t):
+        out.append(("it maps each character of a token the byte map does not cover whole, which HF's ByteLevel "
+                    "decoder keeps as it is", "caf\u00e9"))
     for x in chain:
         if isinstance(x, D.Replace) and not (x.pattern.value == "\u2581" and x.content == " "):
             out.append((f"it ignores Replace({x.pattern.value!r}, {x.content!r})", x.pattern.value))

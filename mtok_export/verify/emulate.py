@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from ..ir import decoders as D
 from ..ir import normalizers as N
-from ..ir.byte_level import token_to_bytes
+from ..ir.byte_level import BYTE_CHARS, token_to_bytes
 from ..ir.walk import members
 from ..mtok.constants import TABLE_CONTROL_TO_SPACE as _CONTROL
 
@@ -117,18 +117,27 @@ def decode_id(token: str | None, wordpiece_prefix: str | None, byte_level: bool)
         raw = token_to_bytes(token)
         if raw is not None:
             return raw
+    # a token with characters outside the byte map under byte_level_ (a ByteLevel decoder over another
+    # vocabulary): the runtime maps each character it can ('é' is byte 0xE9), where HF's ByteLevel
+    # decoder keeps such a token as it is (the generated zoo's WordLevel + Metaspace + ByteLevel shape)
+    mapped = _BYTE_OF if byte_level and wordpiece_prefix is None else {}
     out, i = bytearray(), 0
     while i < len(token):
         if token.startswith("<0x", i) and _HEX.fullmatch(token[i + 3:i + 5]):
             out.append(int(token[i + 3:i + 5], 16))
             i += 6
             continue
-        out += (" " if token[i] == "\u2581" else token[i]).encode("utf-8", "surrogatepass")
+        c = token[i]
+        if c in mapped:
+            out.append(mapped[c])
+        else:
+            out += (" " if c == "\u2581" else c).encode("utf-8", "surrogatepass")
         i += 1
     return bytes(out)
 
 
 _HEX = re.compile(r"[0-9A-Fa-f]{2}")
+_BYTE_OF = {c: b for b, c in enumerate(BYTE_CHARS)}
 
 
 def decode_id_type0(token: str | None) -> bytes:

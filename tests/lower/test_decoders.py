@@ -31,6 +31,7 @@ def _stream(d, tokens) -> list[str]:
     (D.Fuse(), ("<0x41>", "a"), "into its byte"),
     (D.Sequence((D.Fuse(), D.ByteFallback())), PLAIN, "ByteFallback after Fuse"),
     (D.Replace(Pattern(" "), MARK), PLAIN, "ignores Replace"),
+    (D.ByteLevel(), (MARK + "caf\u00e9", "b"), "byte map"),
 ])
 def test_a_chain_decode_int_does_not_follow_is_a_stream_loss(d, tokens, why):
     reasons = _stream(d, tokens)

@@ -293,6 +293,14 @@ FOUND: dict[str, tuple[dict, str]] = {
                                          normalizer={"type": "ByteLevel"}),
                                   "a projection HF cannot encode (no unk_id) crashed the attribution (TypeError, "
                                   "exit 2 'internal error')"),
+    "byte-level-decoder-other-vocab": (_shape(_model("WordLevel"), normalizer={"type": "Prepend", "prepend": _MARK},
+                                              pre={"type": "Metaspace", "replacement": _MARK, "prepend_scheme":
+                                                   "always", "split": True},
+                                              decoder={"type": "ByteLevel", "add_prefix_space": True,
+                                                       "trim_offsets": True, "use_regex": True}),
+                                       "decode(int) maps each character of '\u2581café' through the byte map "
+                                       "('é' a lone byte), HF keeps a token it does not cover whole; the runtime "
+                                       "model kept none"),
     "two-dropped-pre-tokenizers": (_shape(_model("WordLevel"), pre={"type": "Sequence", "pretokenizers": [
         {"type": "FixedLength", "length": 7}, {"type": "FixedLength", "length": 6}]}),
         "the projection removed pre_tokenizers[0] then could not find [1] (IndexError, exit 2 'internal error')"),

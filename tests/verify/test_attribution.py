@@ -163,3 +163,15 @@ def test_two_dropped_pre_tokenizers_project_together():
     dropped = [x for x in why.of("patch") if x.code == "pre-tokenizer-dropped"]
     assert len(dropped) == 2
     assert why.project_raw("abc", dropped) == [1] and why.project_raw("abca", dropped) == [0]
+
+
+def test_decode_int_maps_each_character_under_byte_level():
+    """decode(int) with byte_level_ on a token the byte map does not cover whole: each character it
+    covers becomes its byte (MNN 3.6.1 wrote 'caf\\xe9' for '▁café': the generated zoo's
+    `byte-level-decoder-other-vocab`); a byte-level token is its bytes, as before."""
+    from mtok_export.verify import emulate
+
+    assert emulate.decode_id("\u2581caf\u00e9", None, True) == b" caf\xe9"
+    assert emulate.decode_id("\u0120caf\u00c3\u00a9", None, True) == " café".encode()
+    assert emulate.decode_id("\u2581caf\u00e9", None, False) == " café".encode()
+    assert emulate.decode_id("\u2581caf\u00e9", "##", True) == "  café".encode()  # WordPiece: a space first
