@@ -504,7 +504,12 @@ def main(argv=None) -> int:
     base = tuple(args.flags.split())
 
     def one(g: Generated) -> dict:
-        row = run_shape(g, base)
+        try:
+            row = run_shape(g, base)
+        except Exception as e:  # noqa: BLE001  the harness itself (a launcher killed from outside): the row says so
+            row = {"name": f"gen-{g.index:03d}", "source": label(g.shape), "path": str(g.folder), "class": "other",
+                   "why": f"harness: {type(e).__name__}: {e}"[:300], "reviewed": False, "seconds": 0.0,
+                   "attempts": [], "shape": g.shape}
         finished.append(row)
         with open(partial, "a", encoding="utf-8") as f:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
