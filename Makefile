@@ -4,7 +4,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup test demo bench samples fuzz zoo zoo-fetch clean clean-all
+.PHONY: setup test demo bench samples fuzz zoo zoo-fetch genzoo clean clean-all
 
 # The tool and the references that install prebuilt (the `references` extra: tekken's mistral_common,
 # OpenAI CLIP's tokenizer); nothing compiles, about a minute: what `make demo` needs.
@@ -72,8 +72,18 @@ ZOO_JOBS ?= 2
 zoo-fetch: setup
 	$(BIN)/python scripts/zoo_fetch.py
 
-zoo: zoo-fetch
+zoo: zoo-fetch genzoo
 	$(BIN)/python -m tests.support.zoo --jobs $(ZOO_JOBS)
+
+# The generated zoo (issue 39): GENZOO_COUNT tokenizers of random shapes over tokenizers' component space
+# (seed GENZOO_SEED: the same shapes each run), trained on the built-in corpus, exported and classified as
+# the real zoo is (tests/support/gen_zoo.py) into out/genzoo/genzoo.{json,md}; about 25 s a shape on
+# 2 busy cores.  CI runs a reduced one (tests/acceptance/test_gen_zoo.py).
+GENZOO_COUNT ?= 80
+GENZOO_SEED ?= 1
+genzoo: setup
+	$(BIN)/python -m tests.support.gen_zoo --count $(GENZOO_COUNT) --seed $(GENZOO_SEED) --jobs $(ZOO_JOBS) \
+	  --output out/genzoo
 
 # What the build, the demo and the tests create inside the repository.  The MNN 3.4.1 venv that
 # `setup` makes lives in the cache directory: `make clean-all` removes that too.

@@ -196,6 +196,10 @@ def _unicode_ws_next_to(loss: Loss, text: str) -> list[tuple[int, int]]:
 
 
 def _long_words(loss: Loss, text: str) -> list[tuple[int, int]]:
+    """The loss's pattern (the lowering writes the words that can pass the limit in bytes, from the
+    limit and the pre-tokenizer), else runs of 21 or more non-space characters."""
+    if loss.pattern:
+        return pattern_spans(loss.pattern, text)
     return [(m.start(), m.end()) for m in re.finditer(r"\S{21,}", text)]
 
 
@@ -220,6 +224,8 @@ LOWERCASE = _kind("lowercase", "normalizer", "lowercasing one code point to one"
                   chars("multi-character lowercase", lambda c: len(c.lower()) > 1))
 STRIP_WHITESPACE = _kind("strip-whitespace", "normalizer", "Strip removes ASCII whitespace and Zs only", EDGE,
                          "normalizer", chars("NEL, Zl, Zp", lambda c: c in "\x85\u2028\u2029" or unicodedata.category(c) in ("Zl", "Zp")))
+STRIP_RIGHT = _kind("strip-right", "normalizer", "MNN 3.6.1 reads a Strip normalizer's strip_left only: trailing "
+                    "whitespace stays", TEXT, "normalizer", any_input)
 STRIP_35 = _kind("strip-3.5", "normalizer", "MNN 3.5 has no Strip normalizer", TEXT, "normalizer", any_input)
 NORMALIZER_DROPPED = _kind("normalizer-dropped", "normalizer", "a normalizer with no runtime form is dropped", TEXT,
                            "normalizer", any_input)
@@ -231,6 +237,8 @@ PREFIX_SPACE = _kind("prefix-space", "pre_tokenizer", "ByteLevel add_prefix_spac
                      any_input)
 METASPACE_FIRST_PRE = _kind("metaspace-first-pre", "pre_tokenizer", "Metaspace prepend_scheme 'first' runs as "
                             "'always' (prepends after special tokens too)", CHAT, "patch", any_input)
+METASPACE_LITERAL = _kind("metaspace-literal", "pre_tokenizer", "a piece starting with a literal U+2581 gets a "
+                          "second one prepended (HF prepends none)", EDGE)
 WHITESPACE_CLASS = _kind("whitespace-class", "pre_tokenizer", "the runtime's \\s lacks U+0085, U+2028, U+2029", EDGE)
 WHITESPACE_WORD = _kind("whitespace-word", "pre_tokenizer", "the runtime's \\w differs on No, Pc, ZWNJ/ZWJ, circled "
                         "letters", EDGE)
@@ -282,7 +290,7 @@ WORDPIECE_NO_UNK = _kind("wordpiece-no-unk", "model", "the unk token is not in t
                                              if set(c.encode("utf-8", "surrogatepass")) & {ord(b) for b in loss.trigger}])
 UNIGRAM_TIES = _kind("unigram-ties", "model", "equal-score Unigram segmentations are broken differently", TEXT, "ties",
                      any_input)
-UNIGRAM_UNK = _kind("unigram-unk", "model", "a Unigram model without unk_id gets unk 0", EDGE)
+UNIGRAM_UNK = _kind("unigram-unk", "model", "a Unigram model without unk_id gets unk 0", EDGE, "patch")
 WORDPIECE_BYTES = _kind("wordpiece-bytes", "model", "the WordPiece word limit counts bytes, not characters", EDGE,
                         None, _long_words)
 

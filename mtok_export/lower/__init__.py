@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .. import losses as L
+from ..ir.models import vocab_of
 from ..losses import Loss, LossKind
 from ..target import Target
 from . import decoders, models, normalizers, pre_tokenizers, processors, whole_words
@@ -106,7 +107,7 @@ def lower(tok, target: Target, bos: str = "auto", progress=None, forms: Forms = 
         tok,
         normalizer=pre_tokenizers.replacement_as_space(lw, pre, normalizer, tok.added_tokens),
         pre_tokenizer=pre,
-        decoder=decoders.lower_decoder(lw, tok.decoder, "$.decoder"),
+        decoder=decoders.lower_decoder(lw, tok.decoder, "$.decoder", tokens=vocab_of(tok.model)),
     )
     pre_tokenizers.regex_gaps(lw, tok.pre_tokenizer, "$.pre_tokenizer")
     lw.losses.extend(tok.meta.differences)  # the reader's own, e.g. vs the sentencepiece library

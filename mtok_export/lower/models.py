@@ -40,8 +40,14 @@ def lower_model(lw, tok):
             ("end_of_word_suffix", L.BPE_FIELD, "end_of_word_suffix (e.g. CLIP's </w>) is not applied", "hello"),
         ):
             if getattr(m, field) not in (None, "", 0.0, False):
-                lw.loss(code, name, f"{jp}.{field}", why, example,
-                        patch=(f"{jp}.{field}", None))
+                patch = (f"{jp}.{field}", None)
+                if field == "continuing_subword_prefix":
+                    # HF builds a merge's token as a + b without b's prefix: with the prefix gone it
+                    # would not load ('##h##e' is no token); the runtime joins a + b, so a merge whose
+                    # concatenation is no token never applies there
+                    patch = (jp, replace(m, continuing_subword_prefix=None,
+                                         merges=tuple((a, b) for a, b in m.merges if a + b in m.vocab)))
+                lw.loss(code, name, f"{jp}.{field}", why, example, patch=patch)
         if m.ignore_merges:
             _ignore_merges(lw, tok, m, jp, name)
         if m.unk_token is not None and not m.byte_fallback:
@@ -61,8 +67,18 @@ def lower_model(lw, tok):
                    "2147483647 (the runtime reads it into an int)")
             m = replace(m, max_input_chars_per_word=0x7FFFFFFF)
         if m.max_input_chars_per_word < 1 << 30 and any(ord(c) > 127 for t in m.vocab for c in t[:1]):
+            # where it can act: a word of more than N bytes has more than N/4 characters; a normalizer
+            # may decompose them first (a Hangul syllable: 3 jamo of 3 bytes), a byte-level step
+            # doubles the bytes (one character per byte, up to 2 bytes each); a word is a run without
+            # whitespace only where the pre-tokenizer removes it (else a line or the whole text)
+            n = m.max_input_chars_per_word
+            pres = _flat(tok.pre_tokenizer, P.Sequence, "pretokenizers")
+            words = r"\S" if set(" \t\n\r") <= _removed_alone(pres) else r"[\s\S]"
+            norms = _flat(tok.normalizer, N.Sequence, "normalizers")
+            per_char = (9 if norms else 4) * (2 if any(type(x).__name__ == "ByteLevel" for x in (*pres, *norms)) else 1)
             lw.loss(L.WORDPIECE_BYTES, name, f"{jp}.max_input_chars_per_word",
-                    "the runtime counts the word limit in bytes, HF in characters", "\u4e00" * 40)
+                    f"the runtime counts the word limit ({n}) in bytes, HF in characters",
+                    "\u4e00" * (n // 3 + 1), pattern=f"{words}{{{n // per_char + 1},}}")
     elif isinstance(m, M.Unigram):
         m = _hf_scores(lw, m, jp)
         lw.loss(L.UNIGRAM_TIES, name, f"{jp}.vocab", "segmentations with exactly equal total score are broken "
@@ -70,7 +86,9 @@ def lower_model(lw, tok):
                 "pieces in another order no score in the file can change that "
                 "(tests/lower/test_models_unigram_ties.py)", "77777")
         if m.unk_id is None:
-            lw.loss(L.UNIGRAM_UNK, name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0")
+            # projected as HF with unk_id 0 (HF without one raises where the runtime gives 0)
+            lw.loss(L.UNIGRAM_UNK, name, f"{jp}.unk_id", "no unk_id: the format needs one; using 0",
+                    patch=(f"{jp}.unk_id", 0))
             m = replace(m, unk_id=0)
         if m.byte_fallback:
             m = _byte_piece_scores(lw, m, jp)
@@ -184,23 +202,52 @@ def _unk_table(lw, tok, m, jp: str):
     mark = next((u for u in UNK_MARKS if u not in known), None)
     if mark is None:
         return None
+    removed = _removed_alone(pres)
     entries = tuple((cp, mark) for cp in range(0x110000) if not 0xD800 <= cp < 0xE000 and chr(cp) not in known
-                    and chr(cp) != mark and not L.unk_table_gap(chr(cp)))
+                    and chr(cp) != mark and not L.unk_table_gap(chr(cp)) and chr(cp) not in removed)
     steps = [N.CodepointMap(entries)]
-    if " " not in known:
+    if " " not in known and " " not in removed:
         steps.append(N.Replace(Pattern(" "), mark))
     if m.fuse_unk:
         steps += [N.Replace(Pattern(mark * 2), mark)] * UNK_COLLAPSE_PASSES
     normalizer = N.Sequence((*_flat(tok.normalizer, N.Sequence, "normalizers"), *steps))
     lw.did("unk-table", f"{jp}.unk_token: {unk!r} written as {mark!r}; a table maps {len(entries):,} code points "
-           f"outside the alphabet of {len(known)} to it" + (", runs fused" if m.fuse_unk else ""))
+           f"outside the alphabet of {len(known)} to it" + (", runs fused" if m.fuse_unk else "")
+           + (f"; not the {len(removed - known)} the pre-tokenizer removes (whitespace)" if removed - known else ""))
     lw.loss(L.UNK_TABLE_GAPS, f"model {m.kind}", f"{jp}.unk_token", "characters outside the unk table (unassigned "
             f"in Unicode {unicodedata.unidata_version} or private use, beyond plane 1) are dropped, and control/format "
-            "characters become spaces before the table" + (" (then unk)" if " " not in known else ""), "\U000e0080")
+            "characters become spaces before the table" + (" (then unk)" if " " not in known | removed else
+                                                           " (which the pre-tokenizer removes: HF gives unk)"
+                                                           if " " in removed else ""), "\U000e0080")
     lw.loss(L.UNK_SURFACE, "decoder", f"{jp}.unk_token", f"the unk token is written as {mark!r}: decode shows "
             f"{mark!r} for it, not {unk!r}", trigger=(unk,))
     vocab = {(mark if t == unk else t): i for t, i in m.vocab.items()}
     return replace(m, vocab=vocab), normalizer
+
+
+def _removed_alone(pres) -> frozenset[str]:
+    """The whitespace and Latin-1 characters a pre-tokenizer of `pres` removes when it stands alone
+    (HF's own pre-tokenizers run the lowered Splits: a Whitespace or WhitespaceSplit is one by now).
+    HF never hands them to the model, so they must not become the unk character before the split:
+    a Whitespace pre-tokenizer over a vocabulary without ' ' otherwise turns every space into an unk
+    id (the runtime drops what reaches its BPE outside the vocab, as HF removed it)."""
+    from tokenizers import Regex
+    from tokenizers import pre_tokenizers as hf
+
+    stages = []
+    for x in pres:
+        try:
+            if isinstance(x, P.Split) and x.behavior == "Removed":
+                pattern = Regex(x.pattern.value) if x.pattern.regex else x.pattern.value
+                stages.append(hf.Split(pattern, "removed", invert=x.invert))
+            elif isinstance(x, P.BertPreTokenizer):
+                stages.append(hf.BertPreTokenizer())
+        except Exception:  # noqa: BLE001 (a pattern Oniguruma does not compile removes nothing here)
+            continue
+    if not stages:
+        return frozenset()
+    chars = {chr(cp) for cp in range(0x100)} | {chr(cp) for cp in range(0x110000) if chr(cp).isspace()}
+    return frozenset(c for c in chars if any(not st.pre_tokenize_str(c) for st in stages))
 
 
 def _flat(x, seq, field: str) -> tuple:

@@ -92,6 +92,9 @@ def lower_normalizer(lw, n, jp: str):
             lw.loss(L.STRIP_35, name, jp, f"{lw.target.name} has no Strip normalizer (code 8); dropped", " a ")
             return None
         lw.loss(L.STRIP_WHITESPACE, name, jp, "the runtime strips ASCII whitespace and Zs only (HF: all White_Space)", "\u2028a")
+        if n.strip_right:  # written as it is: a runtime that reads the flag strips exactly (verify.emulate)
+            lw.loss(L.STRIP_RIGHT, name, f"{jp}.strip_right", "MNN 3.6.1 does not strip trailing whitespace "
+                    "(it reads strip_left only)", "a ")
         return n
     if isinstance(n, N.Replace):
         if not n.pattern.regex:

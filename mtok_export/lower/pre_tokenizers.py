@@ -115,11 +115,21 @@ def replacement_as_space(lw, pre, normalizer, added_tokens):
     else: Metaspace turns that space back into the replacement before anything else sees it.  Only
     when Metaspace is the first pre-tokenizer (an earlier one would see the space) and no normalized
     added token holds the replacement (it would no longer match)."""
-    first = pre.pretokenizers[0] if isinstance(pre, P.Sequence) and pre.pretokenizers else pre
+    first = pre
+    while isinstance(first, P.Sequence) and first.pretokenizers:  # Sequence[Metaspace] lowers to nested ones
+        first = first.pretokenizers[0]
     if not isinstance(first, P.Metaspace) or first.prepend_scheme == "never":
+        later = next((m for m in _flat_pre(pre) if isinstance(m, P.Metaspace) and m.prepend_scheme != "never"), None)
+        if later is not None and later.replacement:
+            lw.loss(L.METASPACE_LITERAL, "pre_tokenizer Metaspace", "$.pre_tokenizer", f"a piece that starts with a "
+                    f"literal {later.replacement!r} gets a second one (the pre-tokenizer before Metaspace keeps the "
+                    "space-for-replacement rewrite out)", later.replacement, trigger=(later.replacement,))
         return normalizer
     r = first.replacement
     if not r or any(t.normalized and r in t.content for t in added_tokens):
+        if r:
+            lw.loss(L.METASPACE_LITERAL, "pre_tokenizer Metaspace", "$.pre_tokenizer", f"a piece that starts with a "
+                    f"literal {r!r} gets a second one (an added token holds it)", r, trigger=(r,))
         return normalizer
     lw.did("metaspace-replacement", f"$.normalizer: a literal {r!r} written as a space, so the runtime's Metaspace "
            "prepends exactly where HF's does (not before a piece that starts with it)")
@@ -128,6 +138,12 @@ def replacement_as_space(lw, pre, normalizer, added_tokens):
         return rule
     kids = normalizer.normalizers if isinstance(normalizer, N.Sequence) else (normalizer,)
     return N.Sequence((*kids, rule))
+
+
+def _flat_pre(p) -> list:
+    if p is None:
+        return []
+    return [x for c in p.pretokenizers for x in _flat_pre(c)] if isinstance(p, P.Sequence) else [p]
 
 
 # scripts/bench_device.py, MiniMax-M3 on MNN 3.6.1: the explicit form over the fold form, per 30 KB prompt

@@ -15,6 +15,7 @@ test: a wrong file cannot explain itself."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from difflib import SequenceMatcher
@@ -26,7 +27,7 @@ from ..errors import Interrupted
 from ..chat.render import render
 from ..ir import models as M
 from ..ir import pre_tokenizers as P
-from ..ir.paths import replace_at
+from ..ir.paths import REMOVE, replace_at
 from ..ir.walk import walk
 from ..losses import CHAT_RULES, Loss
 from ..lower.processors import single_prefix
@@ -35,6 +36,16 @@ from . import emulate
 from .projection import Projection
 
 Explanation = tuple[Loss, ...]  # empty: unexplained
+
+
+def _in_order(patches):
+    """Patches as they apply one after another: removals last, the later list items first, so the
+    second of two dropped pre-tokenizers ([0] and [1] of a Sequence) is still at its path."""
+    def key(x):
+        removal = x.patch[1] is REMOVE
+        return (removal, [-int(n) for n in re.findall(r"\[(\d+)\]", x.patch[0])] if removal else [])
+    return sorted(patches, key=key)
+_SKIP = 8  # bytes a token's surface may start past where the previous one ended (removed whitespace, an unk)
 
 # The pipeline components an unexplained difference can point at (`Attribution.component`), in the
 # order the question is asked; the CLI names, per component, the options that change it.
@@ -75,7 +86,7 @@ class Attribution:
         key = ("legacy",) if legacy else (tuple(id(x) for x in patches), normalizer)
         if key not in self._hf:
             tok = self.lowered if legacy else self.source
-            for x in patches:
+            for x in _in_order(patches):
                 tok = replace_at(tok, *x.patch)
             if normalizer:
                 tok = replace(tok, normalizer=None)
@@ -134,6 +145,8 @@ class Attribution:
             return tuple(readers + active) if readers or active else ()
         projecting = self.of("patch", "normalizer")
         proj = self.project_raw(text, projecting) if projecting else base
+        if proj is None:  # the projection does not encode (HF raises: an unknown character, no unk_id)
+            return ()
         if proj == got:
             active = [x for x in projecting if self._acts(x, text, base)]
             return tuple(readers + active) if (readers or active) else ()
@@ -238,20 +251,45 @@ class Attribution:
         spans = [(len(text[:s].encode("utf-8", "surrogatepass")), len(text[:e].encode("utf-8", "surrogatepass")))
                  for s, e in spans]
 
-        def offsets(ids):
+        raw = text.encode("utf-8", "surrogatepass")
+
+        def offsets(ids, align: bool):
+            """Where each token ends in `text`: by the sum of the surfaces, or (`align`) a surface
+            found just ahead past whitespace only (what Whitespace-like pre-tokenizers remove) ends
+            there and one not found (an unk: '<unk>' for one character) covers one character, so
+            neither shifts every later span.  Normalized text matches neither exactly: a difference
+            near a span by either is near it."""
             out, pos = [0], 0
             for i in ids:
-                pos += len(self.surface(i))
-                out.append(pos)
+                s = self.surface(i)
+                if not align:
+                    pos += len(s)
+                    out.append(pos)
+                    continue
+                for t in (s, s.lstrip(b" ")):  # a WordPiece word start decodes with a space before it
+                    at = raw.find(t, pos, pos + len(t) + _SKIP) if t else -1
+                    if at >= 0 and not raw[pos:at].strip():
+                        pos = at + len(t)
+                        break
+                else:  # not in the text (an unk): the next character
+                    while pos < len(raw) and raw[pos:pos + 1].isspace():
+                        pos += 1
+                    pos += 1
+                    while pos < len(raw) and 0x80 <= raw[pos] < 0xC0:
+                        pos += 1
+                out.append(min(pos, len(raw)))
             return out
 
-        pa, pb = offsets(a), offsets(b)
+        ends = [(offsets(a, x), offsets(b, x)) for x in (False, True)]
         for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
             if tag == "equal":
                 continue
-            ra = (pa[max(i1 - 1, 0)], pa[min(i2 + 1, len(a))])
-            rb = (pb[max(j1 - 1, 0)], pb[min(j2 + 1, len(b))])
-            if not any(lo <= s_hi and s_lo <= hi for lo, hi in (ra, rb) for s_lo, s_hi in spans):
+            near = False
+            for pa, pb in ends:
+                ra = (pa[max(i1 - 1, 0)], pa[min(i2 + 1, len(a))])
+                rb = (pb[max(j1 - 1, 0)], pb[min(j2 + 1, len(b))])
+                near = near or any(lo <= s_hi and s_lo <= hi for lo, hi in (ra, rb) for s_lo, s_hi in spans)
+            if not near:
                 return False
         return True
 

@@ -369,6 +369,11 @@ def _ask(reference, what: str, call):
     except Exception as e:  # noqa: BLE001  tokenizers/transformers/sentencepiece errors
         raise InputError(f"{', '.join(reference.files) or 'source'}: the reference ({reference.library}) could not "
                          f"run{what} ({type(e).__name__}: {e})") from e
+    except BaseException as e:  # a panic in tokenizers' Rust code: pyo3's PanicException is a BaseException
+        if type(e).__name__ != "PanicException":
+            raise
+        raise InputError(f"{', '.join(reference.files) or 'source'}: the reference ({reference.library}) panicked"
+                         f"{what} ({e}); the file cannot be verified against it") from None
 
 
 def _sweep(check: Check, swept: list[str], encodes, want_raw, why, step=lambda *a: None) -> None:

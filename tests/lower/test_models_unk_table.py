@@ -11,7 +11,7 @@ import pytest
 import sentencepiece as spm
 
 from mtok_export import losses as L
-from mtok_export.ir import Tokenizer
+from mtok_export.ir import Pattern, Tokenizer
 from mtok_export.ir import models as M
 from mtok_export.ir import normalizers as N
 from mtok_export.ir import pre_tokenizers as P
@@ -104,3 +104,25 @@ def test_the_gap_trigger():
     loss = L.Loss(gaps, "model BPE", "$.model.unk_token", "test")
     assert loss.spans("a\U0002a6e0b\x01c\U000f0000") == [(1, 2), (3, 4), (5, 6)]
     assert loss.spans("Hello \U0001fae0 \U0001fae8 \u0378 \U00020000") == []
+
+
+@pytest.mark.parametrize("pre, removed", [
+    (None, ""),
+    (P.Whitespace(), " \t\n\u3000"),
+    (P.WhitespaceSplit(), " \t\n\u3000"),
+    (P.BertPreTokenizer(), " \t\n\u3000"),
+    (P.CharDelimiterSplit(" "), " "),
+    (P.Split(Pattern("-"), "Isolated"), ""),  # splits, removes nothing
+])
+def test_whitespace_the_pre_tokenizer_removes_stays_out_of_the_table(pre, removed):
+    """The TTS model's shape (generated zoo, `gen_zoo.FOUND['unk-table-whitespace']`): a vocabulary
+    trained after a Whitespace split has no ' '; HF never hands the model a space, so the table must
+    not make it the unk character (it did: an unk id at every word boundary, exit 1)."""
+    low, lw = lower(replace(_bpe(), pre_tokenizer=pre), TARGETS[DEFAULT])
+    assert "unk-table" in lw.applied
+    steps = low.normalizer.normalizers
+    mapped = dict(next(s for s in steps if isinstance(s, N.CodepointMap)).entries)
+    space_to_unk = any(isinstance(s, N.Replace) and s.pattern.value == " " for s in steps)
+    for c in " \t\n\u3000":
+        assert (ord(c) in mapped or (c == " " and space_to_unk)) == (c not in removed), repr(c)
+    assert ord("x") in mapped and ord("a") not in mapped  # the rest of the table is as before

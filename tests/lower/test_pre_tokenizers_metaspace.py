@@ -72,3 +72,37 @@ def test_the_replacement_encodes_as_hf_on_the_runtime(tmp_path):
     # every piece that starts with the replacement, also the one after a special token
     starts = [t for t in TEXTS if t.startswith("\u2581") or t.startswith("<unk>\u2581")]
     assert [t for t, g, w in zip(TEXTS, got, want) if g != w] == starts
+
+
+def _ir(pre):
+    from mtok_export.ir import Tokenizer as IR
+    from mtok_export.ir import models as M
+
+    return IR(model=M.Unigram((("<unk>", 0.0), ("\u2581", -1.0), ("a", -2.0)), unk_id=0), pre_tokenizer=pre)
+
+
+def test_sequence_of_metaspace_gets_the_rule_too():
+    """Sequence[Metaspace] lowers to nested Sequences: the rule looked only one level down, so '▁'
+    was two ids there (generated zoo: `gen_zoo.FOUND['metaspace-in-sequence']`, exit 1)."""
+    from mtok_export.ir import pre_tokenizers as P
+
+    meta = P.Metaspace("\u2581", "always", True)
+    for pre in (meta, P.Sequence((meta,)), P.Sequence((P.Sequence((meta,)),))):
+        low, lw = lower(_ir(pre), TARGETS[DEFAULT])
+        assert "metaspace-replacement" in lw.applied, pre
+        assert "metaspace-literal" not in {x.code for x in lw.losses}
+
+
+def test_metaspace_after_another_pre_tokenizer_declares_the_literal_replacement():
+    """An earlier pre-tokenizer would see the space the rule writes: no rule, a named edge loss whose
+    trigger is the replacement itself."""
+    from mtok_export import losses as L
+    from mtok_export.ir import pre_tokenizers as P
+
+    pre = P.Sequence((P.Punctuation("Removed"), P.Metaspace("\u2581", "first", True)))
+    low, lw = lower(_ir(pre), TARGETS[DEFAULT])
+    assert "metaspace-replacement" not in lw.applied
+    loss = next(x for x in lw.losses if x.kind is L.METASPACE_LITERAL)
+    assert loss.spans("a \u2581b") == [(2, 3)] and loss.spans("a b") == []
+    never = P.Sequence((P.Punctuation("Removed"), P.Metaspace("\u2581", "never", True)))
+    assert "metaspace-literal" not in {x.code for x in lower(_ir(never), TARGETS[DEFAULT])[1].losses}

@@ -174,13 +174,13 @@ def discover(only: str | None = None) -> tuple[list[Model], dict[str, str]]:
 # ------------------------------------------------------------------ one export
 
 
-def attempt(model: Model, flags: list[str], tmp: Path) -> dict:
+def attempt(model: Model, flags: list[str], tmp: Path, *, memory: int = MEMORY, cpu_seconds: int = CPU_SECONDS) -> dict:
     """One `mtok-export --path MODEL --output OUT [flags]` under the limits: what it printed and
     reported, reduced to what the classifier and the table need."""
     out, report = tmp / "out", tmp / "report.json"
     report.unlink(missing_ok=True)
     run = limited(export_cli("--path", str(model.path), "--output", str(out), "--report", str(report), *flags),
-                  memory=MEMORY, cpu_seconds=CPU_SECONDS)
+                  memory=memory, cpu_seconds=cpu_seconds)
     data = {}
     if report.is_file():
         try:
@@ -190,7 +190,7 @@ def attempt(model: Model, flags: list[str], tmp: Path) -> dict:
     losses = data.get("losses") or []
     return {
         "flags": flags, "exit": run.code, "seconds": round(run.seconds, 1), "peak_mib": round(run.peak_mib),
-        "error": (data.get("error") or _error_line(run.err) or "").splitlines()[0][:300] if run.code else "",
+        "error": "".join((data.get("error") or _error_line(run.err) or "").splitlines()[:1])[:300] if run.code else "",
         "hint": data.get("hint") or "",
         # the printed next command's options (it names --path and --output first: ours)
         "next": ((data.get("next_command") or {}).get("argv") or [])[5:],
@@ -265,18 +265,25 @@ def option_flags(options: list[str]) -> list[list[str]]:
     return out[:MAX_OPTIONS]
 
 
-def run_model(model: Model, tmp_root: Path | None = None) -> dict:
-    """Every attempt on one model: no flags, then the hint's or each printed option's flags."""
+def run_model(model: Model, tmp_root: Path | None = None, *, base: list[str] | None = None,
+              memory: int = MEMORY, cpu_seconds: int = CPU_SECONDS) -> dict:
+    """Every attempt on one model: no flags (or `base`, which every attempt keeps), then the hint's
+    or each printed option's flags.  The generated zoo (tests/support/gen_zoo.py) runs its folders
+    through here with its own limits."""
+    base = list(base or [])
     with tempfile.TemporaryDirectory(dir=tmp_root) as tmp:
-        first = attempt(model, [], Path(tmp))
+        def go(flags: list[str]) -> dict:
+            return attempt(model, flags, Path(tmp), memory=memory, cpu_seconds=cpu_seconds)
+
+        first = go(base)
         attempts = [first]
 
         def retry(flags: list[str]) -> bool:
-            a = attempt(model, flags, Path(tmp))
+            a = go(base + flags)
             attempts.append(a)
             more = accept_flags(a)
-            if a["exit"] == 3 and more and _with(flags, more) != flags:  # an option, then its losses
-                a = attempt(model, _with(flags, more), Path(tmp))
+            if a["exit"] == 3 and more and _with(base + flags, more) != base + flags:  # an option, then its losses
+                a = go(_with(base + flags, more))
                 attempts.append(a)
             return a["exit"] == 0
 
@@ -340,19 +347,21 @@ def classify(attempts: list[dict]) -> tuple[str, str]:
 # ------------------------------------------------------------------ reports
 
 
-def summary(rows: list[dict]) -> dict[str, int]:
-    counts = {c: 0 for c in CLASSES}
+def summary(rows: list[dict], classes: tuple[str, ...] = CLASSES) -> dict[str, int]:
+    counts = {c: 0 for c in classes}
     for r in rows:
         counts[r["class"]] += 1
     return counts
 
 
-def markdown(rows: list[dict], duplicates: dict[str, str], seconds: float, jobs: int) -> str:
-    counts = summary(rows)
+def markdown(rows: list[dict], duplicates: dict[str, str], seconds: float, jobs: int, *, title: str | None = None,
+             classes: tuple[str, ...] = CLASSES) -> str:
+    counts = summary(rows, classes)
     unreviewed = sum(1 for r in rows if r["class"] == "input-error" and not r["reviewed"])
-    lines = [f"# The zoo: {len(rows)} tokenizers, {seconds / 60:.1f} min with --jobs {jobs}", "",
-             "| " + " | ".join(CLASSES) + " |", "|" + "---|" * len(CLASSES),
-             "| " + " | ".join(str(counts[c]) for c in CLASSES) + " |", "",
+    title = title or f"The zoo: {len(rows)} tokenizers, {seconds / 60:.1f} min with --jobs {jobs}"
+    lines = [f"# {title}", "",
+             "| " + " | ".join(classes) + " |", "|" + "---|" * len(classes),
+             "| " + " | ".join(str(counts[c]) for c in classes) + " |", "",
              f"input errors not reviewed: {unreviewed}; left out as byte-identical to another: {len(duplicates)}", "",
              "| model | source | class | exits | seconds | losses | why / first mismatch |", "|---|---|---|---|---|---|---|"]
     for r in rows:

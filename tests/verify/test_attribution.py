@@ -110,3 +110,68 @@ def test_warm_passes_an_interrupt_on_and_keeps_other_failures_for_later(qwen, mo
     monkeypatch.setattr(why, "_hf_for", fails(Interrupted(15)))
     with pytest.raises(Interrupted):
         why.warm()
+
+
+@pytest.fixture(scope="module")
+def tts(tmp_path_factory):
+    """The generated zoo's TTS shape: BPE with an unk token after a Whitespace split, no decoder."""
+    from tests.support import gen_zoo
+
+    folder = gen_zoo.save(gen_zoo.FOUND["unk-table-whitespace"][0], tmp_path_factory.mktemp("tts") / "tts")
+    src = read_model_dir(folder)
+    low, lw = lower(src, TARGETS[DEFAULT])
+    return Attribution(src, low, lw), Tokenizer.from_file(str(folder / "tokenizer.json"))
+
+
+def test_spans_align_past_unks_and_removed_spaces(tts):
+    """Each ESC is an unk in HF ('<unk>': five bytes for one character) and nothing on the runtime
+    (a control character the runtime spaces, then Whitespace removes): the differences sit on the
+    trigger's characters, which a sum of token surfaces placed four bytes further per unk."""
+    why, hf = tts
+    text = "a b c d e f g h \x1b x y z"  # the sum of surfaces missed the 8 spaces: 8 bytes before the ESC
+    want = hf.encode(text, add_special_tokens=False).ids
+    unk = hf.token_to_id("<unk>")
+    got = [i for i in want if i != unk]
+    assert len(got) < len(want)
+    assert "unk-table-gaps" in [x.code for x in why.raw(text, want, got)]
+    far = want[:-1] + [want[-1] + 1]  # a difference at the end, far from every control character
+    assert why.raw(text, want, far) == ()
+
+
+def test_a_projection_hf_cannot_encode_explains_nothing(qwen, monkeypatch):
+    """HF raises on the projected tokenizer (an unknown character and no unk_id): unexplained, not a
+    TypeError (the generated zoo's `unigram-no-unk-projection` crashed here)."""
+    why, hf = qwen
+    text = "left\x03right"  # a trigger-only loss fires: the comparison would use the projection
+    want = hf.encode(text, add_special_tokens=False).ids
+    monkeypatch.setattr(type(why), "project_raw", lambda self, t, losses: want if not losses else None)
+    monkeypatch.setattr(type(why), "of", lambda self, *p: [object()] if "patch" in p else [])
+    assert why.raw(text, want, want[:-1]) == ()
+
+
+def test_two_dropped_pre_tokenizers_project_together():
+    """Both FixedLength of a Sequence are dropped (two patches removing [0] and [1]): applied one
+    after the other, the second must still find its item (was IndexError: the reduced generated zoo)."""
+    from mtok_export.ir import Tokenizer as IR
+    from mtok_export.ir import models as M
+    from mtok_export.ir import pre_tokenizers as P
+
+    tok = IR(model=M.WordPiece({"[UNK]": 0, "abc": 1, "a": 2}, "[UNK]", "\x00\x00", 1 << 30),
+             pre_tokenizer=P.Sequence((P.FixedLength(3), P.FixedLength(2))))
+    low, lw = lower(tok, TARGETS[DEFAULT])
+    why = Attribution(tok, low, lw)
+    dropped = [x for x in why.of("patch") if x.code == "pre-tokenizer-dropped"]
+    assert len(dropped) == 2
+    assert why.project_raw("abc", dropped) == [1] and why.project_raw("abca", dropped) == [0]
+
+
+def test_decode_int_maps_each_character_under_byte_level():
+    """decode(int) with byte_level_ on a token the byte map does not cover whole: each character it
+    covers becomes its byte (MNN 3.6.1 wrote 'caf\\xe9' for '▁café': the generated zoo's
+    `byte-level-decoder-other-vocab`); a byte-level token is its bytes, as before."""
+    from mtok_export.verify import emulate
+
+    assert emulate.decode_id("\u2581caf\u00e9", None, True) == b" caf\xe9"
+    assert emulate.decode_id("\u0120caf\u00c3\u00a9", None, True) == " café".encode()
+    assert emulate.decode_id("\u2581caf\u00e9", None, False) == " café".encode()
+    assert emulate.decode_id("\u2581caf\u00e9", "##", True) == "  café".encode()  # WordPiece: a space first

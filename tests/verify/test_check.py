@@ -64,3 +64,23 @@ def test_a_normalizer_loss_on_an_unnormalized_document_piece_counts_as_edge():
     assert counted_slice(m(hebrew, ("normalizer-approx", "stream-decode"))) == "documents"
     assert counted_slice(m("plain text", ("normalizer-approx",))) == "documents"
     assert counted_slice(Mismatch("raw ids", "s", hebrew, [1], [2], ("normalizer-approx",), "everyday")) == "everyday"
+
+
+def test_a_panic_in_the_reference_is_a_named_input_error():
+    """tokenizers' Rust code can panic (Strip(' ', 1, 1) on the token ' ': a generated zoo shape);
+    pyo3 raises that as PanicException, a BaseException: a named input error, not a traceback.  An
+    interrupt still goes through."""
+    from tokenizers import decoders
+
+    from mtok_export.errors import InputError
+    from mtok_export.verify.check import _ask
+
+    ref = SimpleNamespace(files=["tokenizer.json"], library="tokenizers 0.23")
+    with pytest.raises(InputError, match=r"reference \(tokenizers 0.23\) panicked"):
+        _ask(ref, "", lambda: decoders.Strip(" ", 1, 1).decode([" "]))
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _ask(ref, "", interrupted)
