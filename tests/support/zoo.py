@@ -390,7 +390,7 @@ def run(models: list[Model], jobs: int, done=None) -> list[dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--jobs", type=int, default=2, help="exports at once (default 2)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="exports at once (default: every core)")
     ap.add_argument("--only", metavar="PATTERN", help="only the models whose name matches (fnmatch, or a substring)")
     ap.add_argument("--output", type=Path, default=REPO / "out" / "zoo", help="where zoo.json and zoo.md go")
     ap.add_argument("--json", action="store_true", help="print zoo.json's content instead of the progress lines")
