@@ -112,10 +112,12 @@ def test_a_failed_export_leaves_no_empty_output_folder(tmp_path):
 
 
 def test_no_verify_refusal_says_its_severities_are_declared(tmp_path):
-    """t5-unigram with its reviewed accept file passes verified (unigram-ties measures as edge) but
-    --no-verify refuses it (declared: text): the hint says why."""
-    r = export_cli("--path", SAMPLES / "t5-unigram", "--output", tmp_path, "--no-verify", "--accept-file",
-                   SAMPLES / "accept" / "t5-unigram.txt")
+    """t5-unigram accepting all but unigram-ties: --no-verify refuses it with its declared severity
+    (text), and the hint says a verified export measures it instead."""
+    accept = tmp_path / "accept.txt"
+    accept.write_text("stream-decode\nsuffix-not-appended\n")
+    r = export_cli("--path", SAMPLES / "t5-unigram", "--output", tmp_path / "out", "--no-verify", "--accept-file",
+                   accept)
     assert r.returncode == 3, r.stderr
     assert "error: the policy refuses 1 loss code(s): unigram-ties (text)" in r.stderr
     assert ("--no-verify: these severities are the declared ones (each code's reach as the loss registry states "
