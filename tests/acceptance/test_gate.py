@@ -72,7 +72,8 @@ def test_a_refusal_reads_as_one_in_a_ci_log(tmp_path):
     header = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("check "))
     assert header.split() == ["check", "match", "unexplained", "reference", "note"]
     row = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("engine ids "))
-    assert row.split()[2:4] == ["0/469", "0"]  # every engine-ids mismatch is reproduced by a loss
+    match, unexplained = row.split()[2:4]  # (the corpus, and the long documents where the set-up fetched them)
+    assert match.startswith("0/") and unexplained == "0"  # every engine-ids mismatch is reproduced by a loss
 
 
 def test_a_stale_accept_file_warns_and_fails_under_strict(tmp_path):
