@@ -33,7 +33,13 @@ def test_inspect_matches_hf(tokenizer_name, lowered_corpus, tmp_path):
     raw = json.loads((ex.directory / "tokenizer.json").read_bytes())
     # every HF id (vocab + added tokens) is in the written vocab, with the file's own text
     # (HF's id_to_token would show a `normalized` added token in normalized form)
-    assert info["model"]["vocab_size"] == hf.get_vocab_size(with_added_tokens=True)
+    # (plus, for ignore_merges in its exact form, the marked chain entries and aliases: lower/whole_words.py)
+    from mtok_export.ir.models import vocab_of
+    from mtok_export.lower.whole_words import CHAIN_MARK
+    from mtok_export.mtok.constants import ALIAS_MARK
+
+    marked = sum(1 for t in vocab_of(ex.lowered.model) if t[:1] in (ALIAS_MARK, CHAIN_MARK))
+    assert info["model"]["vocab_size"] == hf.get_vocab_size(with_added_tokens=True) + marked
     added = {t["id"]: t["content"] for t in raw["added_tokens"]}
     for entry in info["header"]["special"]:
         assert added[entry["id"]] == entry["text"]
