@@ -103,10 +103,10 @@ def decide_usage(directory: Path | None, mcfg: dict, tcfg: dict, *, wordpiece: b
         return Decision(GENERATOR, f"config.json model_type {mcfg['model_type']}")
     if wordpiece:
         return Decision(ENCODER, "a WordPiece vocabulary (BERT's family: an encoder, never decodes)")
+    if clip:  # before its RobertaProcessing: the more telling reason
+        return Decision(ENCODER, "CLIP's </w> word ends (its text tower encodes, never decodes)")
     if encoder_post:
         return Decision(ENCODER, f"the {encoder_post} post-processor (an encoder's: never decodes)")
-    if clip:
-        return Decision(ENCODER, "CLIP's </w> word ends (its text tower encodes, never decodes)")
     return Decision(GENERATOR, "nothing names an encoder: the model is taken to decode what it writes")
 
 

@@ -186,8 +186,10 @@ def test_clip_layouts_are_refused_with_named_losses(clip_pair, tmp_path, layout)
     with pytest.raises(LossError) as e:
         export(Job(src, verify=VerifyOptions(sweep=False)), tmp_path / "out")
     assert e.value.result.verify.ok  # every mismatch reproduced by a named loss
-    refused = {d.code for d in e.value.decisions if not d.accepted}
-    assert {"bpe-field", "clip-decode"} <= refused
+    decided = {d.code: d for d in e.value.decisions}
+    assert not decided["bpe-field"].accepted
+    # CLIP's decode differs too, but its text tower never decodes (the usage, issue 39)
+    assert decided["clip-decode"].accepted_by == "usage" and "CLIP" in decided["clip-decode"].why
     assert not (tmp_path / "out/tokenizer.mtok").exists()
 
 
