@@ -109,7 +109,9 @@ def digests():
             # every special in the header and the template as read, as main wrote them: header pruning
             # and template lowering are lowering changes, not reader ones (the digests hold the
             # reader regression only)
-            low = lower(read_source(file), TARGETS[DEFAULT], forms=Forms(header_specials="all"))[0]
+            # (and the forms main wrote by default: the explicit split, ignore_merges merged pair by pair)
+            main_forms = Forms(header_specials="all", regex_form="explicit", ignore_merges_form="merge")
+            low = lower(read_source(file), TARGETS[DEFAULT], forms=main_forms)[0]
             low = replace(low, chat=replace(low.chat, text=read_source(file).chat.text))  # not the lowered one
             cache[file] = hashlib.sha256(write_mtok(low)).hexdigest()
         return file.name, cache[file]
