@@ -8,7 +8,6 @@ naming both digests; nothing is unpacked."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -22,14 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mtok_export import documents as D  # noqa: E402
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+from mtok_export.readers.finish import sha256  # noqa: E402  (the package's one file hash)
 
 
 def download(p: D.Package, into: Path) -> Path:

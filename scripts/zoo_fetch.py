@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import hashlib
 import os
 import shutil
 import subprocess
@@ -25,14 +24,7 @@ sys.path.insert(0, str(REPO))  # run as a file: the sources and the unpacking ar
 
 from tests.support.zoo import unpack  # noqa: E402
 from tests.support.zoo_sources import ARCHIVES, STAMP, Archive, zoo_root  # noqa: E402
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+from mtok_export.readers.finish import sha256  # noqa: E402  (the package's one file hash)
 
 
 def download(a: Archive, into: Path) -> Path:
