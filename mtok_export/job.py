@@ -178,7 +178,6 @@ def _earlier(manifest: dict) -> dict:
     return {"read": {k: opts.get(k) for k in ("chat_template", "pattern", "special", "family")},
             "target": manifest.get("target"), "bos": manifest.get("bos_policy"),
             "header_specials": opts.get("header_specials"), "normalizer_form": opts.get("normalizer_form"),
-            "regex_form": "explicit",  # the one form written before the choice was recorded
             "policy": _object(manifest.get("policy") or {}, "$.policy")}
 
 

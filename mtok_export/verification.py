@@ -184,6 +184,9 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
     docs = documents.load()
     samples = list(builtin_corpus()) + list(docs or ()) + (list(load_corpus_file(options.corpus)) if options.corpus
                                                            else [])
+    file_tok = checked[1] if checked is not None else read_file(Path(file))[1]
+    specials = surface.candidates(file_tok)  # the special-token surface, run in the checks' runtime call
+
     def against(reference):
         if reference.self_check and not any(x.kind is REFERENCE_UNAVAILABLE for x in lowering.losses):
             why = reference.unavailable
@@ -191,9 +194,7 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
                                         "$", f"{why.why}" + (f"; to run it: {why.install}" if why.install else "")))
         return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
                       python=options.python, progress=progress, reference=reference, llm_config=llm_config,
-                      checked=checked, sweep=options.sweep, robust=options.robust, extra=surface.texts(file_tok))
-
-    file_tok = checked[1] if checked is not None else read_file(Path(file))[1]
+                      checked=checked, sweep=options.sweep, robust=options.robust, extra=surface.texts(specials))
 
     try:
         report = against(choose_or_self_check(source))
@@ -203,9 +204,9 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
         for c in report.checks:
             if c.name in TEXT_CHECKS and c.total:
                 c.skipped = "; ".join(filter(None, (c.skipped, DOCUMENTS_MISSING)))
-    got, ref = report.extra  # the special-token surface, measured in the checks' own runtime call
-    if len(got) == len(surface.texts(file_tok)):  # (a reader-disagreement report ran nothing)
-        report.surface = surface.rows(file_tok, got, list(ref) if ref else None,
+    got, ref = report.extra
+    if len(got) == len(specials):  # (a reader-disagreement report ran nothing)
+        report.surface = surface.rows(file_tok, specials, got, list(ref) if ref else None,
                                       (jinja_block(llm_config) or {}).get("chat_template"))
     return report
 

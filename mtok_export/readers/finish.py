@@ -270,11 +270,15 @@ def _chat(p: Parsed, bos: str, eos: str, choice: str | None, inputs: list) -> Ch
 
 
 def _usage(p: Parsed) -> Decision:
-    steps = getattr(p.post_processor, "processors", None) or (p.post_processor,)
-    post = next((type(x).__name__ for x in steps if isinstance(x, (R.BertProcessing, R.RobertaProcessing))), "")
     clip = isinstance(p.model, M.BPE) and getattr(p.model, "end_of_word_suffix", None) == "</w>"
     return decide_usage(p.side.directory, p.side.mcfg, p.side.tcfg, wordpiece=isinstance(p.model, M.WordPiece),
-                        encoder_post=post, clip=clip)
+                        encoder_post=_encoder_post(p), clip=clip)
+
+
+def _encoder_post(p: Parsed) -> str:
+    """The name of BERT's or RoBERTa's [CLS] ... [SEP] post-processor when the pipeline has one ("")."""
+    steps = getattr(p.post_processor, "processors", None) or (p.post_processor,)
+    return next((type(x).__name__ for x in steps if isinstance(x, (R.BertProcessing, R.RobertaProcessing))), "")
 
 
 def _encoder_only(p: Parsed) -> str:
@@ -282,7 +286,5 @@ def _encoder_only(p: Parsed) -> str:
     (BERT's family) or BERT's / RoBERTa's [CLS] ... [SEP] post-processor."""
     if isinstance(p.model, M.WordPiece):
         return "a WordPiece vocabulary (an encoder model's)"
-    for step in getattr(p.post_processor, "processors", None) or (p.post_processor,):
-        if isinstance(step, (R.BertProcessing, R.RobertaProcessing)):
-            return f"the {type(step).__name__} post-processor (an encoder model's)"
-    return ""
+    post = _encoder_post(p)
+    return f"the {post} post-processor (an encoder model's)" if post else ""

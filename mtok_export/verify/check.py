@@ -135,14 +135,25 @@ class Report:
 
 
 def counted_slice(m: Mismatch) -> str:
-    """The slice a mismatch counts on: its sample's, except that a document piece holding text that is
-    not in NFC (pointed Hebrew with its marks out of canonical order, say) is the edge slice's kind of
-    input (decomposed and unnormalized forms) where only a normalizer loss explains the mismatch:
-    that loss acts on those forms alone, whatever document they sit in."""
+    """The slice a mismatch counts on (DESIGN 4.2: a loss is judged by what its user sees): its
+    sample's, except
+    * a streamed text that differs from the reference's decode by one leading space alone (a
+      SentencePiece reply's first "▁"): the user reads the same characters, so it counts as edge;
+    * a document piece holding text that is not in NFC (pointed Hebrew with its marks out of
+      canonical order, say) is the edge slice's kind of input (decomposed and unnormalized forms)
+      where only a normalizer loss explains the mismatch: that loss acts on those forms alone,
+      whatever document they sit in."""
+    if m.check == "streaming decode" and leading_space_only(m.expected, m.got):
+        return "edge"
     if m.slice == "documents" and m.explanation and isinstance(m.text, str) \
             and not unicodedata.is_normalized("NFC", m.text) and all(KINDS[c].layer == "normalizer" for c in m.explanation):
         return "edge"
     return m.slice
+
+
+def leading_space_only(want, got) -> bool:
+    """Two texts that differ by one leading space alone."""
+    return isinstance(want, str) and isinstance(got, str) and want != got and (got == " " + want or want == " " + got)
 
 
 def measured_severity(reach: dict) -> Severity:
@@ -522,12 +533,4 @@ def compare_texts(checks: dict[str, Check], samples, rt, ref, prefix, *, explain
         raw_why = compare(checks["raw ids"], s, raw, got_raw, lambda: explain_raw(j, raw, got_raw), slice=sl)
         compare(checks["engine ids"], s, eng, got, lambda: explain_engine(j, eng, raw, got, got_raw, raw_why), slice=sl)
         stream = b"".join(rt.decodes.get(i, b"") for i in raw).decode("utf-8", "replace")
-        compare(checks["streaming decode"], s, dec, stream, lambda: explain_stream(j, raw, dec, stream),
-                slice="edge" if leading_space_only(dec, stream) else sl)
-
-
-def leading_space_only(want: str, got: str) -> bool:
-    """A streamed text that differs from the reference's decode by one leading space alone (a
-    SentencePiece reply's first "▁"): the user reads the same characters, so such a mismatch counts
-    on the edge slice, whatever its input's (DESIGN 4.2: a loss is judged by what its user sees)."""
-    return want != got and (got == " " + want or want == " " + got)
+        compare(checks["streaming decode"], s, dec, stream, lambda: explain_stream(j, raw, dec, stream), slice=sl)

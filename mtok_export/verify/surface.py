@@ -66,33 +66,34 @@ def role_of(text: str, stop: bool, template: str) -> str:
     return ""
 
 
-def texts(tok) -> list[str]:
-    """What the surface encodes: each candidate's text inside ordinary text (`CONTEXT`), in
-    `candidates` order; verification runs them in its own runtime call (`check.verify`'s `extra`)."""
-    return [CONTEXT.format(t) for _, t, _ in candidates(tok)]
+def texts(found: list[tuple[int, str, bool]]) -> list[str]:
+    """What the surface encodes: each of the `candidates` inside ordinary text (`CONTEXT`), in their
+    order; verification runs them in its own runtime call (`check.verify`'s `extra`)."""
+    return [CONTEXT.format(t) for _, t, _ in found]
 
 
-def rows(tok, got: list[list[int]], ref: list[list[int]] | None, template: str | None = None) -> list[Special]:
-    """The surface of the file read as `tok` from the runtime's encodes `got` of `texts(tok)` (and the
-    reference's raw ids `ref` of the same texts, None when there is none); `template`: the chat
-    template the engine renders (default: the one `tok` embeds)."""
+def rows(tok, found, got: list[list[int]], ref: list[list[int]] | None, template: str | None = None) -> list[Special]:
+    """The surface of the file read as `tok` from its `candidates` (`found`), the runtime's encodes
+    `got` of `texts(found)` and the reference's raw ids `ref` of the same texts (None when there is
+    none); `template`: the chat template the engine renders (default: the one `tok` embeds)."""
     prefix = len(tok.prefix_ids)
     template = tok.chat.text if template is None else template
     stops = set(tok.stop_ids)
     return [Special(i, t, special, i in got[k][prefix:], (i in ref[k]) if ref is not None else None, i in stops,
                     role_of(t, i in stops, template))
-            for k, (i, t, special) in enumerate(candidates(tok))]
+            for k, (i, t, special) in enumerate(found)]
 
 
 def measure(path, tok, *, template: str | None = None, source=None, python=None) -> list[Special]:
     """The surface of the file at `path` (read as `tok`) on its own: one runtime call for every
     candidate; `source`: the source's IR, whose reference (`verify.references.choose`) is asked the
     same texts (`mtok inspect --specials`, `mtok doctor` without a source)."""
-    asked = texts(tok)
-    if not asked:
+    found = candidates(tok)
+    if not found:
         return []
+    asked = texts(found)
     got = run_runtime(path, texts=asked, python=python).encodes
-    return rows(tok, got, _reference(source, asked) if source is not None else None, template)
+    return rows(tok, found, got, _reference(source, asked) if source is not None else None, template)
 
 
 def _reference(source, texts: list[str]) -> list[list[int]] | None:

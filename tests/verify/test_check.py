@@ -66,6 +66,19 @@ def test_a_normalizer_loss_on_an_unnormalized_document_piece_counts_as_edge():
     assert counted_slice(Mismatch("raw ids", "s", hebrew, [1], [2], ("normalizer-approx",), "everyday")) == "everyday"
 
 
+def test_a_stream_one_leading_space_off_counts_as_edge():
+    """Issue 39: a streamed reply that differs by one leading space is the same characters to its
+    reader; any other streamed difference, or the same texts on another check, counts on its slice."""
+    from mtok_export.verify.check import Mismatch, counted_slice
+
+    stream = lambda want, got: Mismatch("streaming decode", "s", "Hello", want, got, ("stream-decode",))  # noqa: E731
+    assert counted_slice(stream("Hello", " Hello")) == "edge"
+    assert counted_slice(stream(" Hello", "Hello")) == "edge"
+    assert counted_slice(stream("Hello", "  Hello")) == "everyday"
+    assert counted_slice(stream("Hello", "Hello ")) == "everyday"
+    assert counted_slice(Mismatch("chat text", "s", "x", "Hello", " Hello", ("stream-decode",))) == "everyday"
+
+
 def test_a_panic_in_the_reference_is_a_named_input_error():
     """tokenizers' Rust code can panic (Strip(' ', 1, 1) on the token ' ': a generated zoo shape);
     pyo3 raises that as PanicException, a BaseException: a named input error, not a traceback.  An
