@@ -71,6 +71,7 @@ class Attribution:
         if self.legacy:  # a legacy type's projection keeps its prefix in the post-processor
             self.prefix = list(single_prefix(lowered.post_processor))
         self.ref_normalize = ref_normalize
+        self._surfaces: dict[int, bytes] = {}  # id -> `surface(id)`
 
     @cached_property
     def _token(self) -> dict[int, str]:
@@ -242,7 +243,12 @@ class Attribution:
         return surface(a) == surface(b) and (f64(a) == f64(b) or exact(a) == exact(b))
 
     def surface(self, i: int) -> bytes:
-        return emulate.decode_id(self._token.get(i), self._wp, self._byte_level)
+        # memoized per id: a streamed decode projects every id of every mismatching sample, and a
+        # SentencePiece file's leading-space class alone asks for the same few thousand ids 10^5 times
+        hit = self._surfaces.get(i)
+        if hit is None:
+            hit = self._surfaces[i] = emulate.decode_id(self._token.get(i), self._wp, self._byte_level)
+        return hit
 
     def confined(self, text: str, a: list[int], b: list[int], spans) -> bool:
         """Every difference between id lists `a` and `b` lies within one token of a span of `text`."""
