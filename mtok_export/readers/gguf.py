@@ -35,6 +35,7 @@ from ..ir import processors as R
 from ..ir.byte_level import token_to_bytes
 from ..losses import Loss
 from .finish import Parsed, SideFiles, finish
+from .gguf_fields import read_fields
 from .gguf_layout import check_layout
 from .gguf_types import llama_cpp_types, rstrip_ids
 from .sentencepiece import parse_proto
@@ -84,8 +85,8 @@ _ID_KEYS = ("bos", "eos", "eot", "eom", "unknown", "seperator", "padding", "cls"
 class _Keys:
     """Typed access to the `tokenizer.*` fields of a parsed GGUF, with errors naming the key."""
 
-    def __init__(self, reader, path: Path):
-        self.fields, self.path = reader.fields, path
+    def __init__(self, fields, path: Path):
+        self.fields, self.path = fields, path  # key -> an object with `contents()` (gguf's ReaderField)
 
     def get(self, key: str, kind: type, default=None):
         f = self.fields.get(key)
@@ -121,12 +122,16 @@ def parse_gguf(path: Path) -> Parsed:
         raise InputError(f"{path}: reading GGUF needs the 'gguf' package (pip install gguf)") from e
     check_layout(path)  # every count bounded by the file's size before gguf trusts them
     try:
-        reader = gguf.GGUFReader(str(path), "r")
+        # the common layout read straight from the bytes (gguf_fields: GGUFReader's numpy views took
+        # a minute on a 262k vocabulary); any other through the package, as before
+        fields = read_fields(path)
+        if fields is None:
+            fields = gguf.GGUFReader(str(path), "r").fields
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
     except Exception as e:  # noqa: BLE001  ValueError/struct errors on a truncated or corrupt container
         raise InputError(f"{path}: not a readable GGUF file ({e})") from None
-    k = _Keys(reader, path)
+    k = _Keys(fields, path)
     model = k.get("tokenizer.ggml.model", str)
     if model is None:
         raise InputError(f"{path}: no tokenizer.ggml.model key (a GGUF without a tokenizer?)")
