@@ -201,3 +201,29 @@ def test_projection_answers_are_cached_by_the_tokenizer_json_text(tmp_path, monk
         entry.write_text('{"encode": {')
     _, again = attribute()
     assert again == fresh and built == [1, 1]
+
+
+def test_a_projection_asked_nothing_is_not_built_ahead_next_time(tmp_path, monkeypatch):
+    """A verification without mismatches asks its projections nothing: `save` still records the
+    text's (empty) entry, so the next run's `ready` (while the runtime runs) builds no tokenizer; a
+    question then builds it and is answered as HF answers it.  (Saving only when something was asked
+    built the tokenizer ahead on every run: the first assertion on `built` fails.)"""
+    from mtok_export.readers.model_dir import read_model_dir
+    from mtok_export.verify import projection
+    from mtok_export.verify.reference_tiktoken import hf_from_ir
+
+    monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path))
+    src = read_model_dir(SAMPLE)
+    built = []
+    real = projection.hf_from_json_text
+    monkeypatch.setattr(projection, "hf_from_json_text", lambda text: built.append(1) or real(text))
+    first = projection.Projection(src)
+    first.ready()
+    first.save()
+    assert built == [1]
+    built.clear()
+    again = projection.Projection(src)
+    again.ready()
+    assert built == [] and again.cached
+    assert again.encode("hello world") == hf_from_ir(src).encode("hello world", add_special_tokens=False).ids
+    assert built == [1]
