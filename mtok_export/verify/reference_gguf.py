@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import os
 import struct
 from pathlib import Path
 
@@ -192,12 +193,25 @@ _FIXED = {0: 1, 1: 1, 7: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 10: 8, 11: 8, 12: 8}  
 _STRING, _ARRAY = 8, 9
 
 
+# The last file's metadata, by its identity: one verification asks for the same file's several
+# times (the corpus, the sweep, the special tokens, the robustness inputs), and a 262k vocabulary's
+# walk is seconds each time.
+_LAST: dict[tuple, tuple[bytes, dict[str, str]]] = {}
+
+
 def _metadata(path: Path) -> tuple[bytes, dict[str, str]]:
     """The bytes of a GGUF's header and key-value section (everything llama.cpp's tokenizer reads;
     the tensor table and data after it are left out), and its string values by key."""
     try:
+        st = os.stat(path)
+        identity = (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if identity in _LAST:
+            return _LAST[identity]
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            return _walk(m, path)
+            found = _walk(m, path)
+        _LAST.clear()
+        _LAST[identity] = found
+        return found
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
     except ValueError as e:  # mmap of an empty file
@@ -238,6 +252,16 @@ def _walk(m, path: Path) -> tuple[bytes, dict[str, str]]:
             if item in _FIXED:
                 need(count * _FIXED[item])
                 pos += count * _FIXED[item]
+            elif item == _STRING:  # a vocabulary: the common case, without a call per string
+                size, unpack_from = len(m), struct.unpack_from
+                for _ in range(count):
+                    if pos + 8 > size:
+                        need(8)
+                    n = unpack_from("<Q", m, pos)[0]
+                    pos += 8
+                    if pos + n > size:
+                        need(n)
+                    pos += n
             else:
                 for _ in range(count):
                     skip(item, where)

@@ -245,3 +245,24 @@ def test_cache_key_bytes_stop_before_the_tensors(tmp_path):
         + _kv(b"s", 8, struct.pack("<Q", 2) + b"ok")
     path.write_bytes(nested + b"tensors")
     assert _metadata(path) == (nested, {"s": "ok"})
+
+
+def test_metadata_is_walked_once_per_file_and_again_when_it_changes(tmp_path, monkeypatch):
+    """`_metadata` remembers the last file by its identity (one verification asks for it four
+    times; a 262k vocabulary's walk is seconds), and a file rewritten in place is walked again: a
+    stale memo would hand the old template to llama.cpp's renders (the second assertion)."""
+    import os
+
+    from mtok_export.verify import reference_gguf as G
+    from tests.readers.test_gguf_layout import container, kv_string, kv_strings
+
+    f = tmp_path / "v.gguf"
+    f.write_bytes(container([kv_string("tokenizer.chat_template", "one"), kv_strings("tokenizer.ggml.tokens", ["a", "b"])]))
+    walks = []
+    real = G._walk
+    monkeypatch.setattr(G, "_walk", lambda m, path: walks.append(1) or real(m, path))
+    first = G._metadata(f)
+    assert G._metadata(f) == first and walks == [1] and first[1]["tokenizer.chat_template"] == "one"
+    f.write_bytes(container([kv_string("tokenizer.chat_template", "two!"), kv_strings("tokenizer.ggml.tokens", ["a"])]))
+    os.utime(f, ns=(1, 1))
+    assert G._metadata(f)[1]["tokenizer.chat_template"] == "two!" and walks == [1, 1]
