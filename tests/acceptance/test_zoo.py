@@ -161,6 +161,12 @@ def test_markdown_table_counts_every_class():
     assert "| 1 | 0 | 0 | 1 | 1 | 0 |" in text and "input errors not reviewed: 1" in text and "w\\|x" in text
 
 
+def test_timing_line_sums_the_models_against_the_wall_time():
+    rows = [{"name": n, "seconds": t} for n, t in (("a", 30.0), ("b", 90.0), ("c", 60.0))]
+    line = zoo.timing_line(rows, 100.0, 2, slowest=2)
+    assert line == "time: 180 s of exports in 100 s wall with --jobs 2 (1.8 at once); slowest: b 90 s, c 60 s"
+
+
 @needs_mnn
 def test_reduced_zoo():
     """The zoo over tokenizers set-up already provides (the shared corpus and installed packages'

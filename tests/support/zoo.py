@@ -376,6 +376,16 @@ def markdown(rows: list[dict], duplicates: dict[str, str], seconds: float, jobs:
     return "\n".join(lines) + "\n"
 
 
+def timing_line(rows: list[dict], seconds: float, jobs: int, slowest: int = 5) -> str:
+    """The zoo as a scale benchmark (issue 40): the models' own seconds summed against the wall time
+    (how well `jobs` filled the cores), and the slowest models, where a speed-up pays most."""
+    total = sum(r["seconds"] for r in rows)
+    top = sorted(rows, key=lambda r: -r["seconds"])[:slowest]
+    return (f"time: {total:.0f} s of exports in {seconds:.0f} s wall with --jobs {jobs} "
+            f"({total / seconds if seconds else 0:.1f} at once); slowest: "
+            + ", ".join(f"{r['name']} {r['seconds']:.0f} s" for r in top))
+
+
 def run(models: list[Model], jobs: int, done=None) -> list[dict]:
     """Every model's row, `jobs` at a time, in `models`' order; `done(row)` as each ends."""
     def one(m: Model) -> dict:
@@ -431,6 +441,7 @@ def main(argv=None) -> int:
     else:
         print(f"{len(rows)} tokenizers in {seconds:.0f} s: "
               + ", ".join(f"{c} {n}" for c, n in summary(rows).items()) + f"; {args.output}/zoo.md")
+        print(timing_line(rows, seconds, args.jobs))
     return 0
 
 
