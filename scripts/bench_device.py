@@ -21,13 +21,22 @@ third file is timed: ours in the fast forms, normalizer `--fast-form` (default `
 writes) and regex form `fold`; `exact ms` is what the exact default costs over it per 30 KB, `fast ratio`
 the fast file over MNN's exporter's.
 
+Our file is written in the export's default forms (`lower.Forms`) unless an option says otherwise.
+`--attribute` (issue 40) also times our file with ONE form choice changed at a time (`ATTRIBUTION`:
+the header list, the normalizer form, the split form bounded/explicit/fold, the bounded cap, the
+ignore_merges form), each file whose bytes differ from ours, in the same interleaved rounds, and prints
+what each of our choices costs per prompt (ms, mean over the prompt kinds; + is what ours costs more)
+and its share of our gap to MNN's exporter's file.  What no form choice explains is the price of what
+the exporter leaves out (e.g. Falcon's Punctuation and Digits steps: its file splits differently).
+The summary lines give ours / MNN's exporter's per prompt kind and per tokenizer (median, max).
+
 MNN's exporter is never part of this repository: it is read from the cache directory
 (`$MTOK_CACHE_DIR/mnn-exporter/<commit>/tokenizer.py`, default `~/.cache/mtok-export`), fetched there
 on first use from GitHub or, offline, from a local MNN clone (`--mnn-git DIR`).
 
     python scripts/bench_device.py [--only NAME,...] [--kinds KIND,...] [--repeat 5] [--rounds 3]
                                    [--normalizer-form compose] [--regex-form explicit] [--fast-form table]
-                                   [--header-specials needed]
+                                   [--header-specials needed] [--ignore-merges-form exact] [--attribute]
                                    [--mnn-git DIR]
                                    [--many-specials 800] [--json OUT]"""
 
@@ -350,9 +359,17 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per file; the median is kept")
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                     help="cpu: the encoding thread's CPU time (default: other load on the machine does not count)")
-    ap.add_argument("--normalizer-form", default="compose", help="our files' normalizer form (compose, no-compose, table)")
-    ap.add_argument("--regex-form", default="explicit", help="our files' split-regex form (explicit, fold)")
-    ap.add_argument("--header-specials", default="needed", help="our files' header list (needed, all, none)")
+    ap.add_argument("--normalizer-form", default=Forms.normalizer_form,
+                    help="our files' normalizer form (compose, no-compose, table; default: the export's)")
+    ap.add_argument("--regex-form", default=Forms.regex_form,
+                    help="our files' split-regex form (bounded, explicit, fold; default: the export's)")
+    ap.add_argument("--header-specials", default=Forms.header_specials,
+                    help="our files' header list (needed, all, none; default: the export's)")
+    ap.add_argument("--ignore-merges-form", default=Forms.ignore_merges_form,
+                    help="our files' ignore_merges form (exact, merge; default: the export's)")
+    ap.add_argument("--attribute", action="store_true",
+                    help="also time our file with ONE form choice changed at a time (ATTRIBUTION) and print what each "
+                         "choice costs per 30 KB and its share of the gap to MNN's exporter's file")
     ap.add_argument("--fast-form", default="table",
                     help="the normalizer form the 'fast' column is timed in, with regex form fold ('' for no fast column)")
     ap.add_argument("--mnn-git", help="a local clone of alibaba/MNN to take the exporter from when offline")
@@ -378,13 +395,16 @@ def main() -> int:
     print(f"{'tokenizer':28} {'prompt':12} {'MNN exporter ms':>15} {'ours ms':>8} {'ratio':>6} "
           f"{'fast ms':>8} {'exact ms':>8} {'fast ratio':>10}  ({len(shared['prose']) if 'prose' in shared else SIZE} chars each)")
     cells, ratios, fast_ratios = [], [], []
+    attributed: dict[str, list[tuple[float, float]]] = {}
     for d in dirs:
         if only and not any(o in d.name for o in only):
             continue
         tok = read_model_dir(d)
-        forms = Forms(args.header_specials, args.normalizer_form, args.regex_form)
+        forms = Forms(args.header_specials, args.normalizer_form, args.regex_form, args.ignore_merges_form)
         ours, _ = lower(tok, TARGETS[DEFAULT], forms=forms)
         files = {"ours": (write_mtok(ours), "tokenizer.mtok")}
+        if args.attribute:
+            files.update(variants(tok, forms, files["ours"][0]))
         if args.fast_form:
             fast_forms = dataclasses.replace(forms, normalizer_form=args.fast_form, regex_form="fold")
             fast = write_mtok(lower(tok, TARGETS[DEFAULT], forms=fast_forms)[0])
@@ -415,15 +435,87 @@ def main() -> int:
                   + (f"{ratio:6.2f}" if ratio else f"{'':>6}") + " "
                   + (f"{fast:8.2f} {a - fast:8.2f}" if fast is not None else f"{'':>8} {'':>8}")
                   + (f" {cells[-1]['fast_ratio']:10.2f}" if theirs else ""), flush=True)
+        if args.attribute and "theirs" in ms:
+            attribution(d.name, kinds, ms, attributed)
+    if attributed:
+        print("each choice over all tokenizers (ms per 30 KB prompt, mean over the prompt kinds; share of the gap):")
+        for choice, rows in sorted(attributed.items()):
+            print(f"  {choice:28} {len(rows):3} tokenizer(s)  cost {statistics.mean(c for c, _ in rows):8.2f} ms  "
+                  f"median share {statistics.median(s for _, s in rows):6.0%}  max share {max(s for _, s in rows):6.0%}")
     if ratios:
         print(f"ratio ours / MNN exporter: median {statistics.median(ratios):.2f}, max {max(ratios):.2f} "
               f"({len(ratios)} cells), above 2.0: {sum(r > 2.0 for r in ratios)}")
         print(f"in the fast forms where they differ: median {statistics.median(fast_ratios):.2f}, max "
               f"{max(fast_ratios):.2f}, above 2.0: {sum(r > 2.0 for r in fast_ratios)}")
+    summarize(cells)
     if args.json:
         args.json.write_text(json.dumps(cells, indent=1), encoding="utf-8")
     work.cleanup()
     return 0
+
+
+# One form choice changed at a time from ours (the export's defaults unless overridden): the choices where
+# our file differs from MNN's exporter's (issue 40).  "cap-N" is the bounded form with its cap at N.
+ATTRIBUTION = (("header_specials", "all"), ("header_specials", "none"), ("normalizer_form", "no-compose"),
+               ("normalizer_form", "table"), ("regex_form", "explicit"), ("regex_form", "fold"),
+               ("regex_form", "cap-64"), ("ignore_merges_form", "merge"))
+
+
+def variants(tok, forms: Forms, ours: bytes) -> dict[str, tuple[bytes, str]]:
+    """Our file with one form choice changed (`ATTRIBUTION`), each whose bytes differ from ours, by name."""
+    from mtok_export.lower import pre_tokenizers, regex
+    out = {}
+    for field, choice in ATTRIBUTION:
+        if getattr(forms, field) == choice:
+            continue
+        cap = int(choice[4:]) if choice.startswith("cap-") else None
+        if cap is not None and forms.regex_form != "bounded":
+            continue
+        changed = forms if cap is not None else dataclasses.replace(forms, **{field: choice})
+        saved = pre_tokenizers.bounded
+        if cap is not None:
+            pre_tokenizers.bounded = lambda p, n=cap: regex.bounded(p, n)
+        try:
+            data = write_mtok(lower(tok, TARGETS[DEFAULT], forms=changed)[0])
+        except Exception as e:  # a choice that does not apply to this tokenizer
+            print(f"  {field}={choice}: not made ({type(e).__name__}: {e})", file=sys.stderr)
+            continue
+        finally:
+            pre_tokenizers.bounded = saved
+        if data != ours:
+            out[f"{field.replace('_form', '')}={choice}"] = (data, "tokenizer.mtok")
+    return out
+
+
+def attribution(name: str, kinds: list[str], ms: dict[str, list[float]], into: dict) -> None:
+    """Print what each timed variant saves (+) or adds (-) against ours, in ms per prompt and as a share of
+    our gap to MNN's exporter's file (mean over the prompt kinds)."""
+    ours, theirs = ms["ours"], ms["theirs"]
+    gap = statistics.mean(a - t for a, t in zip(ours, theirs))
+    print(f"  {name}: ours - MNN exporter {gap:+.2f} ms per prompt (mean over {len(kinds)} kinds); our choice costs:")
+    for key, col in ms.items():
+        if key in ("ours", "theirs", "fast"):
+            continue
+        cost = [a - v for a, v in zip(ours, col)]
+        mean = statistics.mean(cost)
+        share = mean / gap if gap > 0 else float("nan")
+        worst = max(range(len(kinds)), key=lambda i: cost[i])
+        print(f"    vs {key:28} {mean:+8.2f} ms  share {share:6.0%}  (most on {kinds[worst]}: {cost[worst]:+.2f} ms; "
+              f"that file / MNN exporter: median {statistics.median(v / t for v, t in zip(col, theirs)):.2f})")
+        if gap > 0:
+            into.setdefault(key, []).append((mean, share))
+
+
+def summarize(cells: list[dict]) -> None:
+    """Ours / MNN exporter's per prompt kind and per tokenizer (median, max), from `--json`'s cells."""
+    for key, label in (("prompt", "per prompt kind"), ("tokenizer", "per tokenizer")):
+        groups: dict[str, list[float]] = {}
+        for c in cells:
+            if c["ratio"] is not None:
+                groups.setdefault(c[key], []).append(c["ratio"])
+        if groups:
+            print(f"{label}: " + "; ".join(f"{k} median {statistics.median(v):.2f} max {max(v):.2f}"
+                                           for k, v in groups.items()))
 
 
 def many_specials(src: Path, total: int, tmp: Path) -> Path:

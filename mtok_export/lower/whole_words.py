@@ -18,9 +18,10 @@ things the runtime does do make one (MNN 3.6.1, TC = tokenizer.cpp):
    (TC PipelineTokenizer::load): a second text with an existing id (an alias) looks that id up,
    while the id keeps the text read last as its own.
 
-So two steps end the pre-tokenizer: `Metaspace(A B)` puts two marks before every pre-token, and
-`Split(^A B(?!(?:w1|w2|...)$), Removed)` takes them off again unless the rest is exactly one of the
-words the merges miss.  Such a word reaches the model as `A B w`; the vocabulary's merges make
+So three steps end the pre-tokenizer: `Metaspace(C A B)` puts three marks before every pre-token;
+`Split(A B(?:w1|w2|...)$, Isolated)` cuts `C` off a pre-token whose rest is exactly one of the words
+the merges miss; `Split(^C(?:A B)?, Removed)` then drops that lone `C`, and takes `C A B` off every
+other pre-token.  Such a word reaches the model as `A B w`; the vocabulary's merges make
 `A B p1 .. pk` of it (the marks merge with nothing), then merges ranked after all the source's
 build `B p1`, `B p1 p2`, ..., `B w` (new ids, which only `B` starts), and last `A` + `B w` is the
 alias `A B w` of `w`'s id.  Every other pre-token reaches the model as it was, and no merge of
@@ -31,13 +32,21 @@ GPT-2 character (no space and no mark survives it into a pre-token); elsewhere t
 
 Cost: one entry and about one merge per piece of each such word (Llama-3: 588 words, 1,454 new ids,
 2,040 merges, 81 KB; GLM-4.7: 893 words, 1,953 ids, 2,844 merges), and on the device one std::wregex
-search per pre-token, whose set-up grows with the pattern (libstdc++ sizes its state by the automaton,
-three times per pre-token; MNN hashes the pattern's text to find it in its cache): 20 encodes of a
-46 KB text took MNN 3.6.1 8.1 s instead of 0.41 s for Llama-3, 10.2 s instead of 0.23 s for GLM-4.7
-(about 20 us per pre-token for each 1,000 words); a 1-2 KB prompt, 10-40 ms.  Ten such words cost
-3.6x: most of it is std::wregex itself.  `--ignore-merges-form merge` keeps MNN's own speed and the
-loss `ignore-merges` instead.  The pre-token must hold no mark: the form holds only where the
-pre-tokenizer ends in ByteLevel (`blocked`)."""
+search of the words' pattern per pre-token.  Its set-up grows with the pattern: libstdc++ sizes a
+vector by the automaton (16 bytes a state, about one state a character of the pattern) at every
+`regex_search`, once more for every lookahead it evaluates, and once more for the search after a
+match, so the cost is the number of searches of the big pattern times its size, not the matching.
+The cut form above runs ONE such search on a pre-token that is no word (no match: the iterator
+ends; only the marks' own step, a pattern of a few states, matches it).  The form written before
+(`Metaspace(A B)`, then `Split(^A B(?!(?:w1|...)$), Removed)`, which matched every pre-token) ran
+three: the search, its lookahead, and the search after the match.  On MNN 3.6.1 (CPU time, 30 KB
+prompts, Llama-3): 77 ms instead of 118-157 ms a prompt, MNN's exporter's file (no ignore_merges)
+3-5 ms; the same std::wregex calls alone, 9.4 instead of 40.7 us a pre-token.  Factoring the trie's
+leaves into brackets saved under 1% of the pattern (not done).  What is left is the automaton's
+size: still about 20x MNN's own speed on Llama-3 (about 10 us a pre-token for its 5,500-character
+pattern).  `--ignore-merges-form merge` keeps MNN's own speed and the loss `ignore-merges` instead.
+The pre-token must hold no mark: the form holds only where the pre-tokenizer ends in ByteLevel
+(`blocked`).  `undo` also reads the form written before (files written by earlier versions).pre-tokenizer ends in ByteLevel (`blocked`)."""
 
 from __future__ import annotations
 
@@ -49,6 +58,7 @@ from ..ir import pre_tokenizers as P
 from ..mtok.constants import ALIAS_MARK
 
 CHAIN_MARK = "\ue000"  # private use: the chain's tokens start with it; never in a ByteLevel pre-token
+CUT_MARK = "\ue001"  # private use: cut off a word's pre-token, then dropped; never reaches the model
 _REGEX_SPECIAL = set("\\^$.*+?()[]{}|")
 
 
@@ -91,10 +101,11 @@ def apply(lw, tok, words: list[tuple[str, list[str]]]):
     model = replace(m, vocab={**aliases, **vocab, **fresh}, merges=(*m.merges, *chain, *finals))
     pres = tok.pre_tokenizer.pretokenizers if isinstance(tok.pre_tokenizer, P.Sequence) else (tok.pre_tokenizer,)
     marks = ALIAS_MARK + CHAIN_MARK
-    steps = (P.Metaspace(marks, "always", False),
-             P.Split(Pattern(f"^{marks}(?!{_alternation([w for w, _ in words])}$)", True), "Removed", False))
+    steps = (P.Metaspace(CUT_MARK + marks, "always", False),
+             P.Split(Pattern(f"{marks}{_alternation([w for w, _ in words])}$", True), "Isolated", False),
+             P.Split(Pattern(f"^{CUT_MARK}(?:{marks})?", True), "Removed", False))
     lw.did("ignore-merges-exact", f"$.model.ignore_merges: {len(words)} vocab word(s) the merges miss are looked up "
-           f"whole ({len(fresh)} new ids, {len(chain) + len(finals)} merges, {len(aliases)} aliases; two "
+           f"whole ({len(fresh)} new ids, {len(chain) + len(finals)} merges, {len(aliases)} aliases; three "
            "pre-tokenizer steps mark a pre-token that is one of them)")
     return replace(tok, model=model, pre_tokenizer=P.Sequence((*pres, *steps)))
 
@@ -129,14 +140,29 @@ def undo(tok):
     merges anyway), for `hf_equivalent`.  An IR without the form comes back as it is."""
     m = tok.model
     pres = tok.pre_tokenizer.pretokenizers if isinstance(tok.pre_tokenizer, P.Sequence) else ()
-    marks = ALIAS_MARK + CHAIN_MARK
-    if not (isinstance(m, M.BPE) and len(pres) >= 2 and isinstance(pres[-2], P.Metaspace)
-            and pres[-2].replacement == marks and isinstance(pres[-1], P.Split)
-            and pres[-1].pattern.value.startswith("^" + marks)):
+    n = _steps(pres)
+    if not (isinstance(m, M.BPE) and n):
         return tok
     marked = (ALIAS_MARK, CHAIN_MARK)
     vocab = {t: i for t, i in m.vocab.items() if not t.startswith(marked)}
     merges = tuple((a, b) for a, b in m.merges if not a.startswith(marked))
-    rest = pres[:-2]
+    rest = pres[:-n]
     pre = rest[0] if len(rest) == 1 else P.Sequence(rest) if rest else None
     return replace(tok, pre_tokenizer=pre, model=replace(m, vocab=vocab, merges=merges, ignore_merges=True))
+
+
+def _steps(pres) -> int:
+    """How many steps at the end of `pres` are the form: 3 (the cut form), 2 (the lookahead form
+    written before), 0 (none)."""
+    marks = ALIAS_MARK + CHAIN_MARK
+
+    def split(p, start: str, behavior: str) -> bool:
+        return isinstance(p, P.Split) and p.behavior == behavior and p.pattern.value.startswith(start)
+
+    if (len(pres) >= 3 and isinstance(pres[-3], P.Metaspace) and pres[-3].replacement == CUT_MARK + marks
+            and split(pres[-2], marks, "Isolated") and split(pres[-1], "^" + CUT_MARK, "Removed")):
+        return 3
+    if (len(pres) >= 2 and isinstance(pres[-2], P.Metaspace) and pres[-2].replacement == marks
+            and split(pres[-1], "^" + marks, "Removed")):
+        return 2
+    return 0

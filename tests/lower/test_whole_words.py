@@ -77,7 +77,7 @@ def test_the_marks_are_in_no_bytelevel_text():
     from mtok_export.ir.byte_level import bytes_to_token
 
     chars = {bytes_to_token(bytes([b])) for b in range(256)}
-    assert ALIAS_MARK not in chars and whole_words.CHAIN_MARK not in chars
+    assert ALIAS_MARK not in chars and whole_words.CHAIN_MARK not in chars and whole_words.CUT_MARK not in chars
     assert all(ALIAS_MARK.encode() < c.encode() for c in chars)
 
 
@@ -143,21 +143,18 @@ def test_llama3_on_the_runtime_as_hf(llama3, reference, tmp_path):
     assert [decodes[i] for i in ids] == [token_to_bytes(w) for w, _ in _words_merges_miss(tok.model)]
 
 
-def _split(low) -> P.Split:
-    return low.pre_tokenizer.pretokenizers[-1]
-
-
 def _mutants(low):
     marks = ALIAS_MARK + whole_words.CHAIN_MARK
     pres = low.pre_tokenizer.pretokenizers
-    pattern = _split(low).pattern.value
+    cut = pres[-2].pattern.value
     m = low.model
     n_final = sum(1 for a, _ in m.merges if a == ALIAS_MARK)
     yield "marks never taken off", replace(low, pre_tokenizer=P.Sequence(pres[:-1])), True
-    yield "no lookahead (no word marked)", replace(low, pre_tokenizer=P.Sequence(
-        (*pres[:-1], P.Split(Pattern(f"^{marks}", True), "Removed")))), True
+    yield "no word cut (no word marked)", replace(low, pre_tokenizer=P.Sequence((*pres[:-2], pres[-1]))), True
     yield "no end anchor (a word's extensions marked)", replace(low, pre_tokenizer=P.Sequence(
-        (*pres[:-1], P.Split(Pattern(pattern.replace("$)", ")"), True), "Removed")))), True
+        (*pres[:-2], P.Split(Pattern(cut.removesuffix("$"), True), "Isolated"), pres[-1]))), True
+    yield "marks taken off words too", replace(low, pre_tokenizer=P.Sequence(
+        (*pres[:-1], P.Split(Pattern(f"^{whole_words.CUT_MARK}?{marks}", True), "Removed")))), True
     yield "no final merges (the chain's tokens leak)", replace(low, model=replace(m, merges=m.merges[:-n_final])), True
 
 
@@ -209,3 +206,19 @@ def test_hf_equivalent_is_hfs_own_ignore_merges():
     assert hf_equivalent(low).model.ignore_merges
     plain, _ = lower(replace(src, model=replace(src.model, ignore_merges=False)), TARGETS["mnn-3.6"])
     assert whole_words.undo(plain) == plain
+    # the lookahead form earlier versions wrote (two steps) reads back the same
+    marks = ALIAS_MARK + whole_words.CHAIN_MARK
+    old = replace(low, pre_tokenizer=P.Sequence((*low.pre_tokenizer.pretokenizers[:-3], P.Metaspace(marks, "always", False),
+                                                  P.Split(Pattern(f"^{marks}(?!abc$)", True), "Removed", False))))
+    assert whole_words.undo(old) == back
+
+
+def test_the_steps_are_the_cut_form():
+    """What makes the form cheap on the device (module docstring): the words' pattern matches only a
+    word (no lookahead, no match on any other pre-token); the marks come off in a step of their own."""
+    low, _ = lower(_bpe_tok(P.ByteLevel(False, True, False)), TARGETS["mnn-3.6"])
+    meta, cut, drop = low.pre_tokenizer.pretokenizers[-3:]
+    marks = ALIAS_MARK + whole_words.CHAIN_MARK
+    assert meta == P.Metaspace(whole_words.CUT_MARK + marks, "always", False)
+    assert cut == P.Split(Pattern(f"{marks}abc$", True), "Isolated", False) and "(?" not in cut.pattern.value
+    assert drop == P.Split(Pattern(f"^{whole_words.CUT_MARK}(?:{marks})?", True), "Removed", False)
