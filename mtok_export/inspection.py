@@ -10,7 +10,8 @@ from pathlib import Path
 
 from .dump.jsonify import describe
 from .errors import FormatError, InputError
-from .formats import LEGACY, MTOK, candidates, classify
+from .formats import candidates, classify
+from .readers.formats.mnn import LEGACY, MTOK
 from .ir import Tokenizer
 from .manifest import manifest_path, read_manifest, sha256_bytes
 from .model_folder import describe as describe_folder

@@ -57,8 +57,10 @@ LAZY_ALLOWED = (
     ("mtok_export.api", "mtok_export.inspection"),  # it reads the legacy formats
     ("mtok_export.export", "mtok_export.verification"),  # verify-before-replace: not with --no-verify
     ("mtok_export.export", "mtok_export.verify.runtime"),
-    ("mtok_export.formats", "mtok_export.readers"),  # the reader of the one format read
-    ("mtok_export.formats", "mtok_export.legacy"),  # tokenizer.txt: only when one is read or written
+    # a format entry loads its reader (and the reader's libraries) when it reads: the reader of the one format read
+    ("mtok_export.readers.formats", "mtok_export.readers"),
+    ("mtok_export.readers.formats", "mtok_export.legacy"),  # tokenizer.txt: only when one is read or written
+    ("mtok_export.formats", "mtok_export.readers.finish"),  # with the reader whose result it finishes
     ("mtok_export.targets", "mtok_export.lower.legacy"),
     ("mtok_export.lower.chat_template", "mtok_export.chat"),
     # the CLI builds its commands from the option table at start-up: a value's parser loads when used
