@@ -134,7 +134,7 @@ def test_mnn_files_are_told_apart_by_their_header_line(tmp_path, header, fmt):
 
 def test_the_path_help_names_the_entries():
     from mtok_export.cli import cmd_export
-    from mtok_export.cli.options import filled
+    from mtok_export.cli.registry_help import filled
 
     path = inspect.signature(cmd_export.export, eval_str=True).parameters["path"]
     help_text = path.annotation.__metadata__[0].help

@@ -51,7 +51,7 @@ def test_api_functions_have_resolvable_annotations(name):
 def test_result_fields_are_typed():
     from mtok_export.export import ExportResult
     from mtok_export.job import Job, VerifyOptions
-    from mtok_export.inspection import InspectResult
+    from mtok_export.deployed_file import InspectResult
     from mtok_export.ir import Tokenizer
     from mtok_export.lower import Lowering
     from mtok_export.mtok import Layout

@@ -342,13 +342,13 @@ def test_debug_anywhere_shows_the_traceback(tmp_path):
 
 def test_os_error_is_one_line_exit_2(monkeypatch, capsys):
     # An OSError no reader wrapped: the CLI's last line of defence names the file and the reason.
-    from mtok_export import inspection
+    from mtok_export import deployed_file
     from mtok_export.cli import main
 
     def broken(*a, **k):
         raise OSError(errno.EIO, os.strerror(errno.EIO), "/data/x.mtok")
 
-    monkeypatch.setattr(inspection, "inspect", broken)
+    monkeypatch.setattr(deployed_file, "inspect", broken)
     monkeypatch.setattr(sys, "argv", ["mtok", "inspect", "x.mtok"])
     with pytest.raises(SystemExit) as info:
         main()
@@ -357,13 +357,13 @@ def test_os_error_is_one_line_exit_2(monkeypatch, capsys):
 
 
 def test_internal_error_is_one_line_with_a_hint(monkeypatch, capsys):
-    from mtok_export import inspection
+    from mtok_export import deployed_file
     from mtok_export.cli import main
 
     def bug(*a, **k):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(inspection, "inspect", bug)
+    monkeypatch.setattr(deployed_file, "inspect", bug)
     monkeypatch.setattr(sys, "argv", ["mtok", "inspect", "x.mtok"])
     with pytest.raises(SystemExit) as info:
         main()

@@ -22,7 +22,7 @@ LAYERS = (
     ("verification",),  # a written file against its source: export's verify-before-replace, `mtok verify`
     ("compare",),  # diff / stats
     ("verify",),  # reference and runtime engines, the corpus, checks, attribution
-    ("inspection",),  # what a written file holds: readers, dump, manifest (not the export stack)
+    ("deployed_file",),  # what a written (deployed) .mtok or tokenizer.txt holds: readers, dump, manifest (not the export stack)
     ("ci",),  # SARIF, GitHub job summary and workflow commands, made from the outcome JSON of `reports`
     # job: every choice of an export, one value; options: the table declaring each of them once
     # next_command: the one command a refusal or a failure ends with, made from the job
@@ -54,7 +54,7 @@ LAZY_ALLOWED = (
     # the API loads what a call uses: the CLI's export goes through it and loads none of these
     ("mtok_export.api", "mtok_export.verification"),
     ("mtok_export.api", "mtok_export.writers"),  # convert --to hf
-    ("mtok_export.api", "mtok_export.inspection"),  # it reads the legacy formats
+    ("mtok_export.api", "mtok_export.deployed_file"),  # it reads the legacy formats
     ("mtok_export.export", "mtok_export.verification"),  # verify-before-replace: not with --no-verify
     ("mtok_export.export", "mtok_export.verify.runtime"),
     # a format entry loads its reader (and the reader's libraries) when it reads: the reader of the one format read
