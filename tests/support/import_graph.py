@@ -28,7 +28,7 @@ LAYERS = (
     # next_command: the one command a refusal or a failure ends with, made from the job
     ("manifest", "reports", "model_folder", "policy", "job", "options", "next_command"),
     ("targets",),  # the registry of runtimes (`target.Target` entries): lower, then an output format writes
-    ("formats",),  # every input/output format: sniff, read, write
+    ("formats",),  # the registry of formats (each declared by a `readers.formats` module): classify, choose, read
     ("writers",),  # IR -> HF files
     ("lower",),  # IR -> what a runtime executes (mtok targets, legacy types), and its HF equivalent
     ("readers", "legacy", "chat"),  # files -> IR; the legacy text format; chat templates
