@@ -185,12 +185,12 @@ def convert(source: Job | PathLike, out: PathLike, *, to: str = "mtok", force: b
 
 
 def __getattr__(name: str):
-    """`inspect` and `InspectResult` (`inspection`), loaded on first use: they read the legacy
+    """`inspect` and `InspectResult` (`deployed_file`), loaded on first use: they read the legacy
     formats, which the CLI's export (it calls this module) does not load for a `.mtok`."""
     if name in ("inspect", "InspectResult"):
-        from . import inspection  # it loads the legacy readers, which an export of a .mtok never needs
+        from . import deployed_file  # it loads the legacy readers, which an export of a .mtok never needs
 
-        return getattr(inspection, name)
+        return getattr(deployed_file, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import InputError
-from .formats import LEGACY, MTOK, Format
+from .formats import Format
+from .readers.formats.mnn import LEGACY, MTOK
 from .losses import EXACT_ON
 from .lower import Forms, Lowering, lower
 from .mtok.constants import NormalizerCode

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,17 +116,11 @@ class LoweredCorpus:
 
 @pytest.fixture
 def cli(monkeypatch, capsys):
-    """In-process `mtok` / `mtok-export`: cli("mtok" | "mtok-export", *args) -> (exit code, stdout, stderr)."""
-    from mtok_export.cli import export_main, main
+    """In-process `mtok` / `mtok-export`: cli("mtok" | "mtok-export", *args) -> (exit code, stdout, stderr)
+    (`tests.support.commands.run_here`, the one in-process runner)."""
+    from tests.support.commands import run_here
 
-    def run(prog, *args):
-        monkeypatch.setattr(sys, "argv", [prog, *map(str, args)])
-        with pytest.raises(SystemExit) as info:
-            (main if prog == "mtok" else export_main)()
-        out, err = capsys.readouterr()
-        code = info.value.code
-        return (0 if code is None else code), out, err
-    return run
+    return lambda prog, *args: run_here(monkeypatch, capsys, prog, *args)
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ import pytest
 
 from mtok_export import convert, export, inspect, verify
 from mtok_export.errors import InputError, LossError, OutputError
+from tests.support.commands import run_process
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -90,8 +91,7 @@ def test_convert_refuses_to_overwrite_without_force(tmp_path):
 def test_convert_cli_refuses_to_overwrite(tmp_path):
     out = tmp_path / "existing.bin"
     out.write_bytes(b"precious")
-    r = subprocess.run([sys.executable, "-m", "mtok_export", "convert", str(SAMPLES / "llama-spm"), str(out),
-                        "--allow-lossy"], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    r = run_process("mtok", "convert", SAMPLES / "llama-spm", out, "--allow-lossy")
     assert (r.returncode, r.stderr) == (2, f"error: {out}: exists; pass --force to replace it\n")
     assert out.read_bytes() == b"precious"
 

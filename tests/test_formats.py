@@ -268,6 +268,6 @@ def test_cli_input_overrides_the_choice(tmp_path, monkeypatch, capsys):
 
 def test_unrecognized_file_without_a_source_beside_it(tmp_path):
     (tmp_path / "notes.md").write_text("# hello", encoding="utf-8")
-    with pytest.raises(InputError, match=r"notes.md: not a tokenizer file this tool recognizes \(not mtok, "
-                       r"legacy-txt, .*\), and none is beside it; it looks like text starting '# hello'\n  as tiktoken rank file: "):
+    with pytest.raises(InputError, match=r"notes.md: not a tokenizer file this tool recognizes \(not tokenizer.json, "
+                       r"tekken, .*\), and none is beside it; it looks like text starting '# hello'\n  as tiktoken rank file: "):
         read_source(tmp_path / "notes.md")

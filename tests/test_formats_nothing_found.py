@@ -12,6 +12,7 @@ import os
 import pytest
 
 from mtok_export import formats as F
+from mtok_export.readers.formats import sentencepiece as sentencepiece_entry
 from mtok_export.errors import InputError, NothingFound
 
 
@@ -97,7 +98,7 @@ def test_vocab_json_without_merges(tmp_path):
 
 def test_merges_without_vocab_json(tmp_path):
     (tmp_path / "merges.txt").write_text("#version: 0.2\na b\n", encoding="utf-8")
-    assert _why(tmp_path, "merges.txt") == {"merges": "recognized, but it is read only with its vocabulary JSON "
+    assert _why(tmp_path, "merges.txt") == {"merges": "recognized, but it is read only with its vocab.json file "
                                                       "(vocab.json, encoder.json), none here"}
 
 
@@ -176,7 +177,7 @@ def test_not_sentencepiece_does_not_parse(tmp_path):
 
 
 def test_not_sentencepiece_too_large(tmp_path, monkeypatch):
-    monkeypatch.setattr(F, "SPM_MAX", 1 << 20)  # the sniffer and the reason read the same limit
+    monkeypatch.setattr(sentencepiece_entry, "SPM_MAX", 1 << 20)  # the sniffer and the reason read the same limit
     (tmp_path / "tokenizer.model").write_bytes(b"\x0a\x00" + bytes(1 << 20))
     assert _why(tmp_path, "tokenizer.model")["sentencepiece"] == "too large for one (1 MiB; none is over 1 MiB): " \
                                                                  "not parsed"
@@ -274,5 +275,5 @@ def test_a_file_given_alone_says_why_too(tmp_path):
     first, *rest = str(e.value).splitlines()
     assert "notes.md: not a tokenizer file this tool recognizes" in first and first.endswith("text starting 'hello'")
     assert rest == ["  as tiktoken rank file: line 1 'hello' is not '<base64 token> <rank>'",
-                    "  as merges: fewer than two lines and no '#version' first",
-                    "  as vocab.txt: none of [UNK], [CLS], [SEP] among its lines in the first 64 KiB"]
+                    "  as vocab.txt: none of [UNK], [CLS], [SEP] among its lines in the first 64 KiB",
+                    "  as merges: fewer than two lines and no '#version' first"]

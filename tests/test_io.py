@@ -14,6 +14,7 @@ import pytest
 
 from mtok_export.errors import OutputError
 from mtok_export.io import atomic_write, remove_stale_temps
+from tests.support.commands import run_process
 
 
 @pytest.fixture
@@ -135,8 +136,7 @@ def test_export_output_under_a_file_is_exit_2_one_line(tmp_path):
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[1]
-    r = subprocess.run([sys.executable, "-m", "mtok_export", "export", "--path", str(repo / "samples/bert-wordpiece"),
-                        "--output", str(tmp_path / "f/out"), "--no-verify", "--allow-lossy"],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(repo)}, timeout=120)
+    r = run_process("mtok", "export", "--path", repo / "samples/bert-wordpiece", "--output", tmp_path / "f/out",
+                    "--no-verify", "--allow-lossy", timeout=120)
     assert r.returncode == 2
     assert r.stderr == f"error: {tmp_path / 'f'}: is a file, so the output folder cannot be created there\n"

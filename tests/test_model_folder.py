@@ -4,14 +4,13 @@ keeps it consistent with the file it writes, and verification runs through it.""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from mtok_export import model_folder
 from mtok_export.errors import InputError
+from tests.support.commands import run_process
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "samples" / "llama-spm"
@@ -33,9 +32,8 @@ def exporter_folder(d: Path, tokenizer_file: str = "tokenizer.mtok") -> str:
 
 
 def export(*args):
-    code = "import sys; from mtok_export.cli import export_main; sys.argv[0] = 'mtok-export'; export_main()"
-    return subprocess.run([sys.executable, "-c", code, "--path", str(SAMPLE), "--accept-file", str(ACCEPT),
-                           *map(str, args)], capture_output=True, text=True, cwd=REPO, timeout=600)
+    """mtok-export of the sample with its accept file, in a child process."""
+    return run_process("mtok-export", "--path", SAMPLE, "--accept-file", ACCEPT, *args)
 
 
 def test_find_ignores_a_huggingface_config(tmp_path):
@@ -81,8 +79,7 @@ def test_export_updates_the_jinja_block_and_verifies_through_it(tmp_path):
     assert manifest["llm_config"]["previous_jinja"]["chat_template"] == old
     checks = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["verify"]["checks"]}
     assert checks["chat text"]["ok"] == checks["chat text"]["total"] > 0
-    inspect = subprocess.run([sys.executable, "-m", "mtok_export", "inspect", str(tmp_path)], capture_output=True,
-                             text=True, cwd=REPO)
+    inspect = run_process("mtok", "inspect", tmp_path)
     assert "engine: loads tokenizer.mtok (named by config.json)" in inspect.stdout
     assert "chat_template equals the embedded one" in inspect.stdout
 
@@ -106,12 +103,10 @@ def test_verify_a_model_folder_renders_through_its_llm_config(tmp_path):
     r = export("--output", tmp_path, "--keep-llm-config", "--allow-lossy")  # fails: kept as .rejected
     assert r.returncode == 1
     (tmp_path / "tokenizer.mtok.rejected").rename(tmp_path / "tokenizer.mtok")
-    verify = [sys.executable, "-m", "mtok_export", "verify", str(tmp_path), "--against", str(SAMPLE),
-              "--allow-lossy"]
-    r = subprocess.run(verify, capture_output=True, text=True, cwd=REPO, timeout=600)
+    r = run_process("mtok", "verify", tmp_path, "--against", SAMPLE, "--allow-lossy")
     assert r.returncode == 1 and "chat text" in r.stdout and "UNEXPLAINED" in r.stdout
     model_folder_cfg = json.loads((tmp_path / "llm_config.json").read_text())
     del model_folder_cfg["jinja"]  # without the block the engine renders the embedded template
     (tmp_path / "llm_config.json").write_text(json.dumps(model_folder_cfg))
-    r = subprocess.run(verify, capture_output=True, text=True, cwd=REPO, timeout=600)
+    r = run_process("mtok", "verify", tmp_path, "--against", SAMPLE, "--allow-lossy")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -21,7 +21,7 @@ from mtok_export.job import Job
 from mtok_export.losses import KINDS
 from mtok_export.options import TABLE, Option
 from mtok_export.policy import Decision, refusal_hint
-from tests.support.commands import mtok_here
+from tests.support.commands import run_here
 
 REPO = Path(__file__).resolve().parents[1]
 QWEN = REPO / "samples" / "qwen-bpe"
@@ -110,7 +110,7 @@ def test_an_unknown_keyword_is_a_type_error():
 # ------------------------------------------------------------------ a bad value: the error line it got before
 
 def _run(monkeypatch, capsys, *argv) -> tuple[int, str]:
-    code, out, err = mtok_here(monkeypatch, capsys, *argv)
+    code, out, err = run_here(monkeypatch, capsys, "mtok", *argv)
     return code, out + err
 
 

@@ -4,11 +4,9 @@ The CLI tests run real exports with --no-verify (a loss refused, a bad input) of
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
 
 from mtok_export.errors import InputError
 from mtok_export.losses import Severity
@@ -51,25 +49,13 @@ def test_bad_input_case_carries_the_time():
     assert case.find("error").get("message") == "x.mtok: bad"
 
 
-@pytest.fixture
-def export(monkeypatch, capsys):
-    from mtok_export.cli import export_main
-
-    def run(*args):
-        monkeypatch.setattr(sys, "argv", ["mtok-export", *map(str, args)])
-        with pytest.raises(SystemExit) as info:
-            export_main()
-        capsys.readouterr()
-        return info.value.code
-    return run
-
-
-def test_two_models_in_one_pipeline_do_not_collide(tmp_path, export, monkeypatch):
+def test_two_models_in_one_pipeline_do_not_collide(tmp_path, cli, monkeypatch):
     monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "cache"))
     suites = {}
     for name in ("llama-spm", "t5-unigram"):
         out = tmp_path / name
-        code = export("--path", SAMPLES / name, "--output", out, "--no-verify", "--strict", "--junit", tmp_path / f"{name}.xml")
+        code, _, _ = cli("mtok-export", "--path", SAMPLES / name, "--output", out, "--no-verify", "--strict", "--junit",
+                         tmp_path / f"{name}.xml")
         assert code == 3
         suites[name] = ET.parse(tmp_path / f"{name}.xml").getroot()
         assert suites[name].get("name") == f"mtok-export: {SAMPLES / name} -> {out / 'tokenizer.mtok'}"
@@ -77,7 +63,7 @@ def test_two_models_in_one_pipeline_do_not_collide(tmp_path, export, monkeypatch
         assert all(c.get("classname") == suites[name].get("name") and c.get("time") is not None for c in suites[name])
     names = [{(c.get("classname"), c.get("name")) for c in s} for s in suites.values()]
     assert names[0] and names[1] and names[0].isdisjoint(names[1])
-    assert export("--path", tmp_path / "missing", "--junit", tmp_path / "m.xml") == 2
+    assert cli("mtok-export", "--path", tmp_path / "missing", "--junit", tmp_path / "m.xml")[0] == 2
     suite = ET.parse(tmp_path / "m.xml").getroot()
     assert suite.get("name") == f"mtok-export: {tmp_path / 'missing'} -> {tmp_path / 'missing'}"
     # an input refused before any work: the command's time, which may round to 0.000

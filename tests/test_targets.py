@@ -18,7 +18,8 @@ from mtok_export.api import export
 from mtok_export.chat.lowering import lower_template
 from mtok_export.cli.gate import outcome_options
 from mtok_export.errors import InputError
-from mtok_export.formats import LEGACY, MTOK, read_source
+from mtok_export.formats import read_source
+from mtok_export.readers.formats.mnn import LEGACY, MTOK
 from mtok_export.lower import lower
 from mtok_export.mtok import read_mtok, write_mtok
 from mtok_export.mtok.constants import NormalizerCode

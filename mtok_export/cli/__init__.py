@@ -46,7 +46,7 @@ def _with_global_options(command):
     registry's choices (`options.fill`)."""
     from typer.core import TyperOption
 
-    from .options import fill
+    from .registry_help import fill
 
     stack = [command]
     while stack:

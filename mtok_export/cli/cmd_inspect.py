@@ -32,7 +32,7 @@ def inspect(
                                            "escape).")] = False,
 ):
     """Show what a .mtok (or legacy tokenizer.txt) holds and how MNN runtimes will use it."""
-    from ..inspection import inspect as read
+    from ..deployed_file import inspect as read
     from ..dump.jsonify import SECTIONS
     from ..dump.jsonify import section as one_section
     from .console import out

@@ -52,7 +52,7 @@ def read_header(buf: bytes, path=None, expect: int | None = None) -> tuple[int, 
 
 def file_type(buf: bytes) -> int | None:
     """The type line 1 names (`430 <type>`, 0-4), None when line 1 is no MNN header: what a file is by
-    its content, the one dispatch between `.mtok` and a legacy `tokenizer.txt` (`formats.is_mtok`,
+    its content, the one dispatch between `.mtok` and a legacy `tokenizer.txt` (`readers.formats.mnn.is_mtok`,
     `readers.mnn_file`), never by its name.  Line 1 ends at its first CR or LF; what follows is
     `read_header`'s to check."""
     end = min((i for i in (buf.find(b"\n"), buf.find(b"\r")) if i >= 0), default=-1)

@@ -1,5 +1,5 @@
-"""The independent reference of every input format (DESIGN section 4): what each
-`formats.Reference` (an entry's `reference`) runs, on the source files themselves.
+"""The independent reference of every input format (DESIGN section 4): the runners a format entry's
+`Reference.runner` names (`choose_<library>`, run on the source files themselves).
 
 A reference is the library the source was made for, never our reading of it: HF `tokenizers` on a
 tokenizer.json (whatever its name), the transformers class a `vocab.json` + `merges.txt` or a
@@ -20,10 +20,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import cache
-from .. import formats as F
-from ..formats import BY_NAME, classify
+from ..formats import BY_NAME, Format, classify
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
+from ..readers.formats.bert_vocab import BERT_VOCAB
+from ..readers.formats.clip import CLIP_TOKENIZER
+from ..readers.formats.gguf import LLAMA_CPP
+from ..readers.formats.mnn import MNN_LEGACY, MNN_RUNTIME
+from ..readers.formats.sentencepiece import SENTENCEPIECE_LIB
+from ..readers.formats.tekken import MISTRAL_COMMON
+from ..readers.formats.tiktoken import TIKTOKEN_LIB
+from ..readers.formats.tiktoken_json import TIKTOKEN_JSON_LIB
+from ..readers.formats.tokenizer_json import TOKENIZERS
+from ..readers.formats import TRANSFORMERS
 from ..readers.interpretation import FolderInterpretation, bert_casing, config_object, transformers_class
 from .reference import CHUNK, Reference, ReferenceUnavailable, hf_encode_seconds, hf_raw_ids, hf_reference, run_hf
 from . import mnn341
@@ -99,19 +108,19 @@ def _no_chats(ref: Reference, chats) -> Reference:
 
 # ------------------------------------------------------------------ tokenizer.json: HF tokenizers
 
-def _tokenizers(file: Path, tok) -> Chosen:
+def choose_tokenizers(file: Path, tok) -> Chosen:
     _need("tokenizers", "tokenizers")
     run = lambda texts, chats: hf_reference(file.parent, texts, chats, template=tok.chat.text,  # noqa: E731
                                             tokenizer_file=file)
     # transformers renders the chats; their ids are the file's engine's, like every other check's
-    return Chosen(run, F.TOKENIZERS.name, _lib("tokenizers"), (str(file),), "",
+    return Chosen(run, TOKENIZERS.name, _lib("tokenizers"), (str(file),), "",
                   f"{_lib('transformers')}'s render, {_lib('tokenizers')}'s ids", raw=lambda texts, tell=None: hf_raw_ids(file, texts, tell),
                   timer=lambda text: hf_encode_seconds(file, text))
 
 
 # ------------------------------------------------------------------ sentencepiece, tiktoken, tekken
 
-def _sentencepiece(file: Path, tok) -> Chosen:
+def choose_sentencepiece(file: Path, tok) -> Chosen:
     _need("sentencepiece", "sentencepiece")
     meta = tok.meta
     run = lambda texts, chats: spm_reference(file, texts, add_bos=bool(meta.add_bos_token),  # noqa: E731
@@ -120,13 +129,13 @@ def _sentencepiece(file: Path, tok) -> Chosen:
     if tok.chat.kind == GENERATED:  # a mistral_common SentencePiece file: mistral_common's chats
         spm = run
         run = lambda texts, chats: with_mistral_chats(spm(texts, []), file, tok, chats)  # noqa: E731
-        return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "",
+        return Chosen(run, SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "",
                       _mistral_chat(tok, "jinja2"), raw=raw)
-    return Chosen(run, F.SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "", _lib("transformers"),
+    return Chosen(run, SENTENCEPIECE_LIB.name, _lib("sentencepiece"), (str(file),), "", _lib("transformers"),
                   raw=raw)
 
 
-def _tiktoken(file: Path, tok) -> Chosen:
+def choose_tiktoken(file: Path, tok) -> Chosen:
     _need("tiktoken", "tiktoken")
     pre = tok.pre_tokenizer
     if not (isinstance(pre, P.Sequence) and pre.pretokenizers and isinstance(pre.pretokenizers[0], P.Split)):
@@ -138,21 +147,21 @@ def _tiktoken(file: Path, tok) -> Chosen:
                                                             normalize=norm), chats)
     # The ranks are tiktoken's own reading; the pattern and specials are not in the file (the
     # reader's notes say where each came from).
-    return Chosen(run, F.TIKTOKEN_LIB.name, _lib("tiktoken"), (str(file),),
+    return Chosen(run, TIKTOKEN_LIB.name, _lib("tiktoken"), (str(file),),
                   "pattern and special tokens as the export chose")
 
 
-def _tiktoken_json(file: Path, tok) -> Chosen:
+def choose_tiktoken_json(file: Path, tok) -> Chosen:
     _need("tiktoken", "tiktoken")
     ranks, pattern, specials = js_ranks(file)  # the file's own pattern and specials, never the export's
     norm = nfc if isinstance(tok.normalizer, N.NFC) else None
     run = lambda texts, chats: _no_chats(tiktoken_reference(file, pattern, specials, texts,  # noqa: E731
                                                             normalize=norm, ranks=ranks), chats)
-    return Chosen(run, F.TIKTOKEN_JSON_LIB.name, _lib("tiktoken"), (str(file),),
+    return Chosen(run, TIKTOKEN_JSON_LIB.name, _lib("tiktoken"), (str(file),),
                   "ranks as js-tiktoken reads bpe_ranks; the file's pat_str and special_tokens")
 
 
-def _mistral_common(file: Path, tok) -> Chosen:
+def choose_mistral_common(file: Path, tok) -> Chosen:
     _need("mistral_common", "mistral_common", REFERENCES_INSTALL)
 
     def run(texts, chats):
@@ -181,7 +190,7 @@ def _mistral_common(file: Path, tok) -> Chosen:
         return cache.computed("reference-raw-tekken", digest, compute,
                               valid=lambda v: isinstance(v, list) and len(v) == len(texts))
 
-    return Chosen(run, F.MISTRAL_COMMON.name, _lib("mistral_common"), (str(file),), "Tekkenizer", _mistral_chat(tok),
+    return Chosen(run, MISTRAL_COMMON.name, _lib("mistral_common"), (str(file),), "Tekkenizer", _mistral_chat(tok),
                   raw=raw)
 
 
@@ -211,7 +220,7 @@ def decided(tok, files: list[Path]) -> FolderInterpretation:
     class and casing a vocab.json/merges or vocab.txt reference needs: the reader's decisions where it
     took them, else the same functions' (never a second rule)."""
     it = tok.meta.interpretation or FolderInterpretation()
-    txt = _format_of(tok) is F.BERT_VOCAB  # by content, as read: never by the file's name
+    txt = _format_of(tok) is BERT_VOCAB  # by content, as read: never by the file's name
     if it.tokenizer_class is None:
         it = it.with_(tokenizer_class=transformers_class(files[0].parent, txt, tok.model.vocab))
     if txt and it.lowercase is None:
@@ -219,9 +228,9 @@ def decided(tok, files: list[Path]) -> FolderInterpretation:
     return it
 
 
-def _transformers(file: Path, tok) -> Chosen:
+def choose_transformers(file: Path, tok) -> Chosen:
     _need("transformers", "transformers")
-    files = [Path(f.path) for f in tok.provenance.inputs[:1 if _format_of(tok) is F.BERT_VOCAB else 2]]
+    files = [Path(f.path) for f in tok.provenance.inputs[:1 if _format_of(tok) is BERT_VOCAB else 2]]
     it = decided(tok, files)
     name, how = it.tokenizer_class.value, it.tokenizer_class.how
     import transformers
@@ -262,7 +271,7 @@ def _transformers(file: Path, tok) -> Chosen:
         v = cache.computed("reference-transformers", digest, compute, valid=lambda v: isinstance(v, dict))
         return Reference(v["engine"], v["raw"], v["decoded"], v["chat_text"], v["chat_ids"], _IrNormalizer(tok))
 
-    return Chosen(run, F.TRANSFORMERS.name, _lib("transformers"), tuple(str(f) for f in files), detail,
+    return Chosen(run, TRANSFORMERS.name, _lib("transformers"), tuple(str(f) for f in files), detail,
                   _lib("transformers"))
 
 
@@ -330,7 +339,7 @@ def clip_module():
     return module
 
 
-def _clip(file: Path, tok) -> Chosen:
+def choose_clip(file: Path, tok) -> Chosen:
     module = clip_module()
 
     def run(texts, chats):
@@ -347,51 +356,35 @@ def _clip(file: Path, tok) -> Chosen:
         v = cache.computed("reference-clip", digest, compute, valid=lambda v: isinstance(v, dict))
         return _no_chats(Reference(v["engine"], v["raw"], v["decoded"], [], [], _IrNormalizer(tok)), chats)
 
-    return Chosen(run, F.CLIP_TOKENIZER.name, _lib(clip_dist()), (str(file),), "OpenAI CLIP's SimpleTokenizer")
+    return Chosen(run, CLIP_TOKENIZER.name, _lib(clip_dist()), (str(file),), "OpenAI CLIP's SimpleTokenizer")
 
 
 # ------------------------------------------------------------------ .mtok and legacy tokenizer.txt: the runtime they were made for
 
-def _mnn(file: Path, tok) -> Chosen:
+def choose_mnn(file: Path, tok) -> Chosen:
     _need("MNN", "MNN")
     lib = f"MNN {cache.version('MNN')}"
-    return Chosen(lambda texts, chats: runtime_reference(file, None, texts, chats), F.MNN_RUNTIME.name, lib,
+    return Chosen(lambda texts, chats: runtime_reference(file, None, texts, chats), MNN_RUNTIME.name, lib,
                   (str(file),), "the runtime on the source .mtok", lib)
 
 
-def _mnn_legacy(file: Path, tok) -> Chosen:
+def choose_mnn_legacy(file: Path, tok) -> Chosen:
     python = mnn341.find()
-    return Chosen(lambda texts, chats: runtime_reference(file, python, texts, chats), F.MNN_LEGACY.name,
+    return Chosen(lambda texts, chats: runtime_reference(file, python, texts, chats), MNN_LEGACY.name,
                   f"MNN {mnn341.VERSION}", (str(file),), f"the legacy runtime on the source tokenizer.txt ({python})")
 
 
 # ------------------------------------------------------------------ GGUF: llama.cpp
 
 
-def _gguf(file: Path, tok) -> Chosen:
+def choose_gguf(file: Path, tok) -> Chosen:
     _need("llama_cpp", "llama-cpp-python", GGUF_INSTALL)
-    return Chosen(lambda texts, chats: gguf_reference(file, texts, chats), F.LLAMA_CPP.name, _lib("llama-cpp-python"),
+    return Chosen(lambda texts, chats: gguf_reference(file, texts, chats), LLAMA_CPP.name, _lib("llama-cpp-python"),
                   (str(file),), "llama.cpp, vocabulary only", f"transformers' renderer {cache.version('transformers')} "
                   "on the file's template, llama.cpp's ids")
 
 
 # ------------------------------------------------------------------ the registry
-
-
-# What runs each reference a format entry holds (the entries are declared in `formats`, a layer
-# below the engines these need)
-REFERENCES: dict[F.Reference, Callable[[Path, object], Chosen]] = {
-    F.TOKENIZERS: _tokenizers,
-    F.TRANSFORMERS: _transformers,
-    F.CLIP_TOKENIZER: _clip,
-    F.SENTENCEPIECE_LIB: _sentencepiece,
-    F.TIKTOKEN_LIB: _tiktoken,
-    F.TIKTOKEN_JSON_LIB: _tiktoken_json,
-    F.MISTRAL_COMMON: _mistral_common,
-    F.LLAMA_CPP: _gguf,
-    F.MNN_RUNTIME: _mnn,
-    F.MNN_LEGACY: _mnn_legacy,
-}
 
 
 def choose(tok) -> Chosen:
@@ -403,10 +396,19 @@ def choose(tok) -> Chosen:
     if fmt is None or fmt.reference is None:
         raise ReferenceUnavailable("the IR records no input format (it was not read by `formats.read_source`)",
                                    "read the source with formats.read_source")
-    return REFERENCES[fmt.reference](Path(inputs[0].path), tok)
+    return runner(fmt.reference)(Path(inputs[0].path), tok)
 
 
-def _format_of(tok) -> F.Format | None:
+def runner(reference) -> Callable[[Path, object], Chosen]:
+    """What runs a format entry's reference (`Reference.runner`, `module:function`): imported here,
+    on first use, because the entries sit below `verify` and name it."""
+    import importlib
+
+    module, _, name = reference.runner.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _format_of(tok) -> Format | None:
     """The format `tok` was read as (`read_source` records it), else its first input's."""
     inputs = tok.provenance.inputs
     return BY_NAME.get(tok.provenance.format) or (classify(Path(inputs[0].path)) if inputs else None)

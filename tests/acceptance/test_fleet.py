@@ -17,17 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.commands import run_process
 from tests.support.processes import processes_with, wait_for
 from mtok_export.reports import junit_cases, junit_fleet, worst_exit
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
-
-
-def export_cli(*args, env=None, cwd=None) -> subprocess.CompletedProcess:
-    code = "import sys; from mtok_export.cli import export_main; sys.argv[0] = 'mtok-export'; export_main()"
-    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd or REPO, timeout=600, env=env)
 
 
 @pytest.fixture
@@ -53,8 +48,8 @@ def names(r: subprocess.CompletedProcess) -> list[str]:
 def test_repeated_path_exports_every_model(models, tmp_path):
     # before issue 24, `--path A --path B` exported B alone, silently
     out = tmp_path / "out"
-    r = export_cli("--path", models / "qwen-bpe", "--path", models / "bert-wordpiece", "--output", out,
-                   "--no-verify", "--allow-lossy")
+    r = run_process("mtok-export", "--path", models / "qwen-bpe", "--path", models / "bert-wordpiece", "--output", out,
+                    "--no-verify", "--allow-lossy")
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in out.iterdir()) == ["bert-wordpiece", "qwen-bpe"]
     for name in ("qwen-bpe", "bert-wordpiece"):
@@ -71,10 +66,10 @@ def test_repeated_path_exports_every_model(models, tmp_path):
 @pytest.mark.runtime
 def test_the_bytes_are_those_of_a_single_export(models, tmp_path):
     single = tmp_path / "single"
-    assert export_cli("--path", models / "t5-unigram", "--output", single, "--no-verify", "--allow-lossy",
-                      "-q").returncode == 0
-    r = export_cli("--path", models / "t5-unigram", models / "qwen-bpe", "--output", tmp_path / "out", "--no-verify",
-                   "--allow-lossy", "-q")
+    assert run_process("mtok-export", "--path", models / "t5-unigram", "--output", single, "--no-verify",
+                       "--allow-lossy", "-q").returncode == 0
+    r = run_process("mtok-export", "--path", models / "t5-unigram", models / "qwen-bpe", "--output", tmp_path / "out",
+                    "--no-verify", "--allow-lossy", "-q")
     assert r.returncode == 0 and r.stdout == "" and r.stderr == ""  # --quiet: no lines, no table
     assert (tmp_path / "out/t5-unigram/tokenizer.mtok").read_bytes() == (single / "tokenizer.mtok").read_bytes()
 
@@ -87,9 +82,10 @@ def test_several_values_a_list_file_and_a_folder_of_models_name_the_same_models(
     listed.write_text(f"# the fleet\n../models/bert-wordpiece\n\n{models / 'qwen-bpe'}  # absolute\n"
                       "../models/t5-unigram\n")
     common = ("--output", tmp_path / "out", "--no-verify", "--allow-lossy", "--json")
-    by_values = export_cli("--path", models / "bert-wordpiece", models / "qwen-bpe", models / "t5-unigram", *common)
-    by_list = export_cli("--path", f"@{listed}", *common, cwd=tmp_path)
-    by_folder = export_cli("--path", models, *common)
+    by_values = run_process("mtok-export", "--path", models / "bert-wordpiece", models / "qwen-bpe",
+                            models / "t5-unigram", *common)
+    by_list = run_process("mtok-export", "--path", f"@{listed}", *common, cwd=tmp_path)
+    by_folder = run_process("mtok-export", "--path", models, *common)
     expected = ["bert-wordpiece", "qwen-bpe", "t5-unigram"]
     assert names(by_values) == names(by_list) == expected
     assert names(by_folder) == sorted(expected)  # the folder's model subfolders, by name; notes/ is no model
@@ -101,7 +97,7 @@ def test_one_model_from_a_list_still_gets_its_own_folder(models, tmp_path):
     listed = tmp_path / "one.txt"
     listed.write_text(f"{models / 'qwen-bpe'}\n")
     out = tmp_path / "out"
-    r = export_cli("--path", f"@{listed}", "--output", out, "--no-verify", "--allow-lossy")
+    r = run_process("mtok-export", "--path", f"@{listed}", "--output", out, "--no-verify", "--allow-lossy")
     assert r.returncode == 0, r.stderr
     assert (out / "qwen-bpe" / "tokenizer.mtok").is_file() and not (out / "tokenizer.mtok").exists()
 
@@ -109,7 +105,8 @@ def test_one_model_from_a_list_still_gets_its_own_folder(models, tmp_path):
 @pytest.mark.runtime
 def test_one_model_is_unchanged(models, tmp_path):
     out = tmp_path / "out"
-    r = export_cli("--path", models / "qwen-bpe", "--output", out, "--no-verify", "--allow-lossy", "--json")
+    r = run_process("mtok-export", "--path", models / "qwen-bpe", "--output", out, "--no-verify", "--allow-lossy",
+                    "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["export"]["output"] == str(out / "tokenizer.mtok")
     assert (out / "tokenizer.mtok").is_file()
@@ -130,7 +127,7 @@ def test_bad_model_lists_are_exit_2_before_any_work(models, tmp_path, case):
         "--input": (["--path", models / "qwen-bpe", models / "t5-unigram", "--input", "tokenizer.json"],
                     "--input picks a file inside one --path"),
     }[case]
-    r = export_cli(*args, "--output", out, "--no-verify", "--report", tmp_path / "report.json")
+    r = run_process("mtok-export", *args, "--output", out, "--no-verify", "--report", tmp_path / "report.json")
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("error: ") and message in r.stderr and "Traceback" not in r.stderr
     assert not out.exists()
@@ -149,7 +146,8 @@ def test_mixed_outcomes_report_junit_table_and_the_worst_exit(models, tmp_path):
     shutil.rmtree(models / "t5-unigram")
     out = tmp_path / "out"
     report, junit = tmp_path / "report.json", tmp_path / "junit.xml"
-    r = export_cli("--path", models, "--output", out, "--jobs", "2", "--report", report, "--junit", junit)
+    r = run_process("mtok-export", "--path", models, "--output", out, "--jobs", "2", "--report", report, "--junit",
+                    junit)
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr
     data = json.loads(report.read_text())
@@ -179,8 +177,8 @@ def test_mixed_outcomes_report_junit_table_and_the_worst_exit(models, tmp_path):
     assert rows["qwen-bpe"][1:3] == ["0", "passed"]
     # a single export of qwen-bpe reports the same outcome (the fleet adds name, source, seconds)
     alone = tmp_path / "alone.json"
-    assert export_cli("--path", models / "qwen-bpe", "--output", tmp_path / "alone", "--report", alone,
-                      "-q").returncode == 0
+    assert run_process("mtok-export", "--path", models / "qwen-bpe", "--output", tmp_path / "alone", "--report", alone,
+                       "-q").returncode == 0
     single, fleet = json.loads(alone.read_text()), by_name["qwen-bpe"]
     for key in ("exit_code", "losses", "error", "hint"):
         assert fleet[key] == single[key]
@@ -391,13 +389,15 @@ def test_each_model_folders_own_accept_file(models, tmp_path):
     file a model is judged by the shared one (t5-unigram, refused)."""
     shutil.copy(SAMPLES / "accept" / "bert-wordpiece.txt", models / "bert-wordpiece" / "mtok-accept.txt")
     shared = SAMPLES / "accept" / "qwen-bpe.txt"
-    r = export_cli("--path", models, "--output", tmp_path / "out", "--accept-file", shared, "--no-sweep", "--json")
+    r = run_process("mtok-export", "--path", models, "--output", tmp_path / "out", "--accept-file", shared,
+                    "--no-sweep", "--json")
     codes = {m["name"]: m["exit_code"] for m in json.loads(r.stdout)["models"]}
     assert codes == {"qwen-bpe": 0, "bert-wordpiece": 0, "t5-unigram": 3}, r.stderr
     shutil.copy(SAMPLES / "accept" / "t5-unigram.txt", models / "t5-unigram" / "mtok-accept.txt")
     own = models / "bert-wordpiece" / "mtok-accept.txt"
     own.write_text(own.read_text() + "prefix-space\n")  # a model's own file can go stale (the shared one cannot)
-    r = export_cli("--path", models, "--output", tmp_path / "out", "--accept-file", shared, "--no-sweep")
+    r = run_process("mtok-export", "--path", models, "--output", tmp_path / "out", "--accept-file", shared,
+                    "--no-sweep")
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines()[-1] == "passed (exit 0): 3 passed"  # the fleet's verdict: the last line
     assert [line.strip() for line in r.stderr.splitlines() if "warning:" in line] == [

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from tests.support.commands import export_cli
+from tests.support.commands import run_process
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
@@ -23,18 +21,14 @@ CORPUS = REPO.parent / "shared" / "corpus"
 pytestmark = pytest.mark.runtime  # every test runs the CLI export in a child process
 
 
-def cli(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mtok_export", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd or REPO, timeout=600)
-
-
 # ------------------------------------------------------------------ CLI: the gate on samples
 
 @pytest.fixture(scope="module")
 def qwen_out(tmp_path_factory):
     """samples/qwen-bpe exported with no flags: only edge losses, so it passes."""
     out = tmp_path_factory.mktemp("qwen")
-    r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", out, "--report", out / "r.json", "--junit", out / "j.xml")
+    r = run_process("mtok-export", "--path", SAMPLES / "qwen-bpe", "--output", out, "--report", out / "r.json",
+                    "--junit", out / "j.xml")
     return out, r
 
 
@@ -56,7 +50,7 @@ def test_a_refusal_reads_as_one_in_a_ci_log(tmp_path):
     """Piped, as CI runs it: the verdict is the `error:` line on stderr; stdout never says "verify
     passed" beside the refusal, says why the .rejected file is kept, pads no line, and its check table
     has an `unexplained` column."""
-    r = export_cli("--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep")
+    r = run_process("mtok-export", "--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep")
     assert r.returncode == 3, r.stdout + r.stderr
     assert "verify passed" not in r.stdout and "passed" not in r.stderr
     assert "verify: no unexplained mismatch; the policy refuses some of the recorded losses (below)" in r.stdout
@@ -80,10 +74,10 @@ def test_a_stale_accept_file_warns_and_fails_under_strict(tmp_path):
     accept = tmp_path / "accept.txt"
     accept.write_text((SAMPLES / "accept" / "bert-wordpiece.txt").read_text() + "prefix-space  # fixed long ago\n")
     args = ("--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep", "--accept-file", accept)
-    r = export_cli(*args)
+    r = run_process("mtok-export", *args)
     assert r.returncode == 0, r.stderr
     assert f"warning: {accept} lists loss code(s) this export no longer records: prefix-space (remove them" in r.stderr
-    r = export_cli(*args, "--strict", "--allow-lossy")  # --allow-lossy accepts losses, not a stale baseline
+    r = run_process("mtok-export", *args, "--strict", "--allow-lossy")  # --allow-lossy accepts losses, not a stale baseline
     assert r.returncode == 3, r.stderr
     assert "error: the policy refuses 1 loss code(s): prefix-space (stale in the accept file)" in r.stderr
 
@@ -95,7 +89,7 @@ def test_a_second_export_to_a_busy_output_fails_clearly(tmp_path):
     fd = os.open(tmp_path, os.O_RDONLY)  # what a running export holds
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", tmp_path, "--no-verify")
+        r = run_process("mtok-export", "--path", SAMPLES / "qwen-bpe", "--output", tmp_path, "--no-verify")
     finally:
         os.close(fd)
     assert r.returncode == 2
@@ -107,7 +101,7 @@ def test_a_second_export_to_a_busy_output_fails_clearly(tmp_path):
 def test_a_failed_export_leaves_no_empty_output_folder(tmp_path):
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "tokenizer.json").write_bytes(b"")
-    r = export_cli("--path", tmp_path / "model", "--output", tmp_path / "new" / "out")
+    r = run_process("mtok-export", "--path", tmp_path / "model", "--output", tmp_path / "new" / "out")
     assert r.returncode == 2 and "tokenizer.json is empty" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
 
@@ -117,8 +111,8 @@ def test_no_verify_refusal_says_its_severities_are_declared(tmp_path):
     (text), and the hint says a verified export measures it instead."""
     accept = tmp_path / "accept.txt"
     accept.write_text("stream-decode\nsuffix-not-appended\n")
-    r = export_cli("--path", SAMPLES / "t5-unigram", "--output", tmp_path / "out", "--no-verify", "--accept-file",
-                   accept)
+    r = run_process("mtok-export", "--path", SAMPLES / "t5-unigram", "--output", tmp_path / "out", "--no-verify",
+                    "--accept-file", accept)
     assert r.returncode == 3, r.stderr
     assert "error: the policy refuses 1 loss code(s): unigram-ties (text)" in r.stderr
     assert ("--no-verify: these severities are the declared ones (each code's reach as the loss registry states "
@@ -126,7 +120,8 @@ def test_no_verify_refusal_says_its_severities_are_declared(tmp_path):
 
 
 def test_quiet_json_still_prints_the_json(tmp_path):
-    r = export_cli("--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep", "-q", "--json")
+    r = run_process("mtok-export", "--path", SAMPLES / "bert-wordpiece", "--output", tmp_path, "--no-sweep", "-q",
+                    "--json")
     assert r.returncode == 3
     assert json.loads(r.stdout)["outcome"] == "loss refused by the policy"
 
@@ -153,21 +148,21 @@ def test_verify_reads_the_manifest_and_inspect_checks_the_hash(qwen_out, tmp_pat
     copy = tmp_path / "tokenizer.mtok"
     shutil.copy(out / "tokenizer.mtok", copy)
     shutil.copy(out / "tokenizer.mtok.json", tmp_path / "tokenizer.mtok.json")
-    r = cli("verify", copy, "--report", tmp_path / "v.json")  # no --against, --target, --bos: the manifest's
+    r = run_process("mtok", "verify", copy, "--report", tmp_path / "v.json")  # no --against, --target, --bos: the manifest's
     assert r.returncode == 0, r.stdout + r.stderr
     assert json.loads((tmp_path / "v.json").read_text())["verify"]["unexplained"] == 0
-    r = cli("inspect", copy)
+    r = run_process("mtok", "inspect", copy)
     assert "manifest: " in r.stdout and " matches;" in r.stdout
     manifest = json.loads((tmp_path / "tokenizer.mtok.json").read_text())
     manifest["output"]["sha256"] = "0" * 64  # as if the file had been replaced after the export
     (tmp_path / "tokenizer.mtok.json").write_text(json.dumps(manifest))
-    assert "DOES NOT MATCH" in cli("inspect", copy).stdout
+    assert "DOES NOT MATCH" in run_process("mtok", "inspect", copy).stdout
 
 
 def test_verify_runs_the_reader_first(tmp_path):
     bad = tmp_path / "tokenizer.mtok"
     bad.write_bytes(b"430 4\n0 0 0\n\n" + b"\x07" * 40)
-    r = cli("verify", bad, "--against", SAMPLES / "qwen-bpe", "--report", tmp_path / "v.json")
+    r = run_process("mtok", "verify", bad, "--against", SAMPLES / "qwen-bpe", "--report", tmp_path / "v.json")
     assert r.returncode == 2 and "error:" in r.stderr and "Traceback" not in r.stderr
     assert json.loads((tmp_path / "v.json").read_text())["outcome"] == "bad input"
 
@@ -178,8 +173,8 @@ def test_refusal_names_the_flag_and_keeps_the_good_file(tmp_path):
     differs only by the first token's leading space: the same characters, an edge warning (issue 39)."""
     good = b"a good file from an earlier release"
     (tmp_path / "tokenizer.mtok").write_bytes(good)
-    r = export_cli("--path", SAMPLES / "llama-spm", "--output", tmp_path, "--report", tmp_path / "r.json",
-                   "--junit", tmp_path / "j.xml")
+    r = run_process("mtok-export", "--path", SAMPLES / "llama-spm", "--output", tmp_path, "--report",
+                    tmp_path / "r.json", "--junit", tmp_path / "j.xml")
     assert r.returncode == 3, r.stdout + r.stderr
     assert r.stderr.splitlines()[-1].endswith("--accept bos-template")
     assert (tmp_path / "tokenizer.mtok").read_bytes() == good
@@ -191,7 +186,7 @@ def test_refusal_names_the_flag_and_keeps_the_good_file(tmp_path):
     suite = ET.parse(tmp_path / "j.xml").getroot()
     failed = {c.get("name") for c in suite if c.find("failure") is not None}
     assert failed == {"loss bos-template"}
-    r = export_cli("--path", SAMPLES / "llama-spm", "--output", tmp_path, "--accept", "bos-template")
+    r = run_process("mtok-export", "--path", SAMPLES / "llama-spm", "--output", tmp_path, "--accept", "bos-template")
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "tokenizer.mtok").read_bytes() != good and not (tmp_path / "tokenizer.mtok.rejected").exists()
 
@@ -201,8 +196,8 @@ def test_bos_prefix_on_a_template_with_inner_bos_is_reproduced_by_bos_inner(tmp_
     the emptied field is defined as '' (it used to be undefined, and the runtime dropped "[INST] ",
     which nothing reproduced), so the runtime renders the conversation without its inner BOS, exactly
     what the bos-inner projection renders, in the chat text and in every chat path."""
-    r = export_cli("--path", SAMPLES / "llama-spm", "--output", tmp_path, "--bos", "prefix", "--allow-lossy",
-                   "--report", tmp_path / "r.json")
+    r = run_process("mtok-export", "--path", SAMPLES / "llama-spm", "--output", tmp_path, "--bos", "prefix",
+                    "--allow-lossy", "--report", tmp_path / "r.json")
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     classes = {c["check"]: set(c["explanation"]) for c in report["verify"]["classes"]}
@@ -212,20 +207,21 @@ def test_bos_prefix_on_a_template_with_inner_bos_is_reproduced_by_bos_inner(tmp_
 
 
 def test_bad_runtime_python_is_refused_before_writing(tmp_path):
-    r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", tmp_path, "--runtime-python", "/bin/false",
-                   "--report", tmp_path / "r.json")
+    r = run_process("mtok-export", "--path", SAMPLES / "qwen-bpe", "--output", tmp_path, "--runtime-python",
+                    "/bin/false", "--report", tmp_path / "r.json")
     assert r.returncode == 2 and "--runtime-python /bin/false" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
 
 
 def test_no_verify_refuses_before_writing(tmp_path):
-    r = export_cli("--path", SAMPLES / "llama-spm", "--output", tmp_path, "--no-verify")
+    r = run_process("mtok-export", "--path", SAMPLES / "llama-spm", "--output", tmp_path, "--no-verify")
     assert r.returncode == 3 and "declared" in r.stdout
     assert list(tmp_path.iterdir()) == []
 
 
 def test_bad_input_still_writes_the_report(tmp_path):
-    r = export_cli("--path", tmp_path / "missing", "--report", tmp_path / "r.json", "--junit", tmp_path / "j.xml")
+    r = run_process("mtok-export", "--path", tmp_path / "missing", "--report", tmp_path / "r.json", "--junit",
+                    tmp_path / "j.xml")
     assert r.returncode == 2
     assert json.loads((tmp_path / "r.json").read_text())["outcome"] == "bad input"
     assert ET.parse(tmp_path / "j.xml").getroot().get("errors") == "1"
@@ -252,8 +248,8 @@ def test_deepseek_split_regexes_export_exact(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     (src / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False))
-    r = export_cli("--path", src, "--output", tmp_path / "out", "--report", tmp_path / "r.json", "--no-chat",
-                   "--regex-form", "explicit", "--allow-crash")
+    r = run_process("mtok-export", "--path", src, "--output", tmp_path / "out", "--report", tmp_path / "r.json",
+                    "--no-chat", "--regex-form", "explicit", "--allow-crash")
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["verify"]["robustness"]["crash"]["status"] == "was killed by SIGSEGV"
@@ -277,8 +273,8 @@ def test_chat_render_difference_is_not_explained_by_a_lint_finding(tmp_path):
     (the arith-op lint finding is no explanation): exit 1."""
     template = tmp_path / "glm4.jinja"
     template.write_text(GLM4_STYLE)
-    r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", tmp_path / "out", "--chat-template", template,
-                   "--allow-lossy", "--report", tmp_path / "r.json")
+    r = run_process("mtok-export", "--path", SAMPLES / "qwen-bpe", "--output", tmp_path / "out", "--chat-template",
+                    template, "--allow-lossy", "--report", tmp_path / "r.json")
     assert r.returncode == 1, r.stdout + r.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     chat = {c["name"]: c for c in report["verify"]["checks"]}
@@ -292,8 +288,8 @@ def test_tool_paths_are_verified_on_the_runtime(tmp_path):
     calls (MNN compares any two dicts as equal): the chat-paths check, with tools and whole messages
     passed as the engine takes them, catches what the plain checks pass."""
     template = CORPUS / "chat_templates/llama.cpp/Mistral-Small-3.2-24B-Instruct-2506.jinja"
-    r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", tmp_path / "out", "--chat-template", template,
-                   "--allow-lossy", "--report", tmp_path / "r.json")
+    r = run_process("mtok-export", "--path", SAMPLES / "qwen-bpe", "--output", tmp_path / "out", "--chat-template",
+                    template, "--allow-lossy", "--report", tmp_path / "r.json")
     assert r.returncode == 1, r.stdout + r.stderr
     checks = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["verify"]["checks"]}
     assert checks["chat text"]["ok"] == checks["chat text"]["total"] > 0

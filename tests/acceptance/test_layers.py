@@ -51,27 +51,28 @@ def test_the_checks_catch_what_they_are_for():
 def test_lazy_imports_are_allowed_only_where_named():
     """A named place allows only its named target (by dotted prefix, not by string prefix), and an
     allowed lazy import is still checked for direction and cycles."""
-    allowed = [Edge("mtok_export.formats", "mtok_export.readers.gguf", 1, True),
+    allowed = [Edge("mtok_export.readers.formats.gguf", "mtok_export.readers.gguf", 1, True),
                Edge("mtok_export.export", "mtok_export.verification", 1, True),
                Edge("mtok_export.targets", "mtok_export.lower.legacy.type0", 1, True),
                Edge("mtok_export.lower.chat_template", "mtok_export.chat.lowering", 1, True)]
     assert G.lazy(allowed) == []
     wrong = [Edge("mtok_export.formats", "mtok_export.verify.check", 1, True),  # a target not named for it
              Edge("mtok_export.export", "mtok_export.verificationx", 1, True),  # a string prefix, not a module's
-             Edge("mtok_export.formatsx", "mtok_export.readers.gguf", 1, True),
+             Edge("mtok_export.readers.formatsx", "mtok_export.readers.gguf", 1, True),
              Edge("mtok_export.lower.models", "mtok_export.chat.lowering", 1, True),  # a place not named
              Edge("mtok_export.verify.check", "mtok_export.verification", 1, True)]
     assert G.lazy(wrong) == wrong
-    assert G.lazy([Edge("mtok_export.formats", "mtok_export.readers.gguf", 1, False)]) == []  # top-level: not lazy
-    up = Edge("mtok_export.formats", "mtok_export.legacy", 1, True)
-    assert G.lazy([up]) == [] and G.upward([up]) == []  # legacy sits below formats
+    top = Edge("mtok_export.readers.formats.gguf", "mtok_export.readers.gguf", 1, False)
+    assert G.lazy([top]) == []  # top-level: not lazy
+    up = Edge("mtok_export.readers.formats.mnn", "mtok_export.legacy", 1, True)
+    assert G.lazy([up]) == [] and G.upward([up]) == []  # legacy sits in the readers layer
     up = Edge("mtok_export.lower.chat_template", "mtok_export.chat", 1, True)
     assert G.upward([up]) == []
     bad = Edge("mtok_export.chat.lowering", "mtok_export.lower.chat_template", 1, True)  # lower is above chat
     assert G.upward([bad]) == [bad]
-    ring = [Edge("mtok_export.formats", "mtok_export.readers.gguf", 1, True),
-            Edge("mtok_export.readers.gguf", "mtok_export.formats", 1, False)]
-    assert G.cycles(ring) == [["mtok_export.formats", "mtok_export.readers.gguf"]]
+    ring = [Edge("mtok_export.readers.formats.gguf", "mtok_export.readers.gguf", 1, True),
+            Edge("mtok_export.readers.gguf", "mtok_export.readers.formats.gguf", 1, False)]
+    assert G.cycles(ring) == [["mtok_export.readers.formats.gguf", "mtok_export.readers.gguf"]]
 
 
 def test_every_named_lazy_place_exists_and_is_used():

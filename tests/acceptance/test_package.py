@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 import sys
 import tomllib
 import typing
@@ -18,16 +17,12 @@ import pytest
 import mtok_export
 from mtok_export import api
 from mtok_export.errors import LossError
+from tests.support.commands import run_process
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 # bert-wordpiece's losses beyond edge inputs (its stream-decode cannot reach an encoder's user: issue 39)
 REFUSED = ["suffix-not-appended"]
-
-
-def mtok(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mtok_export", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd or REPO, timeout=300)
 
 
 # ------------------------------------------------------------------ types
@@ -51,7 +46,7 @@ def test_api_functions_have_resolvable_annotations(name):
 def test_result_fields_are_typed():
     from mtok_export.export import ExportResult
     from mtok_export.job import Job, VerifyOptions
-    from mtok_export.inspection import InspectResult
+    from mtok_export.deployed_file import InspectResult
     from mtok_export.ir import Tokenizer
     from mtok_export.lower import Lowering
     from mtok_export.mtok import Layout
@@ -98,7 +93,7 @@ def test_loss_error_hint_is_in_api_terms_for_api_callers(tmp_path):
 def test_the_cli_hint_names_options(tmp_path, command):
     args = [*command, SAMPLES / "bert-wordpiece", *(["--output", tmp_path, "--no-verify"] if command[0] == "export"
                                                    else [tmp_path / "a.mtok"])]
-    r = mtok(*args)
+    r = run_process("mtok", *args)
     assert r.returncode == 3, r.stderr
     assert f"  hint: accept them with --accept {','.join(REFUSED)} (or list them in an --accept-file" in r.stderr
     assert "accept=" not in r.stderr
@@ -120,35 +115,35 @@ def test_every_command_that_prints_a_result_has_json():
 
 @pytest.mark.runtime
 def test_convert_json(tmp_path):
-    r = mtok("convert", SAMPLES / "qwen-bpe", tmp_path / "q.mtok", "--json")
+    r = run_process("mtok", "convert", SAMPLES / "qwen-bpe", tmp_path / "q.mtok", "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert (data["command"], data["ok"], data["exit_code"], data["error"]) == ("mtok convert", True, 0, None)
     assert data["paths"] == [str(tmp_path / "q.mtok")] and data["size"] == (tmp_path / "q.mtok").stat().st_size
     assert data["refused"] == [] and all(x["code"] and x["json_path"] for x in data["losses"])
     # refused: exit 3, the losses and the refused codes, nothing written
-    r = mtok("convert", SAMPLES / "bert-wordpiece", tmp_path / "b.mtok", "--json")
+    r = run_process("mtok", "convert", SAMPLES / "bert-wordpiece", tmp_path / "b.mtok", "--json")
     assert r.returncode == 3 and r.stderr == ""
     data = json.loads(r.stdout)
     assert data["refused"] == REFUSED and data["hint"].startswith("accept them with --accept ")
     assert set(REFUSED) <= {x["code"] for x in data["losses"]} and not (tmp_path / "b.mtok").exists()
     # an existing output: exit 2 with the reason
-    r = mtok("convert", SAMPLES / "qwen-bpe", tmp_path / "q.mtok", "--json")
+    r = run_process("mtok", "convert", SAMPLES / "qwen-bpe", tmp_path / "q.mtok", "--json")
     assert r.returncode == 2 and json.loads(r.stdout)["error"] == f"{tmp_path / 'q.mtok'}: exists; pass --force to replace it"
 
 
 @pytest.mark.runtime
 def test_chat_json(tmp_path):
-    assert mtok("convert", SAMPLES / "qwen-bpe", tmp_path / "q.mtok", "-q").returncode == 0
+    assert run_process("mtok", "convert", SAMPLES / "qwen-bpe", tmp_path / "q.mtok", "-q").returncode == 0
     msgs = tmp_path / "m.json"
     msgs.write_text(json.dumps([{"role": "user", "content": "hi"}]))
-    plain = mtok("chat", tmp_path / "q.mtok", "--messages", msgs)
-    r = mtok("chat", tmp_path / "q.mtok", "--messages", msgs, "--json")
+    plain = run_process("mtok", "chat", tmp_path / "q.mtok", "--messages", msgs)
+    r = run_process("mtok", "chat", tmp_path / "q.mtok", "--messages", msgs, "--json")
     assert r.returncode == plain.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert (data["command"], data["engine"], data["text"]) == ("mtok chat", "jinja2", plain.stdout)
     assert data["text"].endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
-    bad = mtok("chat", tmp_path / "q.mtok", "--messages", tmp_path / "nope.json", "--json")
+    bad = run_process("mtok", "chat", tmp_path / "q.mtok", "--messages", tmp_path / "nope.json", "--json")
     assert bad.returncode == 2 and bad.stderr == ""
     data = json.loads(bad.stdout)
     assert data["ok"] is False and data["text"] is None and "nope.json" in data["error"]

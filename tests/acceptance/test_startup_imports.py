@@ -106,10 +106,10 @@ def test_a_command_run_alone_parses_and_prints_as_in_the_whole_app(monkeypatch, 
     """`cli._narrowed`: the app holding only the command run must print the same help, usage errors
     and results as the whole app, for every command."""
     from mtok_export import cli
-    from tests.support.commands import mtok_here
+    from tests.support.commands import run_here
 
     def run(*argv):
-        return mtok_here(monkeypatch, capsys, *argv)
+        return run_here(monkeypatch, capsys, "mtok", *argv)
 
     names = [c.name for c in cli.app.registered_commands]
     assert len(names) >= 8 and "export" in names

@@ -12,7 +12,6 @@ the CLI (`mtok lint-template [--fix]`) and the export integration.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 
 import jinja2
@@ -26,7 +25,7 @@ from mtok_export.targets import DEFAULT, TARGETS
 from mtok_export.verify.chat_parity import (HANG, builtin_conversations, compare, reference_render,
                                             runtime_renders)
 
-from tests.support.commands import export_cli
+from tests.support.commands import run_process
 from tests.support.corpus_dirs import CORPUS_TEMPLATES, SAMPLES
 from tests.support.marks import needs_mnn
 
@@ -283,51 +282,38 @@ def test_export_refuses_a_template_that_would_hang():
         lower(replace(tok, chat=replace(tok.chat, text="{{ [1 * 2] }}")), TARGETS[DEFAULT])
 
 
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    from mtok_export.cli import main
-
-    def run(*args):
-        monkeypatch.setattr(sys, "argv", ["mtok", *map(str, args)])
-        with pytest.raises(SystemExit) as info:
-            main()
-        out, err = capsys.readouterr()
-        return (info.value.code or 0), out, err
-    return run
-
-
 def test_cli_reports_fixed_and_remaining(cli, tmp_path):
     path = tmp_path / "t.jinja"
     path.write_text("{{ m.get('k') }}{{ 1 * 2 }}", encoding="utf-8")
-    code, out, _ = cli("lint-template", path)
+    code, out, _ = cli("mtok", "lint-template", path)
     assert code == 1
     assert f"{path}:1:6: dict-method [fixed by lowering]:" in out
     assert f"{path}:1:22: arith-op [remains]:" in out
     assert "2 finding(s), 1 fixed by lowering, 1 remain" in out
-    code, out, _ = cli("lint-template", path, "--json")
+    code, out, _ = cli("mtok", "lint-template", path, "--json")
     assert code == 1 and '"fixed": true' in out and '"fixed": false' in out
 
 
 def test_cli_exit_0_when_lowering_fixes_everything(cli, tmp_path):
     path = tmp_path / "t.jinja"
     path.write_text("{% if True %}{{ m.get('k') }}{% endif %}", encoding="utf-8")
-    code, out, _ = cli("lint-template", path)
+    code, out, _ = cli("mtok", "lint-template", path)
     assert code == 0 and "0 remain" in out
-    code, out, _ = cli("lint-template", "--fix", path)
+    code, out, _ = cli("mtok", "lint-template", "--fix", path)
     assert (code, out) == (0, "{% if true %}{{ m['k'] if 'k' in m else none }}{% endif %}")
 
 
 def test_cli_fix_needs_one_template(cli, tmp_path):
     (tmp_path / "a.jinja").write_text("a", encoding="utf-8")
     (tmp_path / "b.jinja").write_text("b", encoding="utf-8")
-    code, out, err = cli("lint-template", "--fix", tmp_path)
+    code, out, err = cli("mtok", "lint-template", "--fix", tmp_path)
     assert code == 2 and err.startswith("error:") and "exactly one template, found 2" in err
 
 
 def test_cli_fix_refuses_a_hang(cli, tmp_path):
     path = tmp_path / "t.jinja"
     path.write_text("{{ [1 * 2] }}", encoding="utf-8")
-    code, _out, err = cli("lint-template", "--fix", path)
+    code, _out, err = cli("mtok", "lint-template", "--fix", path)
     assert code == 2 and err.startswith("error:") and "Traceback" not in err
 
 
@@ -335,7 +321,7 @@ def test_cli_fix_refuses_a_hang(cli, tmp_path):
 def test_cli_unknown_target(cli, tmp_path, target):
     path = tmp_path / "t.jinja"
     path.write_text("x", encoding="utf-8")
-    code, _out, err = cli("lint-template", "--target", target, path)
+    code, _out, err = cli("mtok", "lint-template", "--target", target, path)
     assert code == 2 and f"unknown target {target!r} (known: mnn-3.6, mnn-3.5, mnn-head" in err
     assert "mnn-legacy" not in err.split("(known: ")[1]
 
@@ -358,8 +344,8 @@ def test_export_verifies_the_repaired_glm4_guard(tmp_path):
     template.write_text("[gMASK]<sop>{% for item in messages %}{% if item['tools'] is defined %}<|system|>\n"
                         "You may call these tools: {{ item['tools'] }}{% endif %}<|{{ item['role'] }}|>\n"
                         "{{ item['content'] }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}\n")
-    r = export_cli("--path", SAMPLES / "qwen-bpe", "--output", tmp_path / "out", "--chat-template", template,
-                   "--allow-lossy", "--report", tmp_path / "r.json")
+    r = run_process("mtok-export", "--path", SAMPLES / "qwen-bpe", "--output", tmp_path / "out", "--chat-template",
+                    template, "--allow-lossy", "--report", tmp_path / "r.json")
     assert r.returncode == 0, r.stdout + r.stderr
     chat = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["verify"]["checks"]}
     assert chat["chat text"]["ok"] == chat["chat text"]["total"] > 0
@@ -385,9 +371,9 @@ def test_cli_reports_the_position_in_the_json_file(cli, tmp_path, layout):
     path.write_text(raw, encoding="utf-8")
     line, col = _file_line_col(raw, "get('k')")  # the dict-method finding points at the method's name
     label = f"{path}" + ("#default" if layout == "named-list" else "")
-    code, out, _ = cli("lint-template", path)
+    code, out, _ = cli("mtok", "lint-template", path)
     assert f"{label}:{line}:{col}: dict-method [fixed by lowering]:" in out and "(template 3:8)" in out, out
-    code, out, _ = cli("lint-template", path, "--json")
+    code, out, _ = cli("mtok", "lint-template", path, "--json")
     (finding,) = json.loads(out)["findings"]
     assert (finding["line"], finding["col"], finding["template_line"], finding["template_col"]) == (line, col, 3, 8)
 

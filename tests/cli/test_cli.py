@@ -25,7 +25,7 @@ from mtok_export.ir import decoders as D
 from mtok_export.ir import models as M
 from mtok_export.mtok import write_mtok
 
-from tests.support.commands import mtok
+from tests.support.commands import run_process
 from tests.support.corpus_dirs import REPO, SAMPLES
 from tests.support.spec_example import SPEC_2_10
 
@@ -309,46 +309,46 @@ def test_inspect_file_name_closing_tag_does_not_crash(cli, tmp_path):
 @pytest.fixture(scope="module")
 def qwen_mtok(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("q") / "q.mtok"
-    assert mtok("convert", SAMPLES / "qwen-bpe", out, "--allow-lossy").returncode == 0
+    assert run_process("mtok", "convert", SAMPLES / "qwen-bpe", out, "--allow-lossy").returncode == 0
     return out
 
 
 @pytest.mark.parametrize("command", [("export",), ("inspect",), ("verify",), ("convert",), ("tables", "show"),
                                      ("tables", "diff"), ("lint-template",), ("chat",), ("losses",), ()])
 def test_global_options_in_every_help(command):
-    r = mtok(*command, "--help")
+    r = run_process("mtok", *command, "--help")
     assert r.returncode == 0, r.stderr
     for option in ("--debug", "--quiet", "--version"):
         assert option in r.stdout, (command, r.stdout)
 
 
 def test_global_options_in_mtok_export_help():
-    r = mtok("--help", prog="mtok-export")
+    r = run_process("mtok-export", "--help")
     assert r.returncode == 0 and all(o in r.stdout for o in ("--debug", "--quiet", "--version", "--path"))
 
 
 @pytest.mark.runtime
 def test_quiet_prints_nothing_but_errors(qwen_mtok, tmp_path):
-    r = mtok("inspect", qwen_mtok, "--quiet")
+    r = run_process("mtok", "inspect", qwen_mtok, "--quiet")
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
-    r = mtok("-q", "inspect", tmp_path / "missing.mtok")
+    r = run_process("mtok", "-q", "inspect", tmp_path / "missing.mtok")
     assert r.returncode == 2 and r.stderr == f"error: {tmp_path / 'missing.mtok'}: cannot read (No such file or directory)\n"
 
 
 def test_debug_anywhere_shows_the_traceback(tmp_path):
-    r = mtok("inspect", tmp_path / "missing.mtok", "--debug")
+    r = run_process("mtok", "inspect", tmp_path / "missing.mtok", "--debug")
     assert r.returncode != 0 and "Traceback" in r.stderr and "InputError" in r.stderr
 
 
 def test_os_error_is_one_line_exit_2(monkeypatch, capsys):
     # An OSError no reader wrapped: the CLI's last line of defence names the file and the reason.
-    from mtok_export import inspection
+    from mtok_export import deployed_file
     from mtok_export.cli import main
 
     def broken(*a, **k):
         raise OSError(errno.EIO, os.strerror(errno.EIO), "/data/x.mtok")
 
-    monkeypatch.setattr(inspection, "inspect", broken)
+    monkeypatch.setattr(deployed_file, "inspect", broken)
     monkeypatch.setattr(sys, "argv", ["mtok", "inspect", "x.mtok"])
     with pytest.raises(SystemExit) as info:
         main()
@@ -357,13 +357,13 @@ def test_os_error_is_one_line_exit_2(monkeypatch, capsys):
 
 
 def test_internal_error_is_one_line_with_a_hint(monkeypatch, capsys):
-    from mtok_export import inspection
+    from mtok_export import deployed_file
     from mtok_export.cli import main
 
     def bug(*a, **k):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(inspection, "inspect", bug)
+    monkeypatch.setattr(deployed_file, "inspect", bug)
     monkeypatch.setattr(sys, "argv", ["mtok", "inspect", "x.mtok"])
     with pytest.raises(SystemExit) as info:
         main()
@@ -374,7 +374,7 @@ def test_internal_error_is_one_line_with_a_hint(monkeypatch, capsys):
 
 
 def test_inspect_escapes_once(qwen_mtok):
-    out = mtok("inspect", qwen_mtok).stdout
+    out = run_process("mtok", "inspect", qwen_mtok).stdout
     # The template holds the two characters backslash and n; the regex holds \r, \n and \p escapes.
     assert r"{{- '<|im_start|>system\n' + messages[0]['content'] + '<|im_end|>\n' }}" in out
     assert r"[^\r\n\p{L}\p{N}]?\p{L}+" in out
@@ -385,14 +385,15 @@ def test_inspect_escapes_once(qwen_mtok):
 def test_convert_random_file_names_what_it_is_not(tmp_path):
     f = tmp_path / "random.bin"
     f.write_bytes(bytes(range(256)) * 4)
-    r = mtok("convert", f, tmp_path / "out.mtok")
+    r = run_process("mtok", "convert", f, tmp_path / "out.mtok")
     assert r.returncode == 2
-    assert r.stderr.startswith(f"error: {f}: not a tokenizer file this tool recognizes (not mtok, legacy-txt, gguf")
-    assert "sentencepiece, tokenizer.json" in r.stderr and "), and none is beside it;" in r.stderr
+    assert r.stderr.startswith(f"error: {f}: not a tokenizer file this tool recognizes (not tokenizer.json, tekken, "
+                               "sentencepiece, gguf")
+    assert "bert-vocab.txt, legacy-txt, mtok, merges" in r.stderr and "), and none is beside it;" in r.stderr
     first, *why = r.stderr.rstrip().splitlines()
     assert first.endswith("it looks like binary data")  # then why each binary format did not take it
-    assert why == ["  as GGUF: no 'GGUF' magic (its first bytes are b'\\x00\\x01\\x02\\x03')",
-                   "  as SentencePiece model: its first byte 0x00 is not a ModelProto's first field (0x0a)"]
+    assert why == ["  as SentencePiece model: its first byte 0x00 is not a ModelProto's first field (0x0a)",
+                   "  as GGUF: no 'GGUF' magic (its first bytes are b'\\x00\\x01\\x02\\x03')"]
 
 
 def test_tables_do_not_wrap_without_a_terminal():
@@ -419,12 +420,12 @@ def test_tables_do_not_wrap_without_a_terminal():
                                          ("llama-spm/tokenizer.model", "sentencepiece")])
 def test_inspect_of_a_tokenizer_source_says_what_it_is_and_what_to_run(source, fmt):
     # Was "section header at 0x00000000: header line 1 must be decimal integers, got b'{'".
-    r = mtok("inspect", SAMPLES / source)
+    r = run_process("mtok", "inspect", SAMPLES / source)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert f"{SAMPLES / source}: a {fmt} file, a tokenizer source: `mtok inspect` reads the .mtok" in r.stderr
     assert f"hint: export it with `mtok-export --path {SAMPLES / source}`" in r.stderr
     assert "caused by:" in r.stderr and "section header at 0x00000000" in r.stderr  # the offset, still
-    r = mtok("inspect", SAMPLES / source.split("/")[0])  # its folder: not an MNN model folder, but a source
+    r = run_process("mtok", "inspect", SAMPLES / source.split("/")[0])  # its folder: not an MNN model folder, but a source
     assert r.returncode == 2 and "not an MNN model folder" in r.stderr
     assert f"hint: it holds a tokenizer source: export it with `mtok-export --path {SAMPLES / source.split('/')[0]}`" \
         in r.stderr
@@ -433,6 +434,6 @@ def test_inspect_of_a_tokenizer_source_says_what_it_is_and_what_to_run(source, f
 def test_inspect_of_a_broken_mtok_still_names_the_offset(tmp_path):
     p = tmp_path / "text.mtok"
     p.write_bytes((SAMPLES / "text.txt").read_bytes())
-    r = mtok("inspect", p)
+    r = run_process("mtok", "inspect", p)
     assert r.returncode == 2 and "section header at 0x00000000: header line 1 must be decimal integers" in r.stderr
     assert "hint" not in r.stderr

@@ -34,7 +34,7 @@ def _walk(cmd, prefix: str = "") -> dict:
 
 def commands() -> dict:
     """Every command of `mtok` and `mtok-export`, with its parameters (the help text's placeholders
-    unfilled: `cli.options.fill` fills them when shown)."""
+    unfilled: `cli.registry_help.fill` fills them when shown)."""
     import typer
 
     from mtok_export import cli

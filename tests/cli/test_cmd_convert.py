@@ -5,21 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import subprocess
-import sys
 
 import pytest
 
 from mtok_export.formats import read_source
 from mtok_export.ir.models import vocab_of
 from mtok_export.mtok import read_mtok
+from tests.support.commands import run_process
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def run(*args) -> tuple[int, str]:
     """The real entry point (error handling and exit codes included), in a subprocess."""
-    r = subprocess.run([sys.executable, "-m", "mtok_export", *map(str, args)], capture_output=True, text=True)
+    r = run_process("mtok", *args)
     return r.returncode, r.stdout + r.stderr
 
 

@@ -6,29 +6,27 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from mtok_export.cli import app
 from mtok_export.ir import Tokenizer
 from mtok_export.ir import decoders as D
 from mtok_export.ir import models as M
 from mtok_export.mtok import read_mtok, write_mtok
 
 
-def _inspect_json(path) -> dict:
-    result = CliRunner().invoke(app, ["inspect", str(path), "--json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+def _inspect_json(cli, path) -> dict:
+    code, out, err = cli("mtok", "inspect", path, "--json")
+    assert code == 0, out + err
+    return json.loads(out)
 
 
 @pytest.mark.runtime
-def test_inspect_matches_hf(tokenizer_name, lowered_corpus, tmp_path):
+def test_inspect_matches_hf(tokenizer_name, lowered_corpus, tmp_path, cli):
     from tokenizers import Tokenizer as HF
 
     ex = lowered_corpus[tokenizer_name]
     path = tmp_path / "tokenizer.mtok"
     path.write_bytes(ex.data)
-    info = _inspect_json(path)
+    info = _inspect_json(cli, path)
     hf = HF.from_file(str(ex.directory / "tokenizer.json"))
     raw = json.loads((ex.directory / "tokenizer.json").read_bytes())
     # every HF id (vocab + added tokens) is in the written vocab, with the file's own text
@@ -51,7 +49,7 @@ def test_inspect_matches_hf(tokenizer_name, lowered_corpus, tmp_path):
     assert end == info["file"]["size"] == len(ex.data)
 
 
-def test_inspect_reports_unsorted_merges_as_warning(tmp_path):
+def test_inspect_reports_unsorted_merges_as_warning(tmp_path, cli):
     data = write_mtok(Tokenizer(model=M.BPE({"a": 0, "b": 1, "ab": 2, "ba": 3}, (("a", "b"), ("b", "a"))),
                                 decoder=D.Fuse()))
     first = (0).to_bytes(4, "little") + (1).to_bytes(4, "little") + (0).to_bytes(4, "little")
@@ -59,7 +57,7 @@ def test_inspect_reports_unsorted_merges_as_warning(tmp_path):
     broken = data[:i] + data[i + 12:i + 24] + data[i:i + 12] + data[i + 24:]
     path = tmp_path / "broken.mtok"
     path.write_bytes(broken)
-    info = _inspect_json(path)
+    info = _inspect_json(cli, path)
     assert any("merges not sorted" in w for w in info["warnings"])
     # export-side readers stay strict
     import pytest
@@ -69,9 +67,9 @@ def test_inspect_reports_unsorted_merges_as_warning(tmp_path):
         read_mtok(broken)
 
 
-def test_inspect_warns_ids_beyond_vocab(tmp_path):
+def test_inspect_warns_ids_beyond_vocab(tmp_path, cli):
     tok = Tokenizer(model=M.BPE({"a": 0, "b": 1}), decoder=D.Fuse(), stop_ids=(7,))
     path = tmp_path / "t.mtok"
     path.write_bytes(write_mtok(tok))
-    info = _inspect_json(path)
+    info = _inspect_json(cli, path)
     assert any("stop id(s) [7]" in w for w in info["warnings"])

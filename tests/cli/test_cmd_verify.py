@@ -5,8 +5,6 @@ reports k/n per check in JSON."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,13 +14,10 @@ from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.targets import DEFAULT, TARGETS
+from tests.support.commands import run_process
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "qwen-bpe"
 pytestmark = pytest.mark.runtime  # each test exports and verifies on the runtime
-
-
-def mtok(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mtok_export", *map(str, args)], capture_output=True, text=True)
 
 
 def _written(tmp_path, tamper: bool) -> Path:
@@ -39,7 +34,7 @@ def _written(tmp_path, tamper: bool) -> Path:
 
 def test_verify_passes_with_accepted_losses_and_reports_json(tmp_path):
     path = _written(tmp_path, tamper=False)
-    r = mtok("verify", path, "--against", SAMPLE, "--report", tmp_path / "r.json")
+    r = run_process("mtok", "verify", path, "--against", SAMPLE, "--report", tmp_path / "r.json")
     assert r.returncode == 0, r.stdout + r.stderr  # its losses are edge: accepted by default
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["ok"] and report["verify"]["unexplained"] == 0
@@ -50,7 +45,7 @@ def test_verify_passes_with_accepted_losses_and_reports_json(tmp_path):
 
 def test_verify_strict_refuses_edge_losses(tmp_path):
     path = _written(tmp_path, tamper=False)
-    r = mtok("verify", path, "--against", SAMPLE, "--strict")
+    r = run_process("mtok", "verify", path, "--against", SAMPLE, "--strict")
     assert r.returncode == 3
     assert "REFUSED" in r.stdout
     hint = r.stderr.split("--accept ", 1)[1].split()[0]
@@ -59,7 +54,7 @@ def test_verify_strict_refuses_edge_losses(tmp_path):
 
 def test_verify_fails_on_a_tampered_vocab(tmp_path):
     path = _written(tmp_path, tamper=True)
-    r = mtok("verify", path, "--against", SAMPLE, "--allow-lossy", "--json")
+    r = run_process("mtok", "verify", path, "--against", SAMPLE, "--allow-lossy", "--json")
     assert r.returncode == 1
     report = json.loads(r.stdout)
     assert not report["ok"] and report["exit_code"] == 1 and report["verify"]["unexplained"] > 100

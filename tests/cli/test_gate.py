@@ -5,7 +5,6 @@ user would see, and the target that runs the loss exactly."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -61,19 +60,6 @@ def test_the_hint_names_the_target_that_runs_it_exactly():
     assert not any("--target" in x for x in refusal_hint([_suffix_decision()], "mnn-head").splitlines())
 
 
-@pytest.fixture
-def cli(monkeypatch, capsys):
-    from mtok_export.cli import export_main
-
-    def run(*args):
-        monkeypatch.setattr(sys, "argv", ["mtok-export", *map(str, args)])
-        with pytest.raises(SystemExit) as info:
-            export_main()
-        out, err = capsys.readouterr()
-        return info.value.code or 0, out, err
-    return run
-
-
 @needs_corpus
 @needs_mnn
 def test_a_refused_suffix_hints_at_mnn_head(tmp_path, cli):
@@ -85,7 +71,7 @@ def test_a_refused_suffix_hints_at_mnn_head(tmp_path, cli):
                                                                  "tokens": ["<|endoftext|>"]}}}
     (tmp_path / "src").mkdir()
     (tmp_path / "src/tokenizer.json").write_text(json.dumps(tj), encoding="utf-8")
-    code, _, err = cli("--path", tmp_path / "src", "-o", tmp_path / "out")
+    code, _, err = cli("mtok-export", "--path", tmp_path / "src", "-o", tmp_path / "out")
     assert code == 3
     assert "suffix-not-appended: the end user would see: mnn-3.6 does not run the post program: encode() does not " \
            "append [50256]" in err
@@ -101,7 +87,7 @@ def test_a_dead_end_shows_where_the_ids_part(tmp_path, cli, monkeypatch):
 
     import mtok_export.lower.processors as processors
     monkeypatch.setattr(processors, "_unrender_prefix", lambda lw, chat, prefix, lead: chat)
-    code, out, _ = cli("--path", glm4_like(tmp_path), "-o", tmp_path / "out")
+    code, out, _ = cli("mtok-export", "--path", glm4_like(tmp_path), "-o", tmp_path / "out")
     assert code == 1
     assert "first difference at id 2 (expected 12 ids, got 14)" in out
     assert "got      [50257, 50258, 50257, 50258, 50260, 198," in out

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from importlib import metadata
 
-from tests.support.commands import mtok
+from tests.support.commands import run_process
 
 
 def test_version():
-    r = mtok("--version")
+    r = run_process("mtok", "--version")
     assert r.returncode == 0
     lines = r.stdout.splitlines()
     assert lines[0] == f"mtok-export {metadata.version('mtok-export')}"

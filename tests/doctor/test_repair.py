@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.support.commands import mtok, mtok_here
+from tests.support.commands import run_here, run_process
 
 from mtok_export.doctor import diagnose
 from mtok_export.doctor.finding import HEALTHY
@@ -64,24 +64,24 @@ def test_fix_repairs_a_model_folder(tmp_path):
 @pytest.mark.runtime
 def test_the_command(tmp_path):
     d = _folder(tmp_path)
-    r = mtok("doctor", d / "tokenizer.mtok", "--against", SOURCE, "--json", "--no-robust",
-             "--report", tmp_path / "r.json", "--junit", tmp_path / "j.xml")
+    r = run_process("mtok", "doctor", d / "tokenizer.mtok", "--against", SOURCE, "--json", "--no-robust", "--report",
+                    tmp_path / "r.json", "--junit", tmp_path / "j.xml")
     assert r.returncode == 1, r.stderr
     doc = json.loads(r.stdout)
     assert doc["verdict"] == "wrong on edge inputs" and "--fix" in doc["repair"]
     assert json.loads((tmp_path / "r.json").read_text())["exit_code"] == 1
     assert "<failure" in (tmp_path / "j.xml").read_text()
-    r = mtok("doctor", d, "--against", SOURCE, "--fix", "--no-robust")
+    r = run_process("mtok", "doctor", d, "--against", SOURCE, "--fix", "--no-robust")
     assert r.returncode == 0, r.stderr
     assert "fixed:" in r.stdout and (d / "tokenizer.mtok.orig").is_file()
-    r = mtok("doctor", d, "--against", SOURCE, "--fix", "--no-robust")  # healthy now: left as it is
+    r = run_process("mtok", "doctor", d, "--against", SOURCE, "--fix", "--no-robust")  # healthy now: left as it is
     assert r.returncode == 0 and "nothing to fix" in r.stdout, r.stdout + r.stderr
     assert not (d / "tokenizer.mtok.orig.1").exists()
 
 
 def test_bad_input_is_exit_2(monkeypatch, capsys, tmp_path):
     (tmp_path / "x.mtok").write_bytes(b"not a tokenizer")
-    code, _, err = mtok_here(monkeypatch, capsys, "doctor", str(tmp_path / "x.mtok"))
+    code, _, err = run_here(monkeypatch, capsys, "mtok", "doctor", str(tmp_path / "x.mtok"))
     assert code == 2 and "error:" in err
-    code, _, err = mtok_here(monkeypatch, capsys, "doctor", str(tmp_path / "x.mtok"), "--fix")
+    code, _, err = run_here(monkeypatch, capsys, "mtok", "doctor", str(tmp_path / "x.mtok"), "--fix")
     assert code == 2 and "--fix needs --against" in err

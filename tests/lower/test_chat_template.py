@@ -201,7 +201,7 @@ def test_export_of_a_llama31_shaped_folder_renders_its_chats(tmp_path):
     rendered `[{"__jinja_undefined__":true},...]`, chats 0/13; now every chat check passes."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    from tests.support.commands import export_cli
+    from tests.support.commands import run_process
 
     alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
     specials = ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
@@ -219,7 +219,7 @@ def test_export_of_a_llama31_shaped_folder_renders_its_chats(tmp_path):
     (tmp_path / "tokenizer.json").write_text(json.dumps(j), encoding="utf-8")
     (tmp_path / "tokenizer_config.json").write_text(json.dumps(
         {"bos_token": specials[0], "eos_token": "<|eot_id|>", "chat_template": LLAMA31}), encoding="utf-8")
-    r = export_cli("--path", str(tmp_path), "--output", str(tmp_path / "out"), "--json")
+    r = run_process("mtok-export", "--path", str(tmp_path), "--output", str(tmp_path / "out"), "--json")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr
     report = json.loads(r.stdout)
     checks = {c["name"]: c for c in report["verify"]["checks"]}

@@ -19,7 +19,7 @@ from mtok_export.mtok import read_mtok, write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.targets import DEFAULT, TARGETS
 
-from tests.support.commands import export_cli
+from tests.support.commands import run_process
 from tests.support.marks import needs_mnn
 
 TEXTS = ["Hello world, the quick brown fox.", "def main():\n    return 42\n", "a `tick` here", "<|endofprompt|>x",
@@ -106,7 +106,7 @@ def test_no_gaps_no_pass(lowered):
 @needs_mnn
 def test_export_with_gaps_verifies(folder, tmp_path):
     out = tmp_path / "out"
-    r = export_cli("--path", str(folder), "--output", str(out), "--no-chat")
+    r = run_process("mtok-export", "--path", str(folder), "--output", str(out), "--no-chat")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "id-gaps-filled" in r.stdout and "passed: wrote" in r.stderr
 

@@ -84,13 +84,10 @@ def test_forms_on_the_runtime_against_hf(qwen, tmp_path):
     assert out["table"][n] != want[n] and out["table"][n + 1] != want[n + 1]
 
 
-def test_cli_table_form_is_written_and_recorded(tmp_path):
+def test_cli_table_form_is_written_and_recorded(tmp_path, cli):
     """`mtok export --normalizer-form table`: the file carries the table, the manifest the choice."""
     import json
 
-    from typer.testing import CliRunner
-
-    from mtok_export.cli import app
     from mtok_export.mtok import read_mtok
 
     src = tmp_path / "src"
@@ -99,9 +96,9 @@ def test_cli_table_form_is_written_and_recorded(tmp_path):
         "version": "1.0", "added_tokens": [], "normalizer": {"type": "NFC"}, "pre_tokenizer": None,
         "post_processor": None, "decoder": None,
         "model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}}))
-    done = CliRunner().invoke(app, ["export", "--path", str(src), "-o", str(tmp_path / "out"), "--no-verify",
-                                    "--allow-lossy", "--normalizer-form", "table"])
-    assert done.exit_code == 0, done.output
+    code, out, err = cli("mtok", "export", "--path", src, "-o", tmp_path / "out", "--no-verify", "--allow-lossy",
+                         "--normalizer-form", "table")
+    assert code == 0, out + err
     assert read_mtok((tmp_path / "out" / "tokenizer.mtok").read_bytes())[0].normalizer == N.CodepointMap(table("NFC"))
     manifest = json.loads((tmp_path / "out" / "tokenizer.mtok.json").read_text())
     assert "normalizer_form" in json.dumps(manifest) and "normalizer-table" in json.dumps(manifest)

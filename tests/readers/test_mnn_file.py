@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -42,28 +41,15 @@ def legacy_files(tmp_path_factory):
     return files
 
 
-@pytest.fixture
-def export(monkeypatch, capsys, mnn341_python):
-    """mtok-export --path FILE --output DIR --json -> (exit code, JSON outcome)."""
-    monkeypatch.setenv("MTOK_MNN341_PYTHON", mnn341_python)
-    from mtok_export.cli import export_main
-
-    def run(path: Path, output: Path):
-        monkeypatch.setattr(sys, "argv", ["mtok-export", "--path", str(path), "--output", str(output), "--json"])
-        with pytest.raises(SystemExit) as info:
-            export_main()
-        out, _ = capsys.readouterr()
-        return info.value.code or 0, json.loads(out)
-    return run
-
-
 @pytest.mark.runtime
 @pytest.mark.parametrize("name", list(CASES))
-def test_legacy_txt_exports_to_mtok(name, legacy_files, export, tmp_path):
+def test_legacy_txt_exports_to_mtok(name, legacy_files, cli, tmp_path, monkeypatch, mnn341_python):
+    monkeypatch.setenv("MTOK_MNN341_PYTHON", mnn341_python)
     kind, code, refused = CASES[name]
     src = legacy_files[name]
     assert src.read_bytes().startswith(f"430 {kind}\n".encode())
-    rc, outcome = export(src, tmp_path / "out")
+    rc, out, _ = cli("mtok-export", "--path", src, "--output", tmp_path / "out", "--json")
+    outcome = json.loads(out)
     report = outcome["verify"]
     assert report["runtime"] == "3.6.1"
     assert report["unexplained"] == 0, [c for c in report["checks"] if c["unexplained"]]
@@ -82,13 +68,15 @@ def test_legacy_txt_exports_to_mtok(name, legacy_files, export, tmp_path):
 
 @pytest.mark.runtime
 @pytest.mark.parametrize("name", ["llama2-7b-hf", "qwen2.5-instruct", "bert-base-uncased"])
-def test_mtok_exports_to_mtok(name, export, tmp_path):
+def test_mtok_exports_to_mtok(name, cli, tmp_path, monkeypatch, mnn341_python):
     """A .mtok this tool wrote, exported again: the same behaviour as the source on MNN 3.6.1, its
     header prefix (Llama-2's BOS) and stop ids included, and its chat template's renders."""
+    monkeypatch.setenv("MTOK_MNN341_PYTHON", mnn341_python)
     src = tmp_path / "in" / "tokenizer.mtok"
     src.parent.mkdir()
     src.write_bytes(build(read_source(CORPUS / "tokenizers" / name), "mtok")[0])
-    rc, outcome = export(src, tmp_path / "out")
+    rc, out, _ = cli("mtok-export", "--path", src, "--output", tmp_path / "out", "--json")
+    outcome = json.loads(out)
     assert (rc, outcome["exit_code"]) == (0, 0), outcome["error"]
     checks = {c["name"]: c for c in outcome["verify"]["checks"]}
     for check in ("engine ids", "raw ids", "streaming decode", "stop ids") + (
@@ -119,14 +107,16 @@ def test_type0_reader_records_its_file_and_stops(legacy_files):
 
 
 @pytest.mark.parametrize("name", ["Llama2_7b_vocab.txt", "Qwen_7b_vocab.txt", "Chatglm2_6b_vocab.txt"])
-def test_pre430_vocab_files_are_refused_as_input(name, export, tmp_path):
+def test_pre430_vocab_files_are_refused_as_input(name, cli, mnn341_python, tmp_path, monkeypatch):
     """The real old MNN files: one base64 token per line, no header, merges or scores.  MNN 3.4.1
     itself refuses them ("magic number is wrong"), so there is no runtime to verify an export
     against: bad input (exit 2) naming the file, nothing written."""
+    monkeypatch.setenv("MTOK_MNN341_PYTHON", mnn341_python)
     src = tmp_path / "in" / name
     src.parent.mkdir()
     src.write_bytes((CORPUS / "mnn-legacy" / name).read_bytes())
-    rc, outcome = export(src, tmp_path / "out")
+    rc, out, _ = cli("mtok-export", "--path", src, "--output", tmp_path / "out", "--json")
+    outcome = json.loads(out)
     assert rc == 2 and outcome["error"].startswith(f"{src}: not a tokenizer file")
     assert not (tmp_path / "out").exists()
 
@@ -160,14 +150,16 @@ def test_type1_bytes_no_token_starts_are_skipped(legacy_files, mnn341_python, tm
 
 
 @pytest.mark.runtime
-def test_without_mnn341_the_export_is_a_refused_self_check(legacy_files, export, tmp_path, monkeypatch):
+def test_without_mnn341_the_export_is_a_refused_self_check(legacy_files, cli, mnn341_python, tmp_path, monkeypatch):
     """No MNN 3.4.1 here: verification falls back to the self-check, which the policy refuses by
     default (reference-unavailable), naming the command that creates the venv."""
     from mtok_export.verify import mnn341
 
+    monkeypatch.setenv("MTOK_MNN341_PYTHON", mnn341_python)  # as the other exports here, then taken away
     monkeypatch.delenv(mnn341.ENV)
     monkeypatch.setenv("MTOK_CACHE_DIR", str(tmp_path / "empty-cache"))
-    rc, outcome = export(legacy_files["gpt2"], tmp_path / "out")
+    rc, out, _ = cli("mtok-export", "--path", legacy_files["gpt2"], "--output", tmp_path / "out", "--json")
+    outcome = json.loads(out)
     assert rc == 3
     ref = outcome["verify"]["reference"]
     assert ref["self_check"] is True and "not set up" in ref["why"]

@@ -13,6 +13,8 @@ import json
 import pytest
 
 from mtok_export import formats as F
+from mtok_export.readers.formats.tiktoken_json import TIKTOKEN_JSON
+from mtok_export.readers.formats.tokenizer_json import TOKENIZER_JSON
 from mtok_export.errors import InputError
 from mtok_export.ir.tokenizer import NO_CHAT
 from mtok_export.readers.finish import finish
@@ -74,7 +76,7 @@ def test_the_reference_reads_as_the_reader(tmp_path):
 
 def test_read_and_encoded_as_tiktoken_does(tmp_path):
     path = _json(tmp_path, compressed(SMALL, per_line=30))
-    assert F.classify(path) is F.TIKTOKEN_JSON
+    assert F.classify(path) is TIKTOKEN_JSON
     tok = finish(parse_tiktoken_json(path), None)
     assert [(t.content, t.id) for t in tok.added_tokens] == [("<|end|>", len(SMALL))]
     assert tok.pre_tokenizer.pretokenizers[0].pattern.value == PATTERN
@@ -130,7 +132,7 @@ def test_js_tiktoken_modules(tmp_path, wrapper):
     """js-tiktoken's ranks/*.js (ES) and *.cjs (CommonJS) wrap the same object."""
     obj = json.dumps({"pat_str": PATTERN, "special_tokens": {"<|end|>": len(SMALL)}, "bpe_ranks": compressed(SMALL)})
     path = write(tmp_path / "enc.js", wrapper.replace("{}", obj))
-    assert F.classify(path) is F.TIKTOKEN_JSON
+    assert F.classify(path) is TIKTOKEN_JSON
     assert parse_tiktoken_json(path).model.vocab == parse_tiktoken_json(_json(tmp_path, compressed(SMALL))).model.vocab
     assert js_ranks(path)[1] == PATTERN
 
@@ -138,20 +140,20 @@ def test_js_tiktoken_modules(tmp_path, wrapper):
 def test_js_module_with_more_than_the_object_is_refused(tmp_path):
     obj = json.dumps({"pat_str": PATTERN, "special_tokens": {}, "bpe_ranks": compressed(SMALL)})
     path = write(tmp_path / "enc.js", f"export default {obj};\nconsole.log(1);\n")
-    assert F.classify(path) is F.TIKTOKEN_JSON  # by its head
+    assert F.classify(path) is TIKTOKEN_JSON  # by its head
     with pytest.raises(InputError, match="is 'export default {...};' or 'module.exports = {...};' and nothing else"):
         parse_tiktoken_json(path)
 
 
 def test_sniffed_by_its_keys_not_its_name(tmp_path):
     path = _json(tmp_path, compressed(SMALL), name="anything.txt")
-    assert F.classify(path) is F.TIKTOKEN_JSON
+    assert F.classify(path) is TIKTOKEN_JSON
     first = write(tmp_path / "first.json", json.dumps({"bpe_ranks": compressed(SMALL), "pat_str": ".",
                                                        "special_tokens": {}}))
-    assert F.classify(first) is F.TIKTOKEN_JSON
+    assert F.classify(first) is TIKTOKEN_JSON
     # a JSON with a pat_str and no bpe_ranks is none; a tokenizer.json is still one
     assert F.classify(write(tmp_path / "p.json", '{"pat_str": "x", "other": 1}')) is None
-    assert F.classify(write(tmp_path / "t.json", '{"model": {"type": "BPE"}, "bpe_ranks": ""}')) is F.TOKENIZER_JSON
+    assert F.classify(write(tmp_path / "t.json", '{"model": {"type": "BPE"}, "bpe_ranks": ""}')) is TOKENIZER_JSON
 
 
 # ------------------------------------------------------------------ the real files (the zoo)
@@ -174,7 +176,7 @@ def test_npm_files_are_openais_ranks(name, archive):
     known = KNOWN[rank_file_digest(ranks)]
     assert known.name == OPENAI[name] and len(ranks) == known.n_ranks
     assert specials == dict(known.specials)
-    assert F.classify(path) is F.TIKTOKEN_JSON
+    assert F.classify(path) is TIKTOKEN_JSON
 
 
 @pytest.mark.parametrize("name", ["p50k_base", "p50k_edit"])

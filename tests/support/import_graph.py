@@ -22,13 +22,13 @@ LAYERS = (
     ("verification",),  # a written file against its source: export's verify-before-replace, `mtok verify`
     ("compare",),  # diff / stats
     ("verify",),  # reference and runtime engines, the corpus, checks, attribution
-    ("inspection",),  # what a written file holds: readers, dump, manifest (not the export stack)
+    ("deployed_file",),  # what a written (deployed) .mtok or tokenizer.txt holds: readers, dump, manifest (not the export stack)
     ("ci",),  # SARIF, GitHub job summary and workflow commands, made from the outcome JSON of `reports`
     # job: every choice of an export, one value; options: the table declaring each of them once
     # next_command: the one command a refusal or a failure ends with, made from the job
     ("manifest", "reports", "model_folder", "policy", "job", "options", "next_command"),
     ("targets",),  # the registry of runtimes (`target.Target` entries): lower, then an output format writes
-    ("formats",),  # every input/output format: sniff, read, write
+    ("formats",),  # the registry of formats (each declared by a `readers.formats` module): classify, choose, read
     ("writers",),  # IR -> HF files
     ("lower",),  # IR -> what a runtime executes (mtok targets, legacy types), and its HF equivalent
     ("readers", "legacy", "chat"),  # files -> IR; the legacy text format; chat templates
@@ -54,11 +54,13 @@ LAZY_ALLOWED = (
     # the API loads what a call uses: the CLI's export goes through it and loads none of these
     ("mtok_export.api", "mtok_export.verification"),
     ("mtok_export.api", "mtok_export.writers"),  # convert --to hf
-    ("mtok_export.api", "mtok_export.inspection"),  # it reads the legacy formats
+    ("mtok_export.api", "mtok_export.deployed_file"),  # it reads the legacy formats
     ("mtok_export.export", "mtok_export.verification"),  # verify-before-replace: not with --no-verify
     ("mtok_export.export", "mtok_export.verify.runtime"),
-    ("mtok_export.formats", "mtok_export.readers"),  # the reader of the one format read
-    ("mtok_export.formats", "mtok_export.legacy"),  # tokenizer.txt: only when one is read or written
+    # a format entry loads its reader (and the reader's libraries) when it reads: the reader of the one format read
+    ("mtok_export.readers.formats", "mtok_export.readers"),
+    ("mtok_export.readers.formats", "mtok_export.legacy"),  # tokenizer.txt: only when one is read or written
+    ("mtok_export.formats", "mtok_export.readers.finish"),  # with the reader whose result it finishes
     ("mtok_export.targets", "mtok_export.lower.legacy"),
     ("mtok_export.lower.chat_template", "mtok_export.chat"),
     # the CLI builds its commands from the option table at start-up: a value's parser loads when used

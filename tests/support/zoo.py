@@ -127,7 +127,8 @@ def roots() -> list[tuple[str, str, Path]]:
 
 
 def models_in(name: str, source: str, root: Path) -> list[Model]:
-    from mtok_export.formats import TOKENIZER_JSON, candidates
+    from mtok_export.formats import candidates
+    from mtok_export.readers.formats.tokenizer_json import TOKENIZER_JSON
 
     out = []
     for folder, dirs, _ in sorted(os.walk(root)):

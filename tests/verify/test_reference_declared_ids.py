@@ -21,7 +21,7 @@ from mtok_export.lower.hf_equivalent import hf_equivalent
 from mtok_export.formats import read_source
 from mtok_export.verify.reference_tiktoken import hf_from_ir
 
-from tests.support.commands import export_cli
+from tests.support.commands import run_process
 from tests.support.corpus_dirs import SAMPLES
 from tests.support.marks import needs_mnn
 
@@ -83,11 +83,11 @@ def test_export_explains_every_mismatch(folder, tmp_path):
     """Exit 3 (not 1) naming the SentencePiece reference's known differences; accepted, exit 0 with
     every chat check passing."""
     d, _ = folder
-    r = export_cli("--path", str(d), "--output", str(tmp_path / "a"), "--json")
+    r = run_process("mtok-export", "--path", str(d), "--output", str(tmp_path / "a"), "--json")
     assert r.returncode == 3, r.stdout[-2000:] + r.stderr
     report = json.loads(r.stdout)
     assert report["verify"]["unexplained"] == 0
-    r = export_cli("--path", str(d), "--output", str(tmp_path / "b"), "--json", "--allow-lossy")
+    r = run_process("mtok-export", "--path", str(d), "--output", str(tmp_path / "b"), "--json", "--allow-lossy")
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr
     checks = {c["name"]: c for c in json.loads(r.stdout)["verify"]["checks"]}
     assert all(checks[x]["ok"] == checks[x]["total"] > 0 for x in ("chat text", "chat ids", "chat paths"))

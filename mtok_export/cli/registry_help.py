@@ -30,7 +30,8 @@ def _filling(param, record):
 
 
 def filled(text: str) -> str:
-    from ..formats import MTOK, listed as formats
+    from ..formats import listed as formats
+    from ..readers.formats.mnn import MTOK
     from ..targets import DEFAULT, names
 
     mtok = names(MTOK)

@@ -10,12 +10,13 @@ from pathlib import Path
 
 from .dump.jsonify import describe
 from .errors import FormatError, InputError
-from .formats import LEGACY, MTOK, candidates, classify
+from .formats import candidates, classify
 from .ir import Tokenizer
 from .manifest import manifest_path, read_manifest, sha256_bytes
 from .model_folder import describe as describe_folder
 from .model_folder import find
 from .mtok import Layout
+from .readers.formats.mnn import LEGACY, MTOK
 from .readers.mnn_file import read_mnn_file
 
 
