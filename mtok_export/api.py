@@ -41,7 +41,7 @@ from .export import export as export_job
 from .hub import fetch as fetch_hub
 from .hub import parse_repo_id
 from .io import atomic_write
-from .job import Job, VerifyOptions
+from .job import Job, VerifyOptions, resolve_target
 from .losses import Loss
 from .policy import Decision, Policy, decide, refusal_hint, usage_of
 
@@ -225,4 +225,6 @@ def _job(source: Job | PathLike, options: dict, **fixed) -> Job:
         return Job.build(source, **options, **fixed)
     if options:
         raise TypeError(f"a Job carries its options; got {', '.join(sorted(options))} beside it")
-    return dataclasses.replace(source, **fixed) if fixed else source
+    if fixed and fixed["fmt"] != source.fmt:  # convert's format: the target writing it, by the job's target's name
+        return dataclasses.replace(source, target=resolve_target(fixed["fmt"], source.target.name))
+    return source

@@ -47,22 +47,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError, NothingFound
+from .job_options import ReadOptions
 from .mtok import check_written, read_mtok, write_mtok
 from .mtok.constants import FileType
 from .mtok.header import file_type
 from .sniff import is_tiktoken_code, looks_like, not_a_tokenizer, shape
 
 HEAD = 1 << 16  # bytes of each file looked at to classify it
-
-
-@dataclass(frozen=True)
-class Options:
-    """What a reader is told besides the file (`--chat-template`, `--pattern`, `--special`, `--family`)."""
-
-    chat_template: str | None = None  # a named template or a template file, instead of the source's
-    pattern: str | None = None  # tiktoken rank files: the split regex
-    special: dict[str, int] | list[str] | None = None  # tiktoken rank files: {token: id}, or tokens after the ranks
-    family: str | None = None  # vocab.json + merges.txt: gpt2, roberta, whisper
 
 
 @dataclass(frozen=True)
@@ -85,7 +76,7 @@ class Format:
     sniff: Callable[[bytes, Path, Folder], bool]
     # -> what the reader parsed (`readers.finish.Parsed`, finished by `read_source`), or for a file
     # whose header holds the lists (`parsed=False`) the IR itself; None: a companion, never read alone
-    read: Callable[[Path, Options], object] | None
+    read: Callable[[Path, ReadOptions], object] | None
     reference: Reference | None = None  # the independent reference of a readable format
     names: tuple[str, ...] = ()  # conventional file names, preferred in this order among candidates
     # output formats: content (see `targets.Lowered`) -> file bytes; and the strict read-back of
@@ -97,7 +88,7 @@ class Format:
     # companion, read through its partner, or no reader)
     priority: int | None = None
     partner: Format | None = None  # a candidate only with a file of this format beside it
-    options: tuple[str, ...] = ()  # the `Options` fields its reader takes besides chat_template
+    options: tuple[str, ...] = ()  # the `ReadOptions` fields its reader takes besides chat_template
     label: str = ""  # how messages and help name it ("" : not listed, a companion)
     # the "nothing found" error: the file shapes (`sniff.shape`) this format could have, and for a
     # file of such a shape (or of one of `names`) that the sniffer refused, (head, path) -> why
@@ -379,43 +370,43 @@ def why_not_mnn(head: bytes, path: Path) -> str:
 # ------------------------------------------------------------------ readers
 
 
-def _read_tokenizer_json(path: Path, o: Options):
+def _read_tokenizer_json(path: Path, o: ReadOptions):
     from .readers.model_dir import parse_model_dir  # on first use: the reader of the one format read
 
     return parse_model_dir(path.parent, tokenizer_file=path)
 
 
-def _read_tekken(path: Path, o: Options):
+def _read_tekken(path: Path, o: ReadOptions):
     from .readers.tekken import parse_tekken  # on first use: the reader of the one format read
 
     return parse_tekken(path)
 
 
-def _read_gguf(path: Path, o: Options):
+def _read_gguf(path: Path, o: ReadOptions):
     from .readers.gguf import parse_gguf  # on first use: the reader of the one format read
 
     return parse_gguf(path)
 
 
-def _read_sentencepiece(path: Path, o: Options):
+def _read_sentencepiece(path: Path, o: ReadOptions):
     from .readers.sentencepiece import parse_sentencepiece  # on first use: the reader of the one format read
 
     return parse_sentencepiece(path)
 
 
-def _read_tiktoken(path: Path, o: Options):
+def _read_tiktoken(path: Path, o: ReadOptions):
     from .readers.remote_code import parse_tiktoken_with_code  # on first use: the reader of the one format read
 
     return parse_tiktoken_with_code(path, pattern=o.pattern, special=o.special)
 
 
-def _read_tiktoken_json(path: Path, o: Options):
+def _read_tiktoken_json(path: Path, o: ReadOptions):
     from .readers.tiktoken_json import parse_tiktoken_json  # on first use: the reader of the one format read
 
     return parse_tiktoken_json(path)
 
 
-def _read_vocab_json(path: Path, o: Options):
+def _read_vocab_json(path: Path, o: ReadOptions):
     from .readers.gpt2_files import parse_gpt2_files  # on first use: the reader of the one format read
 
     merges = Folder(path.parent).of(MERGES)
@@ -424,32 +415,32 @@ def _read_vocab_json(path: Path, o: Options):
     return parse_gpt2_files(path, family=o.family, merges_path=merges)
 
 
-def _read_merges(path: Path, o: Options):
+def _read_merges(path: Path, o: ReadOptions):
     vocab = Folder(path.parent).of(VOCAB_JSON)
     if vocab is None:
         raise InputError(f"{path}: a merges file needs its vocabulary JSON beside it (vocab.json or encoder.json)")
     return _read_vocab_json(vocab, o)
 
 
-def _read_clip(path: Path, o: Options):
+def _read_clip(path: Path, o: ReadOptions):
     from .readers.openai_bpe import parse_clip_merges  # on first use: the reader of the one format read
 
     return parse_clip_merges(path)
 
 
-def _read_bert(path: Path, o: Options):
+def _read_bert(path: Path, o: ReadOptions):
     from .readers.bert_vocab import parse_bert_vocab  # on first use: the reader of the one format read
 
     return parse_bert_vocab(path)
 
 
-def _read_legacy(path: Path, o: Options):
+def _read_legacy(path: Path, o: ReadOptions):
     from .legacy import read_legacy  # the legacy codec: only when a tokenizer.txt is read or written
 
     return read_legacy(path.read_bytes(), str(path))
 
 
-def _read_mtok(path: Path, o: Options):
+def _read_mtok(path: Path, o: ReadOptions):
     from .readers.finish import provenance  # the file read (its reference runs on it); not at start-up
 
     tok = read_mtok(path.read_bytes(), str(path))[0]
@@ -709,15 +700,14 @@ def nothing_found(directory: Path) -> NothingFound:
     return NothingFound("\n".join(lines), [c.to_json() for c in files])
 
 
-def read_source(path: Path, chat_template: str | None = None, *, pattern: str | None = None, special=None,
-                family: str | None = None):
+def read_source(path: Path, read: ReadOptions = ReadOptions()):
     """Any supported input -> IR: a file of any format in `FORMATS`, or a directory (its best
-    candidate, see `choose`).  `pattern`/`special` are for rank files, `family` for vocab.json."""
+    candidate, see `choose`), read with the `read` options that apply to its format (`Format.options`)."""
     file, fmt, note = choose(Path(path))
-    given = {"pattern": pattern, "special": special, "family": family}
-    tok = fmt.read(file, Options(chat_template, **{k: given[k] for k in fmt.options}))  # what applies to it
+    applies = {k: getattr(read, k) for k in fmt.options}
+    tok = fmt.read(file, ReadOptions(read.chat_template, **applies))  # what applies to it
     if fmt.parsed:
-        tok = _finish(tok, chat_template)
+        tok = _finish(tok, read.chat_template)
     tok = dataclasses.replace(tok, provenance=dataclasses.replace(tok.provenance, format=fmt.name))
     if tok.meta.interpretation is not None:  # which file is the source: this choice
         tok = dataclasses.replace(tok, meta=dataclasses.replace(

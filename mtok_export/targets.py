@@ -68,15 +68,9 @@ def names(output: Format | None = None) -> list[str]:
     return [n for n, t in TARGETS.items() if output is None or t.output is output]
 
 
-def get(name: str) -> Target:
-    """The target called `name`; `InputError` naming the choices otherwise."""
-    if name not in TARGETS:
-        raise InputError(f"--target {name!r}: choose one of {', '.join(TARGETS)}")
-    return TARGETS[name]
-
-
 def target_for(fmt: str = "mtok", target: str = DEFAULT) -> Target:
-    """The target an export with `--format fmt --target target` writes for."""
+    """The target an export with `--format fmt --target target` writes for: the one place a name
+    from the command line (or a manifest) becomes a `Target`, and the one message for a bad one."""
     if fmt not in OUTPUTS:
         raise InputError(f"--format {fmt!r}: choose {' or '.join(OUTPUTS)}")
     choices = names(OUTPUTS[fmt])
@@ -85,6 +79,11 @@ def target_for(fmt: str = "mtok", target: str = DEFAULT) -> Target:
     if target in TARGETS and fmt != "mtok" and len(choices) == 1:  # --format txt: its one target
         return TARGETS[choices[0]]
     raise InputError(f"--target {target!r}: choose one of {', '.join(choices)}")
+
+
+def format_name(target: Target) -> str:
+    """`--format`'s name of what `target` writes (mtok, txt)."""
+    return next(name for name, fmt in OUTPUTS.items() if fmt is target.output)
 
 
 def runs_exactly(code: str, target: str) -> Target | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mtok_export.job_options import ReadOptions
 from mtok_export import formats as F
 from mtok_export.errors import InputError
 from mtok_export.job import Options
@@ -49,7 +50,7 @@ def test_a_reader_is_told_only_its_own_options(tmp_path, monkeypatch):
     monkeypatch.setattr(F, "FORMATS", tuple(gguf if f is F.GGUF else f for f in F.FORMATS))
     (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(60))
     with pytest.raises(pytest.skip.Exception):
-        F.read_source(tmp_path / "m.gguf", pattern="x", special=["<s>"], family="gpt2")
+        F.read_source(tmp_path / "m.gguf", ReadOptions(pattern="x", special=["<s>"], family="gpt2"))
     assert seen == [Options()]
 
 

@@ -79,7 +79,7 @@ def export(
         models, several = expand([*path, *(more or [])])
         if several and keywords["input"] is not None:
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")
-        if several and job.policy.accept_file_path:  # one --accept-file for every model: no code of it is stale
+        if several and job.policy.accept_file:  # one --accept-file for every model: no code of it is stale
             job = dataclasses.replace(job, policy=dataclasses.replace(job.policy, shared=True))
     except MtokError as e:
         write_outcomes("mtok-export", e.exit_code, report_file, junit_file,
@@ -130,7 +130,7 @@ class _Attempt:
             self.error = e
         if not job.policy.strict and self.result is not None:  # under --strict they are refusals
             self.stale = stale_codes(job.policy, (d.code for d in self.result.decisions))
-            self.accept_file = job.policy.accept_file_path
+            self.accept_file = job.policy.accept_file
 
     @property
     def code(self) -> int:

@@ -30,7 +30,9 @@ LAYERS = (
     ("targets",),  # the registry of runtimes (`target.Target` entries): lower, then an output format writes
     ("formats",),  # every input/output format: sniff, read, write
     ("writers",),  # IR -> HF files
-    ("lower",),  # IR -> what a runtime executes (mtok targets, legacy types), and its HF equivalent
+    # job_options: the holders of the job's options (`Forms`, `ReadOptions`, `Policy`, ...), each field its
+    # option, read by the CLI at start-up; the layers that hold them sit below the job
+    ("lower", "job_options"),  # IR -> what a runtime executes (mtok targets, legacy types), and its HF equivalent
     ("readers", "legacy", "chat"),  # files -> IR; the legacy text format; chat templates
     ("losses",),  # the typed loss kinds (their triggers know the runtime's table, from mtok.constants)
     ("mtok", "dump"),  # the .mtok codec; IR/layout -> text and JSON
@@ -62,8 +64,9 @@ LAZY_ALLOWED = (
     ("mtok_export.targets", "mtok_export.lower.legacy"),
     ("mtok_export.lower.chat_template", "mtok_export.chat"),
     # the CLI builds its commands from the option table at start-up: a value's parser loads when used
-    ("mtok_export.options", "mtok_export.ir"),
-    ("mtok_export.options", "mtok_export.readers"),  # jinja2: only when the outcome is not cached
+    ("mtok_export.job_options", "mtok_export.ir"),
+    ("mtok_export.job_options", "mtok_export.readers"),  # jinja2: only when the outcome is not cached
+    ("mtok_export.job_options", "mtok_export.losses"),  # the loss registry: when --accept codes are checked
 )
 
 

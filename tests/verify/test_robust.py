@@ -107,7 +107,7 @@ def test_a_crash_is_refused_whatever_accepts_other_losses(kind):
     loss = _crash_loss(kind)
     reach = {kind.code: {"everyday": 0, "edge": 0, "severity": "edge"}}  # measured edge: still a crash
     for policy in (Policy(), Policy(allow_lossy=True), Policy(accept=frozenset({kind.code})),
-                   Policy(accept_file=frozenset({kind.code}))):
+                   Policy(accept_file_codes=frozenset({kind.code}))):
         (d,) = decide([loss], policy, reach)
         assert not d.accepted and d.severity is L.CRASH
     (d,) = decide([loss], Policy(allow_crash=True), reach)
