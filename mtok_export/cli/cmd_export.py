@@ -19,7 +19,7 @@ import typer
 from ..dump.sanitize import show
 from ..errors import InputError, Interrupted, LossError, MtokError, OutputError, VerificationError
 from ..options import command
-from .gate import (JunitFile, ReportFile, SarifFile, SummaryFile, outcome_options, print_decisions, print_report,
+from .gate import (CI, JunitFile, ReportFile, SarifFile, SummaryFile, outcome_options, print_decisions, print_report,
                    publish, verify_progress, write_file, write_outcomes)
 
 
@@ -42,11 +42,11 @@ def export(
                                                    "model (NAME: its folder or repository name).")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Models exported at once, each in its own "
                                       "process with its own runtime and time limit.")] = 1,
-    keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", help="In an MNN model folder, leave "
+    keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", rich_help_panel="Output", help="In an MNN model folder, leave "
                                                   "llm_config.json's jinja block as it is (the engine then uses that "
                                                   "template and EOS, and verification renders through it) "
                                                   "[default: update it to what the file embeds].")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the summary "
+    as_json: Annotated[bool, typer.Option("--json", rich_help_panel=CI, help="Print the JSON outcome instead of the summary "
                                           "(several models: {exit_code, models: [one outcome each]}).")] = False,
     report_file: ReportFile = None,
     junit_file: JunitFile = None,
