@@ -21,7 +21,8 @@ from mtok_export.export import export
 from mtok_export.formats import read_source
 from mtok_export.ir import normalizers as N
 from mtok_export.ir.tokenizer import NO_CHAT
-from mtok_export.job import Job, Options, VerifyOptions
+from mtok_export.job import Job, VerifyOptions
+from mtok_export.job_options import ReadOptions as Options
 from mtok_export.policy import Policy
 from mtok_export.readers import bert_vocab, gguf, gpt2_files, openai_bpe, tekken
 from mtok_export.verification import prepare
