@@ -1,19 +1,20 @@
 """The job: one value for what an export, a conversion or a verification is asked to do.
 
-What is read (the source, the file in it, the reader's `formats.Options`), the `Target` it is
-lowered for (resolved by `targets.target_for` from a name: `--format txt` is `mnn-legacy`) and the
-lowering's `lower.Forms`, the acceptance `Policy`, and how the file is verified on the runtime.
-Each of these choices is an option of `options.TABLE`, declared there once.
+What is read (the source, the file in it, the reader's `ReadOptions`), the `Target` it is lowered
+for (any `Target` object; a name from the command line or a manifest is resolved once, at the edge:
+`Job.build`, `from_manifest`, `resolve_target`, where `--format txt` is `mnn-legacy`) and the
+lowering's `Forms`, the acceptance `Policy`, and how the file is verified on the runtime.  Its fields
+are `job_options.JobFields`, each one option or a holder of options, declared there once
+(`options.TABLE` is derived from them).
 
 The CLI builds it from its options and the API from its keywords, both with `Job.build` (its
 keywords are the table's); it is checked once, when made (`__post_init__`, whichever way: `build`,
-`dataclasses.replace` with a target name or object, `from_manifest`), and a bad value is an
-`InputError` naming the CLI option, which the API shares.
-The export writes its JSON form into the manifest (the target by its name; the table's
-`options.to_json`); `mtok verify` reads it back (`from_manifest`),
-so the file is re-lowered with exactly the recorded choices.  The source is not in that form: the
-manifest records it beside it (`source`, `source_relative`, `hub`), where verify finds it again
-after a move; a file picked with `--input` is the source recorded there."""
+`dataclasses.replace`, `from_manifest`), and a bad value is an `InputError` naming the CLI option,
+which the API shares.  The export writes its JSON form into the manifest (the target by its name;
+`options.to_json`, from the fields); `mtok verify` reads it back (`from_manifest`), so the file is
+re-lowered with exactly the recorded choices.  The source is not in that form: the manifest records
+it beside it (`source`, `source_relative`, `hub`), where verify finds it again after a move; a file
+picked with `--input` is the source recorded there."""
 
 from __future__ import annotations
 
