@@ -288,26 +288,26 @@ class JobFields:
     # `--format` are names, resolved once at the edge (`Job.build`, `Job.from_manifest`)
     target: Target = opt(  # type: ignore[assignment]
         None, "--target", manifest="target", commands=("export", "convert", "verify"), type="str | Target | None",
-        panel="Output",
-        cli_type=Optional[str], json={"dump": lambda t: t.name}, typer={"show_default": False},
+        panel="Output", cli_type=Optional[str], json={"dump": lambda t: t.name}, typer={"show_default": False},
         help="Runtime the .mtok is for: {targets} [default: {default_target}].",
         per_command={"convert": {"help": "For --to mtok: {targets} [default: {default_target}]."},
                      "verify": {"help": "Target the file was exported for: {targets} [default: the manifest's, "
                                 "else {default_target}].", "typer": {}}},
-        before=(switch("fmt", "--format", type=str, default="mtok", manifest="format", get=lambda job: job.fmt, panel="Output",
+        before=(switch("fmt", "--format", type=str, default="mtok", manifest="format", panel="Output",
+                       get=lambda job: job.fmt,  # the format the job's target writes (`Job.fmt`)
                        help="mtok (MNN >= 3.5) or txt (legacy tokenizer.txt, types 0-3, for MNN <= 3.4; the type "
                        "follows the model family)."),))
     bos: str = opt(
-        "auto", "--bos", manifest="bos", choices=("auto", "prefix", "none"), commands=("export", "verify"), panel="Forms",
-        help="BOS policy when the chat template renders BOS itself: auto (template only), prefix (header prefix "
-        "too), none.",
+        "auto", "--bos", manifest="bos", choices=("auto", "prefix", "none"), commands=("export", "verify"),
+        panel="Forms", help="BOS policy when the chat template renders BOS itself: auto (template only), prefix "
+        "(header prefix too), none.",
         per_command={"verify": {"help": "BOS policy the file was exported with [default: the manifest's, else "
                                 "auto].", "default": None, "type": Optional[str]}})
     forms: Forms = holder(Forms, "Forms")
     policy: Policy = holder(Policy, "Policy", manifest="policy")
     input: Path | None = opt(  # the file in `source` to read instead of the best candidate
-        None, "--input", param="input_file", type=Optional[Path], panel="Input", help="The file in --path to read when it holds "
-        "several (the choice made is shown as a note; one model only).")
+        None, "--input", param="input_file", type=Optional[Path], panel="Input", help="The file in --path to read "
+        "when it holds several (the choice made is shown as a note; one model only).")
     verify: VerifyOptions | None = holder(  # None: --no-verify
         VerifyOptions, "Verification", manifest=None, key="verify_on_runtime", flags=("--no-verify",), type=bool,
         default=True, param="no_verify", cli_type=bool, cli_default=False, cli=_no("no_verify"),

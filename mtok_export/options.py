@@ -31,8 +31,6 @@ from . import job_options
 from .errors import InputError
 from .job_options import HOLDER, MANIFEST, OPTION, JobFields
 
-ROBUST_SECONDS = job_options.ROBUST_SECONDS
-
 
 @dataclass(frozen=True)
 class Option:
