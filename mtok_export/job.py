@@ -32,7 +32,7 @@ from .formats import Format, read_source, resolve_input
 from .ir.tokenizer import NO_CHAT
 from .job_options import JobFields, Policy, ReadOptions, VerifyOptions
 from .lower import Forms, Lowering
-from .target import Target
+from .target_type import Target
 from .targets import DEFAULT, build, format_name, target_for
 
 if TYPE_CHECKING:

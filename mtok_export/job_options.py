@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from .errors import InputError
-from .target import Target
+from .target_type import Target
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -17,7 +17,7 @@ from .options import name, spell
 from .losses import CRASH, EDGE, EXACT_ON, KINDS, REGEX_STACK, Loss, Severity
 from .lower.regex import BOUND
 from .readers.interpretation import ENCODER
-from .target import Target
+from .target_type import Target
 from .targets import DEFAULT, runs_exactly
 
 

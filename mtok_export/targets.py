@@ -1,11 +1,11 @@
-"""The runtimes this tool writes for: one `Target` entry each (the type is `target.py`).
+"""The runtimes this tool writes for: one `Target` entry each (the type is `target_type.py`).
 
 A target's `lower` turns the IR into what its output format writes (`Lowered.content`), the IR
 the runtime will run (`Lowered.ir`, what verification compares with the source) and the
 `Lowering` (losses, passes).  The output format (`formats.MTOK`, `formats.LEGACY`) then writes
 the content.  The passes ask the entry what the runtime can do (`Target.appends_suffix`,
 `Target.reads(code)`, ...), so adding a runtime is one entry in `TARGETS`; only a capability no
-entry has yet needs a field in `target.py` and the pass that asks it."""
+entry has yet needs a field in `target_type.py` and the pass that asks it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .formats import LEGACY, MTOK, Format
 from .losses import EXACT_ON
 from .lower import Forms, Lowering, lower
 from .mtok.constants import NormalizerCode
-from .target import MNN_JINJA, RuntimeRange, Target
+from .target_type import MNN_JINJA, RuntimeRange, Target
 
 
 @dataclass(frozen=True)

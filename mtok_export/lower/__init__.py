@@ -11,7 +11,7 @@ from .. import losses as L
 from ..ir.models import vocab_of
 from ..job_options import Forms  # the forms a pass may write: each an option, declared with the job's
 from ..losses import Loss, LossKind
-from ..target import Target
+from ..target_type import Target
 from . import decoders, models, normalizers, pre_tokenizers, processors, whole_words
 from .chat_template import lint_chat_template
 

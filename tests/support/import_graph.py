@@ -40,9 +40,10 @@ LAYERS = (
     ("ir",),
     # corpus: the built-in samples and chats; hub: Hub repositories as local snapshot folders;
     # json_value: JSON input checked once (readers, chat template sources, model folders)
-    # target: the Target type (what a runtime can run), held by every layer; its entries are `targets`
+    # target_type: the Target type (what a runtime can run), held by every layer; its entries are the registry
+    # `targets` (a layer above `lower`, which the entries call: so the two cannot be one package)
     # documents: the long real documents the set-up fetches (a corpus slice)
-    ("errors", "io", "cache", "sniff", "corpus", "documents", "gc_pause", "signals", "hub", "json_value", "target",
+    ("errors", "io", "cache", "sniff", "corpus", "documents", "gc_pause", "signals", "hub", "json_value", "target_type",
      "__init__"),
 )
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
