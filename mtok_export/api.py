@@ -41,7 +41,7 @@ from .export import export as export_job
 from .hub import fetch as fetch_hub
 from .hub import parse_repo_id
 from .io import atomic_write
-from .job import Job, VerifyOptions
+from .job import Job, VerifyOptions, resolve_target
 from .losses import Loss
 from .policy import Decision, Policy, decide, refusal_hint, usage_of
 
@@ -89,11 +89,10 @@ def export(source: Job | PathLike, output_dir: PathLike | None = None, *,
     `fmt="txt"`) into `output_dir` (default: beside the input) with its manifest, as `mtok-export`
     does: unless `verify_on_runtime=False` the file is verified on the MNN runtime first and only
     replaces the output when it passed.  `source` is a `Job`, or a path and `options`, the keywords
-    of `Job.build` (`options.TABLE`, in this function's signature: `target`, `fmt`, `bos`,
-    `header_specials`, `normalizer_form`, `regex_form`, `ignore_merges_form`, `max_word`; `chat_template`, `pattern`,
-    `special`, `family`, `input`; the acceptance policy `allow_lossy`, `accept` (codes),
-    `accept_file`, `strict`, `allow_crash`; `verify_on_runtime`, `corpus`, `runtime_python`, `sweep`,
-    `robust`: the robustness phase's seconds, None: off).
+    of `Job.build` (`options.TABLE`, in this function's signature; each declared as a field of its
+    holder, `job_options`): `target` (a name or a `Target` object), `fmt`, the reader's, the forms',
+    the acceptance policy's (`allow_lossy`, `accept` codes, ...), `verify_on_runtime` and the
+    verification's (`robust`: the robustness phase's seconds, None: off).
     -> `ExportResult` (the job, path, size, the source and lowered IRs, the lowering with its
     losses and passes, the verify report, the decisions, the manifest).
 
@@ -141,11 +140,10 @@ def verify(file: PathLike, against: PathLike | Job | None = None, *, progress: C
         given = _verify_options(options)
         _, source, low, lw, job = prepare(file, Path(against) if against is not None else None, given["target"],
                                           given["bos"], checked)
-        policy = {k: given[k] for k in ("accept", "accept_file", "allow_lossy", "strict", "allow_crash")}
-        if any(policy.values()):  # the options given replace the recorded policy
-            job = dataclasses.replace(job, policy=Policy.from_options(**policy))
-        job = dataclasses.replace(job, verify=VerifyOptions(given["corpus"], given["runtime_python"], given["sweep"],
-                                                            given["robust"]))
+        g = table.groups(given, table.options_of("verify"))  # by holder: the policy's and the verification's
+        if any(g["policy"].values()):  # the options given replace the recorded policy
+            job = dataclasses.replace(job, policy=Policy.from_options(**g["policy"]))
+        job = dataclasses.replace(job, verify=VerifyOptions(**g["verify"]))
     report = run(file, source, low, lw, job.verify, progress=progress, llm_config=llm_config, checked=checked)
     return VerifyResult(report, decide(lw.losses, job.policy, report.reach(), usage_of(source)), job, file)
 
@@ -225,4 +223,6 @@ def _job(source: Job | PathLike, options: dict, **fixed) -> Job:
         return Job.build(source, **options, **fixed)
     if options:
         raise TypeError(f"a Job carries its options; got {', '.join(sorted(options))} beside it")
-    return dataclasses.replace(source, **fixed) if fixed else source
+    if fixed and fixed["fmt"] != source.fmt:  # convert's format: the target writing it, by the job's target's name
+        return dataclasses.replace(source, target=resolve_target(fixed["fmt"], source.target.name))
+    return source

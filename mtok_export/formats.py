@@ -41,19 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError, NothingFound
+from .job_options import ReadOptions
 from .readers import formats as entries
 from .readers.formats import HEAD, Format, Reference  # noqa: F401  the entry types, named where they are used
 from .sniff import looks_like, not_a_tokenizer, shape
-
-
-@dataclass(frozen=True)
-class Options:
-    """What a reader is told besides the file (`--chat-template`, `--pattern`, `--special`, `--family`)."""
-
-    chat_template: str | None = None  # a named template or a template file, instead of the source's
-    pattern: str | None = None  # tiktoken rank files: the split regex
-    special: dict[str, int] | list[str] | None = None  # tiktoken rank files: {token: id}, or tokens after the ranks
-    family: str | None = None  # vocab.json + merges.txt: gpt2, roberta, whisper
 
 
 def _collected() -> tuple[Format, ...]:
@@ -253,16 +244,14 @@ def nothing_found(directory: Path) -> NothingFound:
     return NothingFound("\n".join(lines), [c.to_json() for c in files])
 
 
-def read_source(path: Path, chat_template: str | None = None, *, pattern: str | None = None, special=None,
-                family: str | None = None):
+def read_source(path: Path, read: ReadOptions = ReadOptions()):
     """Any supported input -> IR: a file of any format in `FORMATS`, or a directory (its best
-    candidate, see `choose`).  `pattern`/`special` are for rank files, `family` for vocab.json."""
+    candidate, see `choose`), read with the `read` options that apply to its format (`Format.options`)."""
     file, fmt, note = choose(Path(path))
-    given = {"pattern": pattern, "special": special, "family": family}
-    tok = fmt.read(file, Options(chat_template, **{k: given[k] for k in fmt.options}),  # what applies to it
-                   Folder(file.parent))
+    applies = {k: getattr(read, k) for k in fmt.options}
+    tok = fmt.read(file, ReadOptions(read.chat_template, **applies), Folder(file.parent))  # what applies to it
     if fmt.parsed:
-        tok = _finish(tok, chat_template)
+        tok = _finish(tok, read.chat_template)
     tok = dataclasses.replace(tok, provenance=dataclasses.replace(tok.provenance, format=fmt.name))
     if tok.meta.interpretation is not None:  # which file is the source: this choice
         tok = dataclasses.replace(tok, meta=dataclasses.replace(

@@ -1,35 +1,35 @@
-"""The job's options, each declared once: `TABLE`.
+"""The option table, derived from the fields that hold the job's options (`job_options`): `TABLE`.
 
-An `Option` is one choice of an export, a conversion or a verification: its API keyword (`Job.build`,
-`api.export`, `api.convert`), its type and default, what it resolves against (`choices`, or the
-registry the job resolves it with), its CLI flag and help, its key in the manifest's job JSON, what
-holds it in the job (`owner`: the reader's `formats.Options`, the `lower.Forms`, the `Policy`, the
-`VerifyOptions`, or the job itself) and the commands that take it.  From the table come:
+An `Option` is one choice of an export, a conversion or a verification, as a field of its holder
+declares it (`job_options.opt`): its API keyword (`Job.build`, `api.export`, `api.convert`), its type
+and default, its choices, its CLI flag and help, its key in the manifest's job JSON, what holds it in
+the job (`owner`: the `read` options, the `forms`, the `policy`, the `verify` options, or the job
+itself) and the `--help` panel it is listed under.  From the table come:
 
 - the typer options of `mtok-export`, `mtok convert` and `mtok verify` (`command`);
 - `Job.build`'s and the API's typed keywords (`signature`, `bind`) and the job's groups (`groups`);
 - the one check of a choice (`check`) and the job's manifest JSON both ways (`to_json`, `from_json`);
 - the option as a refusal hint spells it, in the CLI's words or the API's (`spell`, `name`).
 
-Every run of the CLI builds its commands from this table, so the module imports nothing of ours at
-its top; the registries load when a value is resolved.  A CLI switch that is not a keyword of its
-own (`--no-chat`, `--no-robust`) is an option with `keyword=False`, folded into the keyword it changes
-by that keyword's `cli` (the CLI's values by parameter name -> the keyword's value)."""
-
-# function-local imports: the CLI builds its options from this table at start-up, when no library
-# module may load (tests/acceptance/test_startup_imports.py); a value's registry loads when it is used
+Every run of the CLI builds its commands from this table, so this module and `job_options` import
+nothing of ours but the holders at their top; the registries load when a value is resolved.  A CLI
+switch that is not a keyword of its own (`--no-chat`, `--no-robust`) is an option with
+`keyword=False`, folded into the keyword it changes by that keyword's `cli` (the CLI's values by
+parameter name -> the keyword's value); a keyword that is no field (`fmt`: `--format`) says how it
+is read back from a job (`get`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Optional
 
+from . import job_options
 from .errors import InputError
-
-ROBUST_SECONDS = 1.0  # the robustness phase's default budget of runtime encode seconds (`verify.robust`)
+from .job_options import HOLDER, MANIFEST, OPTION, JobFields
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,8 @@ class Option:
     flags: tuple[str, ...] = ()  # the CLI's flags (the first is the one messages and hints name); (): API only
     help: str = ""  # the CLI's help
     owner: str = "job"  # what holds it in the job: read, forms, policy, verify, job
-    held_as: str = ""  # its name in the owner (default: `key`)
-    manifest: str = ""  # its dotted key in the manifest's job JSON ("read.pattern"; "": not recorded there)
+    held_as: str = ""  # its name in the owner (default: `key`; "": a keyword the job does not hold as such)
+    manifest: str = ""  # its key in the manifest's JSON (in its holder's object; "": not recorded there)
     choices: tuple[str, ...] = ()  # what a value must be (checked once, when the job is made)
     commands: tuple[str, ...] = ("export",)  # the commands that take it
     param: str = ""  # the CLI parameter's name (default: `key`)
@@ -51,6 +51,10 @@ class Option:
     keyword: bool = True  # False: a CLI switch another option's `cli` folds into its keyword
     typer: dict = field(default_factory=dict)  # more typer.Option arguments (min, metavar, show_default)
     per_command: dict = field(default_factory=dict)  # command -> what it says otherwise: {help, default, type}
+    panel: str | None = None  # the `--help` panel it is listed under (None: the command's own options)
+    omit_unset: bool = False  # the manifest records it only when set (max_word)
+    json: dict = field(default_factory=dict)  # {dump, load}: its value <-> its manifest JSON (default: as is)
+    get: Callable | None = None  # a keyword no field holds: (job) -> its value
 
     @property
     def name(self) -> str:
@@ -61,133 +65,47 @@ class Option:
         return self.held_as or self.key
 
 
-def _no(name: str) -> Callable[[dict], bool]:
-    return lambda p: not p[name]
+def _type(f: dataclasses.Field, spec: dict):
+    if "type" in spec:
+        return spec["type"]
+    return eval(f.type, vars(job_options)) if isinstance(f.type, str) else f.type  # noqa: S307 (our annotation)
 
 
-def _chat_template(p: dict):
-    if not p.get("no_chat"):
-        return p["chat_template"]
-    if p["chat_template"] is not None:
-        raise InputError("--no-chat and --chat-template contradict each other: give one")
-    from .ir.tokenizer import NO_CHAT
-
-    return NO_CHAT
-
-
-def _special(p: dict):
-    if p["special"] is None:
-        return None
-    from .readers.tiktoken import parse_special_arg
-
-    return parse_special_arg(p["special"])
+def _option(spec: dict, owner: str, panel: str | None, **more) -> Option:
+    spec = dict(spec)
+    spec.pop("before", None), spec.pop("after", None)
+    spec.setdefault("panel", panel)
+    if "api_default" in spec:
+        spec["default"] = spec.pop("api_default")
+    return Option(owner=owner, **{**more, **spec})
 
 
-def _robust(p: dict):
-    return None if p["no_robust"] else p["robust_seconds"] or ROBUST_SECONDS
+def _options_of(f: dataclasses.Field, owner: str, panel: str | None) -> list[Option]:
+    """The options a field declares (its own, and the switches before and after it), as held by `owner`."""
+    spec = f.metadata.get(OPTION)
+    if spec is None:
+        return []
+    before = [_option(s, owner, panel, held_as="") for s in spec.get("before", ())]
+    after = [_option(s, owner, panel, held_as="") for s in spec.get("after", ())]
+    key = spec.get("key", f.name)
+    own = _option({k: v for k, v in spec.items() if k != "key"}, owner, panel, key=key, type=_type(f, spec),
+                  default=spec.get("default", f.default), held_as="" if HOLDER in f.metadata else f.name,
+                  manifest=f.metadata.get(MANIFEST) or "")
+    return [*before, own, *after]
 
 
-_GATE = ("export", "verify")  # the release gate's commands (cli/gate.py)
-_SPECIAL = dict[str, int] | list[str] | None
+def _table(job=JobFields) -> tuple[Option, ...]:
+    """Every option, in the order of the job's fields, a holder's options where the holder is."""
+    out: list[Option] = []
+    for f in dataclasses.fields(job):
+        h = f.metadata.get(HOLDER)
+        out += _options_of(f, "job", h["panel"] if h else None)
+        if h is not None:
+            out += [o for g in dataclasses.fields(h["cls"]) for o in _options_of(g, f.name, h["panel"])]
+    return tuple(out)
 
-TABLE: tuple[Option, ...] = (  # in the order of the manifest's job JSON
-    Option("chat_template", Optional[str], None, ("--chat-template",), "Named template or a template file to embed "
-           "[default: the default one, else a port of the model's Python prompt encoder, else mistral_common's "
-           "for a tekken or .model.vN file].", "read", manifest="read.chat_template",
-           commands=("export", "convert"), cli=_chat_template,
-           per_command={"convert": {"help": "Named template or file."}}),
-    Option("pattern", Optional[str], None, ("--pattern",), "Split regex of a tiktoken rank file [default: from "
-           "configs beside it or the known-vocabulary table].", "read", manifest="read.pattern",
-           commands=("export", "convert"), per_command={"convert": {"help": "Split regex for tiktoken rank files."}}),
-    Option("special", _SPECIAL, None, ("--special",), "Special tokens of a tiktoken rank file: JSON {token: id} or "
-           "[tokens] (ids follow the ranks), inline or a file; {} for none.", "read", manifest="read.special",
-           commands=("export", "convert"), cli_type=Optional[str], cli=_special,
-           per_command={"convert": {"help": "Special tokens for tiktoken rank files (JSON)."}}),
-    Option("family", Optional[str], None, ("--family",), "vocab.json + merges.txt post-processing when "
-           "tokenizer_config.json has no known tokenizer_class: gpt2, roberta, whisper.", "read",
-           manifest="read.family"),
-    Option("fmt", str, "mtok", ("--format",), "mtok (MNN >= 3.5) or txt (legacy tokenizer.txt, types 0-3, for MNN "
-           "<= 3.4; the type follows the model family).", manifest="format"),  # resolved by `targets.target_for`
-    Option("target", Optional[str], None, ("--target",), "Runtime the .mtok is for: {targets} [default: "
-           "{default_target}].", manifest="target", commands=("export", "convert", "verify"),
-           typer={"show_default": False},  # None: the default target (`targets.DEFAULT`); resolved with --format
-           per_command={"convert": {"help": "For --to mtok: {targets} [default: {default_target}]."},
-                        "verify": {"help": "Target the file was exported for: {targets} [default: the manifest's, "
-                                   "else {default_target}].", "typer": {}}}),
-    Option("bos", str, "auto", ("--bos",), "BOS policy when the chat template renders BOS itself: auto (template "
-           "only), prefix (header prefix too), none.", manifest="bos", choices=("auto", "prefix", "none"),
-           commands=("export", "verify"),
-           per_command={"verify": {"help": "BOS policy the file was exported with [default: the manifest's, else "
-                                   "auto].", "default": None, "type": Optional[str]}}),
-    Option("header_specials", str, "needed", ("--header-specials",), "needed: only the chat template's turn mark in "
-           "the header list that the runtime scans at every byte (the others are still split out); all: every "
-           "special token (slower encode); none: no token (faster on plain text, slower on prompts dense in special "
-           "tokens).", "forms", manifest="header_specials", choices=("needed", "all", "none")),
-    Option("normalizer_form", str, "compose", ("--normalizer-form",), "NFC/NFKC/SentencePiece charsmap normalizers "
-           "as compose: a guarded code-point table and one literal Replace per canonical pair (closest to HF; the "
-           "pairs cost an NFC tokenizer 1-4 ms per 30 KB on MNN 3.6.1); no-compose: the code-point rules only "
-           "(decomposed input stays decomposed); table: MNN's own code-point table (as fast as no-compose for NFC; "
-           "controls and zero-width characters become spaces).", "forms", manifest="normalizer_form",
-           choices=("compose", "no-compose", "table")),  # see lower/normalizers.py
-    Option("regex_form", str, "bounded", ("--regex-form",), "A split regex that runs on std::wregex (one with "
-           "Unicode sub-categories, scripts or class operations: o200k, MiniMax, Kimi-K2, tekken; DeepSeek's CJK "
-           "split), which recurses once per character of a match and so crashes MNN on a long run, as bounded: "
-           "code-point ranges with every repetition capped at 256 characters, so no match can crash the runtime "
-           "(loss regex-bound: a longer run of one class is cut into pieces; a warning where only such runs differ); "
-           "explicit: the same ranges uncapped, exact on every input but a file a run of ~4,000 characters crashes "
-           "on Android's 1 MiB thread stack (refused; --allow-crash ships it); fold: the fold engine's form, 4-6x "
-           "faster on MNN 3.6.1 and exact on ASCII, but non-ASCII letters count as both cases (loss regex-fold).",
-           "forms", manifest="regex_form", choices=("bounded", "explicit", "fold")),  # see lower/regex.py
-    Option("ignore_merges_form", str, "exact", ("--ignore-merges-form",), "A BPE with ignore_merges (Llama-3, "
-           "GLM-4) whose merges miss some vocabulary words, as exact: two pre-tokenizer steps and a few thousand "
-           "merges look each such word up whole, as HF does (encode 8-45x slower on MNN 3.6.1: one std::wregex "
-           "search per word, its cost growing with the number of such words); merge: the runtime merges them pair "
-           "by pair, as fast as MNN's own files (loss ignore-merges: Japanese katakana words, Vietnamese syllables, "
-           "' 系统' in GLM-4.7 become several tokens).", "forms", manifest="ignore_merges_form",
-           choices=("exact", "merge")),  # see lower/whole_words.py
-    # the policy: the manifest records the `Policy` as one object (`Policy.to_json`)
-    Option("accept", Optional[list[str]], (), ("--accept",), "Accept these loss codes (repeatable). Without it, "
-           "losses that reach beyond edge inputs refuse the export (exit 3).", "policy", manifest="policy",
-           commands=_GATE, cli_type=Optional[list[str]], cli=lambda p: p["accept"] or (),
-           typer={"metavar": "CODE[,CODE...]"}),
-    Option("accept_file", Optional[Path], None, ("--accept-file",), "A file of accepted loss codes, one per line (# "
-           "comments); check it into the model repo so a new loss after a tokenizer update fails CI.", "policy",
-           manifest="policy", commands=_GATE),
-    Option("allow_lossy", bool, False, ("--allow-lossy",), "Accept every loss (each is still listed) but a crash.",
-           "policy", manifest="policy", commands=("export", "convert", "verify"),
-           per_command={"convert": {"help": "Write even if something is lost; each loss is listed."}}),
-    Option("strict", bool, False, ("--strict",), "Refuse edge losses too (by default they are warnings).", "policy",
-           manifest="policy", commands=_GATE),
-    Option("allow_crash", bool, False, ("--allow-crash",), "Ship a file the runtime crashes on (loss runtime-crash "
-           "or regex-stack); neither --accept nor --allow-lossy does.", "policy", manifest="policy", commands=_GATE),
-    Option("max_word", Optional[int], None, ("--max-word",), "Cut every word (a piece after the pre-tokenizers) "
-           "longer than N characters into N-character pieces: MNN's BPE is quadratic in a word's length (a "
-           "20,000-character word costs seconds), so an app given untrusted input gets a bounded cost; exact for "
-           "every word up to N (loss max-word).", "forms", manifest="max_word", typer={"min": 1}),
-    # not in the job's JSON: what is read (recorded beside it) and how it is verified
-    Option("input", Optional[Path], None, ("--input",), "The file in --path to read when it holds several (the "
-           "choice made is shown as a note; one model only).", param="input_file"),
-    Option("verify_on_runtime", bool, True, ("--no-verify",), "Skip verification against the MNN runtime (loss "
-           "severities are then the declared ones).", param="no_verify", cli_type=bool, cli_default=False,
-           cli=_no("no_verify")),
-    Option("corpus", Optional[Path], None, ("--corpus",), "Extra verification strings, JSONL.", "verify",
-           commands=_GATE, per_command={"verify": {"help": "Extra strings, JSONL (a string or {text} per line)."}}),
-    Option("runtime_python", Optional[Path], None, ("--runtime-python",), "Python interpreter with the MNN runtime to "
-           "verify with.", "verify", held_as="python", commands=_GATE,
-           per_command={"verify": {"help": "Python interpreter with the MNN runtime to test."}}),
-    Option("sweep", bool, True, ("--no-sweep",), "Leave out the vocabulary sweep (every token's own text on the "
-           "runtime and the reference): faster, and blind to what the corpus does not reach.", "verify",
-           commands=_GATE, param="no_sweep", cli_type=bool, cli_default=False, cli=_no("no_sweep"),
-           per_command={"verify": {"help": "Leave out the vocabulary sweep (every token's own text on the runtime "
-                                   "and the reference)."}}),
-    Option("robust", Optional[float], ROBUST_SECONDS, ("--robust-seconds",), "Runtime seconds the robustness phase "
-           "may spend on its encodes (longer runs as it allows) [default: 1.0].", "verify", commands=_GATE,
-           param="robust_seconds", cli_type=Optional[float], cli=_robust, typer={"min": 0.1, "show_default": False}),
-    Option("no_robust", bool, False, ("--no-robust",), "Leave out the robustness phase (long runs of each character "
-           "class and long documents on the runtime: crashes, time growth).", commands=_GATE, keyword=False),
-    Option("no_chat", bool, False, ("--no-chat",), "The model has no chat (a base model): embed no template, and "
-           "record that no template is right, instead of the loss chat-template-missing.", keyword=False),
-)
+
+TABLE: tuple[Option, ...] = _table()
 BY_KEY = {o.key: o for o in TABLE if o.keyword}
 
 
@@ -207,7 +125,9 @@ def parameter(o: Option, command: str) -> inspect.Parameter:
 
     cli_type = _said(o, command, "type", o.cli_type or o.type)
     default = _said(o, command, "default", o.cli_default if o.cli_type is not None else o.default)
-    info = typer.Option(*o.flags, help=_said(o, command, "help", o.help), **_said(o, command, "typer", o.typer))
+    panel = {"rich_help_panel": o.panel} if o.panel else {}
+    info = typer.Option(*o.flags, help=_said(o, command, "help", o.help), **panel,
+                        **_said(o, command, "typer", o.typer))
     return inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[cli_type, info])
 
@@ -281,41 +201,72 @@ def check(o: Option, value) -> None:
         raise InputError(f"{o.flags[0]} {value!r}: choose one of {', '.join(o.choices)}")
 
 
-# ------------------------------------------------------------------ the manifest's job JSON
+def check_all(holder) -> None:
+    """Every choice a holder's fields declare (`Option.choices`), checked."""
+    for f in dataclasses.fields(holder):
+        choices = (f.metadata.get(OPTION) or {}).get("choices")
+        if choices:
+            check(BY_KEY[f.metadata[OPTION].get("key", f.name)], getattr(holder, f.name))
 
-def to_json(values: dict[str, dict], policy: dict, table=TABLE) -> dict:
-    """The job JSON from the job's values by owner (`values[owner][attr]`) and its policy's JSON:
-    each recorded option at its key; an option whose default is None is left out while unset."""
-    out: dict = {}
+
+def held(job, table=TABLE) -> dict:
+    """The keywords that make `job` (`Job.build`'s), each as the job holds it: what `argv` prints."""
+    out = {}
     for o in table:
-        if not o.manifest or not o.keyword:
+        if not o.keyword:
             continue
-        *parents, last = o.manifest.split(".")
-        at = out
-        for p in parents:
-            at = at.setdefault(p, {})
-        if o.manifest == "policy":
-            at[last] = policy
-        elif o.owner == "forms" and o.default is None:  # max_word: recorded only when set
-            value = values[o.owner][o.attr]
-            if value:
-                at[last] = value
+        if o.get is not None:
+            out[o.key] = o.get(job)
         else:
-            at[last] = values[o.owner][o.attr]
+            at = job if o.owner == "job" else getattr(job, o.owner)
+            out[o.key] = getattr(at, o.attr) if at is not None else o.default
     return out
 
 
-def from_json(job: dict, table=TABLE) -> dict:
-    """The keywords a job JSON records (the policy's as its JSON, under `policy`); a key it lacks is
-    the option's default."""
-    out = {}
-    for o in table:
-        if not o.manifest or not o.keyword or o.manifest == "policy":
+# ------------------------------------------------------------------ the manifest's JSON, both ways
+
+def to_json(value) -> dict:
+    """The manifest's JSON of a holder (or of the job): each field the manifest records at its key
+    (`opt(manifest=...)`), a holder's as its own object (or its keys at this level: manifest ""),
+    a keyword no field holds (`--format`) where its option is declared; left out: an option recorded
+    only when set (`omit_unset`) that is not set."""
+    out: dict = {}
+    for f in dataclasses.fields(value):
+        spec = f.metadata.get(OPTION) or {}
+        for s in spec.get("before", ()):
+            if s.get("manifest"):
+                out[s["manifest"]] = s["get"](value)
+        key, v = f.metadata.get(MANIFEST), getattr(value, f.name)
+        if key is None or (spec.get("omit_unset") and v is None):
             continue
-        at = job
-        for p in o.manifest.split("."):
-            at = at.get(p) if isinstance(at, dict) else None
-        out[o.key] = at if at is not None else o.default
+        if HOLDER in f.metadata:
+            out.update({key: to_json(v)} if key else to_json(v))
+        else:
+            dump = (spec.get("json") or f.metadata.get("json") or {}).get("dump")
+            out[key] = dump(v) if dump else v
+    return out
+
+
+def from_json(cls, data: dict) -> dict:
+    """The fields of `cls` (a holder, or the job) that a manifest's JSON `data` records, by field
+    name (a holder's as the holder, a keyword no field holds by its key); a key it lacks is the
+    field's default.  The reverse of `to_json`."""
+    out: dict = {}
+    for f in dataclasses.fields(cls):
+        spec = f.metadata.get(OPTION) or {}
+        for s in spec.get("before", ()):
+            if s.get("manifest"):
+                out[s["key"]] = data.get(s["manifest"])
+        key = f.metadata.get(MANIFEST)
+        if key is None:
+            continue
+        if HOLDER in f.metadata:
+            h = f.metadata[HOLDER]["cls"]
+            out[f.name] = h(**from_json(h, data.get(key) if key else data))
+            continue
+        load = (spec.get("json") or f.metadata.get("json") or {}).get("load")
+        if data.get(key) is not None:
+            out[f.name] = load(data[key]) if load else data[key]
     return out
 
 

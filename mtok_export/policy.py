@@ -12,47 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .errors import InputError
+from .job_options import Policy, read_accept_file  # the policy's options, declared with the job's
 from .options import name, spell
 from .losses import CRASH, EDGE, EXACT_ON, KINDS, REGEX_STACK, Loss, Severity
 from .lower.regex import BOUND
 from .readers.interpretation import ENCODER
-from .target import Target
+from .target_type import Target
 from .targets import DEFAULT, runs_exactly
-
-
-@dataclass(frozen=True)
-class Policy:
-    accept: frozenset[str] = frozenset()  # --accept
-    accept_file: frozenset[str] = frozenset()  # --accept-file
-    accept_file_path: str = ""
-    allow_lossy: bool = False
-    strict: bool = False
-    allow_crash: bool = False  # --allow-crash: ship a file the runtime crashes on
-    # the accept file is a fleet's, shared by its models: a code one model does not record may be
-    # another's, so no code of it is stale (a model's own accept file, ACCEPT_FILE beside it, is)
-    shared: bool = False
-
-    @classmethod
-    def from_options(cls, accept=(), accept_file: Path | None = None, allow_lossy: bool = False,
-                     strict: bool = False, allow_crash: bool = False) -> Policy:
-        codes = frozenset(c.strip() for a in accept or () for c in str(a).split(",") if c.strip())
-        _known(codes, name("accept"))
-        in_file: frozenset[str] = frozenset()
-        if accept_file is not None:
-            in_file = read_accept_file(accept_file)
-        return cls(codes, in_file, str(accept_file or ""), allow_lossy, strict, allow_crash)
-
-    def to_json(self) -> dict:
-        return {"accept": sorted(self.accept), "accept_file": self.accept_file_path or None,
-                "accept_file_codes": sorted(self.accept_file), "allow_lossy": self.allow_lossy,
-                "strict": self.strict, "allow_crash": self.allow_crash}
-
-    @classmethod
-    def from_json(cls, data: dict) -> Policy:
-        return cls(frozenset(data.get("accept", ())), frozenset(data.get("accept_file_codes", ())),
-                   data.get("accept_file") or "", bool(data.get("allow_lossy")), bool(data.get("strict")),
-                   bool(data.get("allow_crash")))
 
 
 # The accept file a model folder holds for itself: used when no --accept-file is given, and in a fleet
@@ -64,32 +30,15 @@ def own_accept_file(policy: Policy, folder: Path) -> Policy:
     """`policy` with the accept file `folder` holds (ACCEPT_FILE), when it holds one and --accept-file
     named none or named a fleet's shared one."""
     own = Path(folder) / ACCEPT_FILE
-    if (policy.accept_file_path and not policy.shared) or not own.is_file():
+    if (policy.accept_file and not policy.shared) or not own.is_file():
         return policy
-    return replace(policy, accept_file=read_accept_file(own), accept_file_path=str(own), shared=False)
+    return replace(policy, accept_file=str(own), accept_file_codes=read_accept_file(own), shared=False)
 
 
 def stale_codes(policy: Policy, recorded) -> list[str]:
     """The codes the accept file lists that the export no longer records (`recorded`: its loss
     codes): a baseline that would hide the next time such a loss comes back."""
-    return [] if policy.shared else sorted(policy.accept_file - set(recorded))
-
-
-def read_accept_file(path: Path) -> frozenset[str]:
-    """One loss code per line; `#` starts a comment; blank lines are ignored."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{name('accept_file')} {path}: cannot read it ({e.__class__.__name__}: {e})") from e
-    codes = frozenset(c for c in (line.split("#", 1)[0].strip() for line in lines) if c)
-    _known(codes, f"{name('accept_file')} {path}")
-    return codes
-
-
-def _known(codes, where: str):
-    unknown = sorted(c for c in codes if c not in KINDS)
-    if unknown:
-        raise InputError(f"{where}: unknown loss code(s) {', '.join(unknown)} (known: `mtok losses` lists them)")
+    return [] if policy.shared else sorted(policy.accept_file_codes - set(recorded))
 
 
 @dataclass
@@ -160,7 +109,7 @@ def decide(losses: list[Loss], policy: Policy, reach: dict | None = None, usage=
             by = name("allow_lossy")
         elif code in policy.accept:
             by = name("accept")
-        elif code in policy.accept_file:
+        elif code in policy.accept_file_codes:
             by = name("accept_file")
         elif severity == EDGE and not policy.strict:
             by = "edge"

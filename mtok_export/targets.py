@@ -1,11 +1,11 @@
-"""The runtimes this tool writes for: one `Target` entry each (the type is `target.py`).
+"""The runtimes this tool writes for: one `Target` entry each (the type is `target_type.py`).
 
 A target's `lower` turns the IR into what its output format writes (`Lowered.content`), the IR
 the runtime will run (`Lowered.ir`, what verification compares with the source) and the
 `Lowering` (losses, passes).  The output format (`formats.MTOK`, `formats.LEGACY`) then writes
 the content.  The passes ask the entry what the runtime can do (`Target.appends_suffix`,
 `Target.reads(code)`, ...), so adding a runtime is one entry in `TARGETS`; only a capability no
-entry has yet needs a field in `target.py` and the pass that asks it."""
+entry has yet needs a field in `target_type.py` and the pass that asks it."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from .readers.formats.mnn import LEGACY, MTOK
 from .losses import EXACT_ON
 from .lower import Forms, Lowering, lower
 from .mtok.constants import NormalizerCode
-from .target import MNN_JINJA, RuntimeRange, Target
+from .target_type import MNN_JINJA, RuntimeRange, Target
 
 
 @dataclass(frozen=True)
@@ -69,15 +69,9 @@ def names(output: Format | None = None) -> list[str]:
     return [n for n, t in TARGETS.items() if output is None or t.output is output]
 
 
-def get(name: str) -> Target:
-    """The target called `name`; `InputError` naming the choices otherwise."""
-    if name not in TARGETS:
-        raise InputError(f"--target {name!r}: choose one of {', '.join(TARGETS)}")
-    return TARGETS[name]
-
-
 def target_for(fmt: str = "mtok", target: str = DEFAULT) -> Target:
-    """The target an export with `--format fmt --target target` writes for."""
+    """The target an export with `--format fmt --target target` writes for: the one place a name
+    from the command line (or a manifest) becomes a `Target`, and the one message for a bad one."""
     if fmt not in OUTPUTS:
         raise InputError(f"--format {fmt!r}: choose {' or '.join(OUTPUTS)}")
     choices = names(OUTPUTS[fmt])
@@ -86,6 +80,11 @@ def target_for(fmt: str = "mtok", target: str = DEFAULT) -> Target:
     if target in TARGETS and fmt != "mtok" and len(choices) == 1:  # --format txt: its one target
         return TARGETS[choices[0]]
     raise InputError(f"--target {target!r}: choose one of {', '.join(choices)}")
+
+
+def format_name(target: Target) -> str:
+    """`--format`'s name of what `target` writes (mtok, txt)."""
+    return next(name for name, fmt in OUTPUTS.items() if fmt is target.output)
 
 
 def runs_exactly(code: str, target: str) -> Target | None:

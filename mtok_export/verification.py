@@ -14,9 +14,9 @@ from .compare.layers import diff_layers
 from .corpus import builtin_chats, builtin_corpus, load_corpus_file
 from .dump.sanitize import show
 from .errors import IdentityError, InputError
-from .formats import HEAD, read_source
+from .formats import HEAD
 from .hub import fetch as fetch_hub
-from .job import Job, VerifyOptions
+from .job import Job, VerifyOptions, resolve_target
 from .manifest import manifest_path, read_manifest, sha256_bytes
 from .model_folder import find, jinja_block
 from .readers.finish import sha256
@@ -76,6 +76,8 @@ def prepare(file: Path, against: Path | None = None, target: str | None = None, 
     if job is None:
         job = Job.from_manifest(m, Path(source), where=str(manifest_path(file)), fmt=output_format(data))
     changed = {k: v for k, v in (("target", target), ("bos", bos)) if v is not None}
+    if target is not None:  # a name from the command line: resolved for the file's format, as the export's
+        changed["target"] = resolve_target(job.fmt, target)
     job = dataclasses.replace(job, **changed) if changed else job  # checked as the export's options are
     tok = job.read_source()
     # the honest lowering only: the file under test is the one on disk, no bytes are written here
@@ -235,9 +237,7 @@ def template_drift(file: Path, against: Path | None = None) -> dict:
         source, revision = snap.path, snap.sha
     else:
         source = _manifest_source(m, file)
-    read = (m.get("job") or {}).get("read") or {}
-    now = read_source(source, read.get("chat_template"), pattern=read.get("pattern"), special=read.get("special"),
-                      family=read.get("family")).chat
+    now = Job.from_manifest(m, Path(source), where=str(manifest_path(file))).read_source().chat
     current = sha256_bytes(now.text.encode("utf-8")) if now.text else None
     return {"drift": current != chat.get("original_sha256"),
             "recorded": {"sha256": chat.get("original_sha256"), "revision": (hub or {}).get("sha"),

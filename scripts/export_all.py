@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mtok_export.errors import LossError, MtokError, VerificationError
 from mtok_export.export import export
-from mtok_export.job import Job, VerifyOptions
+from mtok_export.job import Job, VerifyOptions, resolve_target
 from mtok_export.policy import Policy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +29,7 @@ def sources():
 
 def row(src: Path, out: Path, fmt: str, python) -> str:
     try:
-        r = export(Job(src, fmt=fmt, policy=Policy(allow_lossy=True),
+        r = export(Job(src, target=resolve_target(fmt), policy=Policy(allow_lossy=True),
                        verify=VerifyOptions(python=Path(python) if python else None)), out)
     except (LossError, VerificationError) as e:
         r = e.result

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from mtok_export.job_options import ReadOptions
 from mtok_export import formats as F
 from mtok_export.errors import InputError
-from mtok_export.job import Options
 from mtok_export.readers.formats.gguf import GGUF
 from mtok_export.readers.formats.mnn import LEGACY, MTOK
 from mtok_export.readers.formats.remote_code import REMOTE_CODE
@@ -59,9 +59,9 @@ def test_priorities_are_a_total_order_and_outputs_come_last():
 
 
 def test_every_reader_option_has_an_owner():
-    """Each `Options` field but chat_template (every reader's) is declared by the formats it applies to."""
+    """Each `ReadOptions` field but chat_template (every reader's) is declared by the formats it applies to."""
     owned = {o for f in F.FORMATS for o in f.options}
-    assert owned == {f.name for f in dataclasses.fields(Options)} - {"chat_template"}
+    assert owned == {f.name for f in dataclasses.fields(ReadOptions)} - {"chat_template"}
     assert TIKTOKEN.options == ("pattern", "special") and VOCAB_JSON.options == ("family",)
 
 
@@ -71,8 +71,8 @@ def test_a_reader_is_told_only_its_own_options(tmp_path, monkeypatch):
     monkeypatch.setattr(F, "FORMATS", tuple(gguf if f is GGUF else f for f in F.FORMATS))
     (tmp_path / "m.gguf").write_bytes(b"GGUF" + bytes(60))
     with pytest.raises(pytest.skip.Exception):
-        F.read_source(tmp_path / "m.gguf", pattern="x", special=["<s>"], family="gpt2")
-    assert seen == [Options()]
+        F.read_source(tmp_path / "m.gguf", ReadOptions(pattern="x", special=["<s>"], family="gpt2"))
+    assert seen == [ReadOptions()]
 
 
 def test_the_nothing_found_message_is_made_from_the_entries(tmp_path):

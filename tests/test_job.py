@@ -15,7 +15,7 @@ import pytest
 
 from mtok_export import api
 from mtok_export.errors import IdentityError, InputError
-from mtok_export.formats import Options
+from mtok_export.job_options import ReadOptions
 from mtok_export.job import Job, VerifyOptions
 from mtok_export.lower import Forms
 from mtok_export.policy import Policy
@@ -49,24 +49,41 @@ def test_a_job_made_another_way_is_checked_the_same():
     job = Job.build(QWEN)
     with pytest.raises(InputError, match=r"^--bos 'maybe': choose one of"):
         dataclasses.replace(job, bos="maybe")
-    with pytest.raises(InputError, match=r"^--target 'mnn-9'"):
-        Job(QWEN, target="mnn-9")
+    with pytest.raises(InputError, match=r"^--max-word 5: the legacy tokenizer.txt"):
+        dataclasses.replace(job, target=TARGETS["mnn-legacy"], forms=Forms(max_word=5))
 
 
-def test_the_target_is_the_registry_entry_the_format_implies():
-    assert Job.build(QWEN).target is TARGETS["mnn-3.6"]  # the default
+def test_the_job_holds_a_target_object_and_the_edge_resolves_names():
+    assert Job.build(QWEN).target is TARGETS["mnn-3.6"] and Job(QWEN).target is TARGETS["mnn-3.6"]  # the default
     assert Job.build(QWEN, target="mnn-head").target is TARGETS["mnn-head"]
     assert Job(QWEN, target=TARGETS["mnn-3.5"]).target is TARGETS["mnn-3.5"]  # an object is taken as it is
     txt = Job.build(QWEN, fmt="txt", target="mnn-3.5")  # a tokenizer.txt is for the legacy runtime, whatever was asked
-    assert (txt.target, txt.output.names[0]) == (TARGETS["mnn-legacy"], "tokenizer.txt")
-    assert dataclasses.replace(Job.build(QWEN), target="mnn-head").target is TARGETS["mnn-head"]  # prepare's way
+    assert (txt.target, txt.output.names[0], txt.fmt) == (TARGETS["mnn-legacy"], "tokenizer.txt", "txt")
+    with pytest.raises(TypeError, match="a Job holds a Target object, not 'mnn-head'"):  # a name is the edge's
+        Job(QWEN, target="mnn-head")
+    with pytest.raises(InputError, match=r"^--target 'mnn-9'"):
+        Job.build(QWEN, target="mnn-9")
+
+
+def test_an_unregistered_target_object_goes_through_the_api(tmp_path):
+    """A `Target` the registry does not hold (a user's runtime entry) is exported for as it is: the
+    file is the one its registered twin writes, the manifest names it, and it is never looked up."""
+    from mtok_export import targets
+
+    mine = dataclasses.replace(TARGETS["mnn-3.6"], name="my-runtime", default=False)
+    assert "my-runtime" not in targets.TARGETS
+    ours = api.export(Job(QWEN, target=mine, policy=Policy(allow_lossy=True), verify=None), tmp_path / "mine")
+    twin = api.export(Job(QWEN, policy=Policy(allow_lossy=True), verify=None), tmp_path / "twin")
+    assert ours.job.target is mine and ours.manifest["job"]["target"] == "my-runtime"
+    assert ours.path.read_bytes() == twin.path.read_bytes()
+    assert Job.build(QWEN, target=mine).target is mine  # Job.build passes an object through too
 
 
 def test_build_gathers_the_keywords_into_the_values():
     job = Job.build(str(QWEN), input="tokenizer.json", chat_template="chatml", pattern="p", special=["<x>"],
                     family="gpt2", bos="none", accept=["normalizer-approx,regex-control"], strict=True,
                     corpus="c.jsonl", runtime_python="/py", sweep=False)
-    assert (job.source, job.input, job.read) == (QWEN, Path("tokenizer.json"), Options("chatml", "p", ["<x>"], "gpt2"))
+    assert (job.source, job.input, job.read) == (QWEN, Path("tokenizer.json"), ReadOptions("chatml", "p", ["<x>"], "gpt2"))
     assert job.policy == Policy(frozenset({"normalizer-approx", "regex-control"}), strict=True)
     assert job.verify == VerifyOptions(Path("c.jsonl"), Path("/py"), sweep=False)
     assert Job.build(QWEN, verify_on_runtime=False).verify is None

@@ -10,7 +10,7 @@ import inspect
 import json
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import pytest
 import typer
@@ -19,7 +19,8 @@ from mtok_export import api, options
 from mtok_export.cli import cmd_export
 from mtok_export.job import Job
 from mtok_export.losses import KINDS
-from mtok_export.options import TABLE, Option
+from mtok_export.job_options import ReadOptions, holder, opt
+from mtok_export.options import TABLE
 from mtok_export.policy import Decision, refusal_hint
 from tests.support.commands import run_here
 
@@ -30,14 +31,18 @@ QWEN = REPO / "samples" / "qwen-bpe"
 # ------------------------------------------------------------------ the table drives the commands and the manifest
 
 def _with_demo():
-    """A copy of the table with a throwaway option: a reader option of export and convert."""
-    demo = Option("demo", str | None, None, ("--demo",), "A throwaway option.", "read", held_as="family",
-                  manifest="read.demo", commands=("export", "convert"))
-    return (*TABLE, demo)
+    """A job whose reader options have one more field, a throwaway option of export and convert:
+    the field alone (`opt`) is the whole declaration."""
+    read = dataclasses.make_dataclass("Read", [("demo", Optional[str], opt(
+        None, "--demo", manifest="demo", commands=("export", "convert"), help="A throwaway option."))],
+        bases=(ReadOptions,), frozen=True)
+    demo_job = dataclasses.make_dataclass("DemoJob", [("read", read, holder(read, "Input", manifest="read"))],
+                                          bases=(Job,), frozen=True)
+    return demo_job, options._table(demo_job)
 
 
-def test_an_option_added_to_the_table_appears_in_its_commands_and_the_manifest():
-    table = _with_demo()
+def test_an_option_added_as_a_field_appears_in_its_commands_and_the_manifest():
+    demo_job, table = _with_demo()
 
     @options.command("export", ("path",), table)
     def export(path: Annotated[str, typer.Argument()], options=None):
@@ -50,11 +55,17 @@ def test_an_option_added_to_the_table_appears_in_its_commands_and_the_manifest()
     assert export(path="x", **{**_defaults(table), "demo": "gpt2"})["demo"] == "gpt2"  # the CLI's value as the keyword
     assert "demo" in [p.name for p in options.signature(table)]  # Job.build's keywords
     values = options.groups(options.bind("build", {"demo": "gpt2"}, table), table)
-    job = Job.build(QWEN, family="gpt2")
-    recorded = options.to_json({**values, "job": {"fmt": "mtok", "target": "mnn-3.6", "bos": "auto"}},
-                               job.policy.to_json(), table)
-    assert recorded["read"]["demo"] == "gpt2" and options.from_json(recorded, table)["demo"] == "gpt2"
+    assert values["read"]["demo"] == "gpt2"
+    job = demo_job(QWEN, read=demo_job.__dataclass_fields__["read"].type(**values["read"]))
+    recorded = json.loads(json.dumps(job.to_json()))
+    assert recorded["read"]["demo"] == "gpt2" and options.from_json(demo_job, recorded)["read"].demo == "gpt2"
     assert "demo" not in [p.name for p in typer.main.get_command(_app(cmd_export.export)).params]  # the copy only
+
+
+def test_the_help_panel_is_the_holders():
+    by = {o.key: o.panel for o in TABLE}
+    assert (by["family"], by["normalizer_form"], by["accept"], by["sweep"], by["verify_on_runtime"]) == \
+        ("Input", "Forms", "Policy", "Verification", "Verification")
 
 
 def _app(fn):
@@ -92,10 +103,11 @@ def test_the_job_json_round_trips(keywords):
 
 
 def test_the_manifest_records_the_targets_name_in_the_order_it_did():
-    """The job JSON as the hand-written `to_json` wrote it (keys and order), the target by name."""
+    """The job JSON as the hand-written `to_json` wrote it (keys; `max_word`, when set, now beside the
+    other forms, before the policy), the target by name."""
     got = Job.build(QWEN, target="mnn-head", max_word=8).to_json()
     assert list(got) == ["read", "format", "target", "bos", "header_specials", "normalizer_form", "regex_form",
-                         "ignore_merges_form", "policy", "max_word"]
+                         "ignore_merges_form", "max_word", "policy"]
     assert list(got["read"]) == ["chat_template", "pattern", "special", "family"]
     assert (got["target"], got["max_word"]) == ("mnn-head", 8) and "max_word" not in Job.build(QWEN).to_json()
 

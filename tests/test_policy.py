@@ -86,7 +86,7 @@ def test_a_model_folders_own_accept_file(tmp_path):
     own.write_text("stream-decode\n")
     for policy in (Policy(), dataclasses.replace(Policy.from_options(accept_file=shared_file), shared=True)):
         mine = own_accept_file(policy, own.parent)
-        assert (mine.accept_file, mine.accept_file_path, mine.shared) == ({"stream-decode"}, str(own), False)
+        assert (mine.accept_file_codes, mine.accept_file, mine.shared) == ({"stream-decode"}, str(own), False)
     given = Policy.from_options(accept_file=shared_file)  # --accept-file of one export: it wins
     assert own_accept_file(given, own.parent) == given
     own.write_text("no-such-code\n")

@@ -238,7 +238,7 @@ def test_the_ranges_admit_the_runtimes_that_verify_them():
     """A .mtok target runs on the release installed here (PyPI MNN 3.6.1, what `make setup` pins), which
     verifies it; the legacy target's tokenizer.txt runs on 3.4.1 (the legacy reference) and later
     releases alike; mnn-3.5's files on 3.5, not on 3.4.1 (no .mtok reader)."""
-    from mtok_export.target import Version
+    from mtok_export.target_type import Version
     from mtok_export.verify import mnn341
 
     here, legacy = Version.parse("3.6.1"), Version.parse(mnn341.VERSION)

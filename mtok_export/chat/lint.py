@@ -20,7 +20,7 @@ from __future__ import annotations
 import jinja2
 
 from .environment import GenerationTag, normalize_newlines, parse_environment
-from ..target import MNN_JINJA, JinjaEngine
+from ..target_type import MNN_JINJA, JinjaEngine
 from .rules import RULES, Facts, Finding, Rule, rules_for
 from .source_map import NodePositions, SourceMap
 from .walker import Scope, Walker

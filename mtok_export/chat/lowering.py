@@ -71,7 +71,7 @@ import jinja2
 from jinja2 import nodes
 
 from ..errors import MtokError
-from ..target import Target
+from ..target_type import Target
 from .environment import normalize_newlines, parse_environment
 from .jinja_emit import UNEMITTABLE, emit, emit_target
 from .lint import Finding, lint_template

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from jinja2 import nodes
 
 from ..errors import UnsupportedError
-from ..target import MNN_JINJA, JinjaEngine, Version
+from ..target_type import MNN_JINJA, JinjaEngine, Version
 from .runtime_subset import (DICT_METHODS, ESCAPES, FUNCTIONS, LOOP_ATTRS, RUNTIME_ESCAPES,
                              STRING_METHODS, SUPPORTED_FILTERS, SUPPORTED_METHODS,
                              SUPPORTED_TESTS, UNPARSED_OPERATORS, chainable)

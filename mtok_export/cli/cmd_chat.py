@@ -33,14 +33,11 @@ def lint_template(
     from ..chat.lint import lint_template as lint
     from ..chat.lowering import TemplateHangError, lower_template
     from ..chat.sources import iter_templates
-    from ..targets import DEFAULT, TARGETS
+    from ..targets import DEFAULT, target_for
     from .console import out
 
-    engines = [n for n, t in TARGETS.items() if t.jinja]
-    target = DEFAULT if target is None else target  # the registry's default, as every command's --target
-    if target not in engines:
-        raise InputError(f"unknown target {target!r} (known: {', '.join(engines)})")
-    target = TARGETS[target]  # lowered for its Jinja engine
+    # lowered for the target's Jinja engine: a .mtok target's, checked as every command's --target
+    target = target_for("mtok", DEFAULT if target is None else target)
     templates = list(iter_templates(path))
     if fix:
         if len(templates) != 1:

@@ -19,7 +19,7 @@ import typer
 from ..dump.sanitize import show
 from ..errors import InputError, Interrupted, LossError, MtokError, OutputError, VerificationError
 from ..options import command
-from .gate import (JunitFile, ReportFile, SarifFile, SummaryFile, outcome_options, print_decisions, print_report,
+from .gate import (CI, JunitFile, ReportFile, SarifFile, SummaryFile, outcome_options, print_decisions, print_report,
                    publish, verify_progress, write_file, write_outcomes)
 
 
@@ -42,11 +42,11 @@ def export(
                                                    "model (NAME: its folder or repository name).")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Models exported at once, each in its own "
                                       "process with its own runtime and time limit.")] = 1,
-    keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", help="In an MNN model folder, leave "
+    keep_llm_config: Annotated[bool, typer.Option("--keep-llm-config", rich_help_panel="Output", help="In an MNN model folder, leave "
                                                   "llm_config.json's jinja block as it is (the engine then uses that "
                                                   "template and EOS, and verification renders through it) "
                                                   "[default: update it to what the file embeds].")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON outcome instead of the summary "
+    as_json: Annotated[bool, typer.Option("--json", rich_help_panel=CI, help="Print the JSON outcome instead of the summary "
                                           "(several models: {exit_code, models: [one outcome each]}).")] = False,
     report_file: ReportFile = None,
     junit_file: JunitFile = None,
@@ -79,7 +79,7 @@ def export(
         models, several = expand([*path, *(more or [])])
         if several and keywords["input"] is not None:
             raise InputError("--input picks a file inside one --path; it cannot apply to several models")
-        if several and job.policy.accept_file_path:  # one --accept-file for every model: no code of it is stale
+        if several and job.policy.accept_file:  # one --accept-file for every model: no code of it is stale
             job = dataclasses.replace(job, policy=dataclasses.replace(job.policy, shared=True))
     except MtokError as e:
         write_outcomes("mtok-export", e.exit_code, report_file, junit_file,
@@ -130,7 +130,7 @@ class _Attempt:
             self.error = e
         if not job.policy.strict and self.result is not None:  # under --strict they are refusals
             self.stale = stale_codes(job.policy, (d.code for d in self.result.decisions))
-            self.accept_file = job.policy.accept_file_path
+            self.accept_file = job.policy.accept_file
 
     @property
     def code(self) -> int:

@@ -18,14 +18,15 @@ from ..io import atomic_write
 from ..options import BY_KEY, name, spell
 
 # the acceptance-policy options are the job's: `options.TABLE`
-ReportFile = Annotated[Optional[Path], typer.Option("--report", help="Write the JSON outcome here, whatever the "
+CI = "CI output"  # the --help panel of what a CI job writes
+ReportFile = Annotated[Optional[Path], typer.Option("--report", rich_help_panel=CI, help="Write the JSON outcome here, whatever the "
                                                     "exit code (0, 1, 2 or 3).")]
-JunitFile = Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML file here: one test case "
+JunitFile = Annotated[Optional[Path], typer.Option("--junit", rich_help_panel=CI, help="Write a JUnit XML file here: one test case "
                                                    "per verification check and per loss.")]
-SummaryFile = Annotated[Optional[Path], typer.Option("--summary", help="Write the job summary here as markdown "
+SummaryFile = Annotated[Optional[Path], typer.Option("--summary", rich_help_panel=CI, help="Write the job summary here as markdown "
                                                      "(per model: verdict, checks, losses, first mismatch, what to "
                                                      "do); on GitHub Actions it also goes to $GITHUB_STEP_SUMMARY.")]
-SarifFile = Annotated[Optional[Path], typer.Option("--sarif", help="Write a SARIF 2.1.0 log here (code scanning): "
+SarifFile = Annotated[Optional[Path], typer.Option("--sarif", rich_help_panel=CI, help="Write a SARIF 2.1.0 log here (code scanning): "
                                                    "a rule per loss code, a result per loss and per unexplained "
                                                    "mismatch class, at its line in the source.")]
 

@@ -15,10 +15,34 @@ PLACEHOLDERS = ("{targets}", "{default_target}", "{formats}")
 
 
 def fill(command) -> None:
-    """The options of a click `command` whose help names a placeholder fill it in when shown."""
+    """The options of a click `command` whose help names a placeholder fill it in when shown, and
+    its --help lists them by panel (`panels`)."""
     for param in command.params:
         if any(p in (getattr(param, "help", None) or "") for p in PLACEHOLDERS):
             param.get_help_record = _filling(param, param.get_help_record)
+    if any(getattr(p, "rich_help_panel", None) for p in command.params):
+        command.format_options = lambda ctx, formatter: panels(command, ctx, formatter)
+
+
+def panels(command, ctx, formatter) -> None:
+    """The options of `command` under their panels (`rich_help_panel`: the holder of a job's option,
+    `job_options.holder`): the command's own options first (the common path), then each panel in
+    the order its first option comes.  typer shows panels only with rich, which `--help` does not load."""
+    args, sections = [], {}
+    for param in command.get_params(ctx):
+        record = param.get_help_record(ctx)
+        if record is None:
+            continue
+        if param.param_type_name == "argument":
+            args.append(record)
+        else:
+            sections.setdefault(getattr(param, "rich_help_panel", None) or "Options", []).append(record)
+    if args:
+        with formatter.section("Arguments"):
+            formatter.write_dl(args)
+    for title in sorted(sections, key=lambda t: t != "Options"):  # stable: the panels in order of first option
+        with formatter.section(title):
+            formatter.write_dl(sections[title])
 
 
 def _filling(param, record):

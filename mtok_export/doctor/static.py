@@ -9,7 +9,7 @@ from ..chat.lint import lint_template
 from ..ir import normalizers as N
 from ..ir.walk import walk
 from ..model_folder import ModelFolder
-from ..target import MNN_JINJA
+from ..target_type import MNN_JINJA
 from ..verify.surface import TURN_END
 from .finding import Finding
 

@@ -9,37 +9,11 @@ from dataclasses import dataclass, field, replace
 
 from .. import losses as L
 from ..ir.models import vocab_of
+from ..job_options import Forms  # the forms a pass may write: each an option, declared with the job's
 from ..losses import Loss, LossKind
-from ..target import Target
+from ..target_type import Target
 from . import decoders, models, normalizers, pre_tokenizers, processors, whole_words
 from .chat_template import lint_chat_template
-
-@dataclass(frozen=True)
-class Forms:
-    """How the passes write what the runtime can run in more than one form, each a CLI option that
-    trades on-device speed for exactness (the exact form is the default; a faster one is a loss).
-    `header_specials`: "needed" lists the chat template's turn mark in the header, "all" every special
-    token, "none" none (see `models.header_specials`).
-    `normalizer_form`: NFC/NFKC/charsmap normalizers as "compose" (Replace rules per code point and
-    per canonical pair), "no-compose" (the code-point rules only) or "table" (MNN's code-point table);
-    see lower/normalizers.py.
-    `regex_form`: a split regex the fold engine cannot run exactly, as "explicit" code-point ranges for
-    std::wregex or in the fold engine's "fold" form (4-6x faster on MNN 3.6.1; see lower/regex.py);
-    "bounded", the default, is "explicit" with every pattern that runs on std::wregex capped
-    (`regex.bounded`), so no match recurses deep enough to crash the runtime (DESIGN 4.2: the safe form
-    is chosen by default; its loss reaches only runs longer than the cap, measured like any other).
-    `ignore_merges_form`: a BPE's `ignore_merges` as "exact" (`whole_words`: the words its merges miss
-    looked up whole, 8-45x the encode time) or "merge" (pair by pair, loss `ignore-merges`).
-    `max_word`: cap a pre-tokenized word at this many characters (None: no cap), bounding the
-    runtime's BPE, quadratic in a word's length (see `pre_tokenizers.max_word`).
-    Each is an option of `options.TABLE`, which declares its choices; a job checks them when made."""
-
-    header_specials: str = "needed"
-    normalizer_form: str = "compose"
-    regex_form: str = "bounded"
-    ignore_merges_form: str = "exact"
-    max_word: int | None = None
-
 
 @dataclass
 class Lowering:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import cache
 from .. import losses as L
 from ..chat import code_files
-from ..target import Target
+from ..target_type import Target
 
 KIND = "chat-lowering"
 # What `defined_as_empty` puts first: trim_blocks (on in both engines) removes the newline after the

@@ -56,7 +56,7 @@ from .. import signals
 from ..errors import InputError, RuntimeEngineError
 from ..io import remove_stale_folders
 from ..readers.mnn_file import read_mnn_file
-from ..target import Target, Version
+from ..target_type import Target, Version
 from ..targets import TARGETS
 
 __all__ = ["RobustRequest", "RobustRun", "RuntimeResult", "run_runtime"]

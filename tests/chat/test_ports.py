@@ -62,11 +62,11 @@ def test_the_port_renders_what_the_encoder_does_in_every_mode(proof):
 @needs_mnn
 def test_the_lowered_port_renders_the_same_on_mnn(proof):
     from mtok_export.chat.lowering import lower_template
-    from mtok_export.targets import get
+    from mtok_export.targets import TARGETS
     from mtok_export.verify.chat_parity import runtime_renders
 
     convs, want = proof
-    lowered = lower_template(DSV4.text, get("mnn-3.6"))
+    lowered = lower_template(DSV4.text, TARGETS["mnn-3.6"])
     assert not lowered.remaining  # exact on the runtime: no chat-template loss
     rows = P.table(convs, want, runtime_renders([lowered.text], convs, bos="", eos="")[0])
     assert {m: k for m, (k, _) in rows.items()} == {m: n for m, (_, n) in rows.items()}, rows

@@ -13,7 +13,7 @@ from mtok_export.chat.lint import lint_template
 from mtok_export.chat.lowering import lower_template
 from mtok_export.errors import UnsupportedError
 from mtok_export.lower.chat_template import outcome_of
-from mtok_export.target import MNN_JINJA, JinjaEngine, Version
+from mtok_export.target_type import MNN_JINJA, JinjaEngine, Version
 from mtok_export.targets import TARGETS
 
 # `True` is an undefined name in the runtime, `|first` passes its input through: two rules, two findings

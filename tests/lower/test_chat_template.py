@@ -16,7 +16,7 @@ from mtok_export.chat.lowering import TemplateHangError
 from mtok_export.errors import UnsupportedError
 from mtok_export.lower import Lowering
 from mtok_export.lower import chat_template as C
-from mtok_export.target import MNN_JINJA, JinjaEngine
+from mtok_export.target_type import MNN_JINJA, JinjaEngine
 from mtok_export.targets import DEFAULT, TARGETS
 
 TEMPLATES = {

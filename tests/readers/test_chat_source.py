@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mtok_export.job_options import ReadOptions
 from mtok_export.formats import read_source
 from mtok_export.ir.tokenizer import NO_CHAT
 from mtok_export.readers import chat_source
@@ -60,8 +61,8 @@ def _no_chat_loss(tok) -> list:
 def test_a_source_without_a_chat_format_loses_nothing_and_one_that_has_one_does(tmp_path):
     """DESIGN 5.1: a loss is a difference between the source and the file."""
     assert _no_chat_loss(read_source(GPT2)) == []  # no chat format anywhere: the file has none either
-    chat = read_source(GPT2, NO_CHAT).chat
-    assert (chat.kind, chat.text, _no_chat_loss(read_source(GPT2, NO_CHAT))) == ("no-chat", "", [])
+    chat = read_source(GPT2, ReadOptions(NO_CHAT)).chat
+    assert (chat.kind, chat.text, _no_chat_loss(read_source(GPT2, ReadOptions(NO_CHAT)))) == ("no-chat", "", [])
     assert _no_chat_loss(read_source(CORPUS / "bert-base-uncased")) == []  # detected
     # a prompt format the source carries as code this tool has no port of: dropped, so a loss
     d = _dsv4_folder(tmp_path, b"def encode_messages(messages):\n    return ''\n")
@@ -173,7 +174,7 @@ def test_the_mistral_sentencepiece_folder_chats_with_mistral_commons_template(cl
     assert origin["kind"] == "mistral_common" and origin["from"] == "tokenizer.model.v1", origin
     codes = {x.code for x in read_source(folder).meta.differences}
     assert "sp-added-token-text" in codes and "sp-control-text" not in codes
-    codes = {x.code for x in read_source(folder, NO_CHAT).meta.differences}  # no chat: sentencepiece's form
+    codes = {x.code for x in read_source(folder, ReadOptions(NO_CHAT)).meta.differences}  # no chat: sentencepiece's form
     assert "sp-control-text" in codes
 
 

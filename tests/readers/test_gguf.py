@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mtok_export.job_options import ReadOptions
 from mtok_export.errors import InputError, UnsupportedError
 from mtok_export.formats import read_source
 from mtok_export.lower import lower
@@ -92,11 +93,11 @@ def test_a_gguf_is_self_contained(tmp_path):
     assert tok.chat.text.startswith("{{ bos_token }}") and tok.chat.eos_token == "<|endoftext|>"
     assert 1 not in tok.stop_ids and [f.path for f in tok.provenance.inputs] == [str(gguf)]
     (tmp_path / "t.jinja").write_text("{{ messages }}")
-    tok = read_source(gguf, str(tmp_path / "t.jinja"))
+    tok = read_source(gguf, ReadOptions(str(tmp_path / "t.jinja")))
     assert tok.chat.text == "{{ messages }}" and tok.chat.source == str(tmp_path / "t.jinja")
     assert [Path(f.path).name for f in tok.provenance.inputs] == ["vocab.gguf", "t.jinja"]
     with pytest.raises(InputError, match="a GGUF file holds one template; give a UTF-8 file"):
-        read_source(gguf, "chatml")
+        read_source(gguf, ReadOptions("chatml"))
 
 
 @pytest.mark.runtime

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mtok_export.job_options import ReadOptions
 from mtok_export.errors import InputError
 from mtok_export.formats import classify, read_source
 from mtok_export.readers.remote_code import read_code
@@ -162,7 +163,7 @@ def test_invalid_python(tmp_path):
 def test_arguments_and_configs_win_over_code(tmp_path):
     ranks = _unknown_copy(tmp_path)
     _py(tmp_path, KIMI_LIKE)
-    tok = read_source(ranks, pattern=r"\s+|\S+", special={})
+    tok = read_source(ranks, ReadOptions(pattern=r"\s+|\S+", special={}))
     assert "split regex from the pattern argument" in tok.meta.notes
 
 
@@ -210,7 +211,7 @@ def test_kimi_with_its_module_beside_reads_the_pattern(tmp_path):
 
 def test_kimi_with_the_flags_reads(tmp_path):
     """The other fix it names: --pattern (the specials come from the config)."""
-    tok = read_source(_kimi_folder(tmp_path), pattern=r"\s+|\S+")
+    tok = read_source(_kimi_folder(tmp_path), ReadOptions(pattern=r"\s+|\S+"))
     assert "split regex from the pattern argument" in tok.meta.notes
     assert [t.content for t in tok.added_tokens] == ["[BOS]"]
 

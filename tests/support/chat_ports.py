@@ -281,9 +281,9 @@ def main(argv=None):  # pragma: no cover - a report
     rows = {"jinja2": table(convs, want, got)}
     if args.runtime:
         from mtok_export.chat.lowering import lower_template
-        from mtok_export.targets import get
+        from mtok_export.targets import TARGETS
         from mtok_export.verify.chat_parity import runtime_renders
-        lowered = lower_template(port.text, get("mnn-3.6")).text
+        lowered = lower_template(port.text, TARGETS["mnn-3.6"]).text
         rows["MNN 3.6.1"] = table(convs, want, runtime_renders([lowered], convs, bos="", eos="")[0])
     for engine, modes in rows.items():
         total = [sum(v[0] for v in modes.values()), sum(v[1] for v in modes.values())]

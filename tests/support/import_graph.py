@@ -30,7 +30,9 @@ LAYERS = (
     ("targets",),  # the registry of runtimes (`target.Target` entries): lower, then an output format writes
     ("formats",),  # the registry of formats (each declared by a `readers.formats` module): classify, choose, read
     ("writers",),  # IR -> HF files
-    ("lower",),  # IR -> what a runtime executes (mtok targets, legacy types), and its HF equivalent
+    # job_options: the holders of the job's options (`Forms`, `ReadOptions`, `Policy`, ...), each field its
+    # option, read by the CLI at start-up; the layers that hold them sit below the job
+    ("lower", "job_options"),  # IR -> what a runtime executes (mtok targets, legacy types), and its HF equivalent
     ("readers", "legacy", "chat"),  # files -> IR; the legacy text format; chat templates
     ("losses",),  # the typed loss kinds (their triggers know the runtime's table, from mtok.constants)
     ("mtok", "dump"),  # the .mtok codec; IR/layout -> text and JSON
@@ -38,9 +40,10 @@ LAYERS = (
     ("ir",),
     # corpus: the built-in samples and chats; hub: Hub repositories as local snapshot folders;
     # json_value: JSON input checked once (readers, chat template sources, model folders)
-    # target: the Target type (what a runtime can run), held by every layer; its entries are `targets`
+    # target_type: the Target type (what a runtime can run), held by every layer; its entries are the registry
+    # `targets` (a layer above `lower`, which the entries call: so the two cannot be one package)
     # documents: the long real documents the set-up fetches (a corpus slice)
-    ("errors", "io", "cache", "sniff", "corpus", "documents", "gc_pause", "signals", "hub", "json_value", "target",
+    ("errors", "io", "cache", "sniff", "corpus", "documents", "gc_pause", "signals", "hub", "json_value", "target_type",
      "__init__"),
 )
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
@@ -64,8 +67,9 @@ LAZY_ALLOWED = (
     ("mtok_export.targets", "mtok_export.lower.legacy"),
     ("mtok_export.lower.chat_template", "mtok_export.chat"),
     # the CLI builds its commands from the option table at start-up: a value's parser loads when used
-    ("mtok_export.options", "mtok_export.ir"),
-    ("mtok_export.options", "mtok_export.readers"),  # jinja2: only when the outcome is not cached
+    ("mtok_export.job_options", "mtok_export.ir"),
+    ("mtok_export.job_options", "mtok_export.readers"),  # jinja2: only when the outcome is not cached
+    ("mtok_export.job_options", "mtok_export.losses"),  # the loss registry: when --accept codes are checked
 )
 
 

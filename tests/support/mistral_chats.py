@@ -83,7 +83,7 @@ def proof(tokenizer_file: Path, convs: list[Chat], *, runtime: bool) -> dict[str
     exported file on MNN, against mistral_common's `encode_chat_completion`."""
     from mtok_export.chat.lowering import lower_template
     from mtok_export.formats import read_source
-    from mtok_export.targets import build, get
+    from mtok_export.targets import TARGETS, build
     from mtok_export.verify.chat_parity import reference_render, runtime_renders
     from mtok_export.verify.reference_mistral import mistral_chats
     from mtok_export.verify.runtime import run_runtime
@@ -95,7 +95,7 @@ def proof(tokenizer_file: Path, convs: list[Chat], *, runtime: bool) -> dict[str
     wanted = [(c, t, i) for c, t, i in zip(convs, want_texts, want_ids) if i is not None]
     texts = [[reference_render(tok.chat.text, c, bos=bos, eos=eos) or "" for c, _, _ in wanted]]
     if runtime:
-        lowered = lower_template(tok.chat.text, get("mnn-3.6")).text
+        lowered = lower_template(tok.chat.text, TARGETS["mnn-3.6"]).text
         texts.append([r or "" for r in runtime_renders([lowered], [c for c, _, _ in wanted], bos=bos, eos=eos)[0]])
     lowered_tok = build(tok, "mtok", target="mnn-3.6", bos="none")
     with tempfile.TemporaryDirectory() as tmp:

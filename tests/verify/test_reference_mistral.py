@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mtok_export.job_options import ReadOptions
 from mtok_export.corpus import builtin_chats, builtin_corpus
 from mtok_export.formats import read_source
 from mtok_export.readers import chat_source
@@ -35,7 +36,7 @@ def test_the_chat_reference_is_mistral_common_only_for_its_own_template(tmp_path
     given = tmp_path / "t.jinja"
     given.write_text("{% for m in messages %}{{ m.content }}{% endfor %}", encoding="utf-8")
     # a template of the user's: mistral_common's chats are not its reference (no chat reference)
-    assert choose(read_source(TEKKEN, str(given))).chat == ""
+    assert choose(read_source(TEKKEN, ReadOptions(str(given)))).chat == ""
 
 
 def _verify(tmp_path: Path, source: Path = TEKKEN):

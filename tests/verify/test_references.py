@@ -21,7 +21,8 @@ from mtok_export.export import export
 from mtok_export.formats import read_source
 from mtok_export.ir import normalizers as N
 from mtok_export.ir.tokenizer import NO_CHAT
-from mtok_export.job import Job, Options, VerifyOptions
+from mtok_export.job import Job, VerifyOptions
+from mtok_export.job_options import ReadOptions
 from mtok_export.policy import Policy
 from mtok_export.readers import bert_vocab, gguf, gpt2_files, openai_bpe, tekken
 from mtok_export.verification import prepare
@@ -119,10 +120,10 @@ def test_a_reference_that_cannot_run_is_a_self_check(tmp_path, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "llama_cpp" else real(n, *a))
     gguf = SHARED / "gguf/ggml-vocab-gpt-2.gguf"
     with pytest.raises(LossError) as e:
-        export(Job(gguf, read=Options(chat_template=NO_CHAT), verify=VerifyOptions(sweep=False)), tmp_path / "a")
+        export(Job(gguf, read=ReadOptions(chat_template=NO_CHAT), verify=VerifyOptions(sweep=False)), tmp_path / "a")
     assert [d.code for d in e.value.decisions if not d.accepted] == ["reference-unavailable"]
     assert e.value.result.verify.reference["self_check"] is True
-    r = export(Job(gguf, read=Options(chat_template=NO_CHAT), policy=Policy.from_options(["reference-unavailable"])), tmp_path / "b")
+    r = export(Job(gguf, read=ReadOptions(chat_template=NO_CHAT), policy=Policy.from_options(["reference-unavailable"])), tmp_path / "b")
     ref = r.manifest["verification"]["reference"]
     assert (ref["name"], ref["library"], ref["self_check"]) == ("self-check", "none", True)
     assert r.manifest["verification"]["checks"]["raw ids"]["reference"] == "none (self-check)"

@@ -12,6 +12,7 @@ import pytest
 
 from mtok_export import losses as L
 from mtok_export.losses import Loss
+from mtok_export.options import from_json, to_json
 from mtok_export.policy import Policy, decide, refusal_hint
 from mtok_export.verify import robust as R
 from mtok_export.verify.runtime import RobustRun
@@ -107,12 +108,12 @@ def test_a_crash_is_refused_whatever_accepts_other_losses(kind):
     loss = _crash_loss(kind)
     reach = {kind.code: {"everyday": 0, "edge": 0, "severity": "edge"}}  # measured edge: still a crash
     for policy in (Policy(), Policy(allow_lossy=True), Policy(accept=frozenset({kind.code})),
-                   Policy(accept_file=frozenset({kind.code}))):
+                   Policy(accept_file_codes=frozenset({kind.code}))):
         (d,) = decide([loss], policy, reach)
         assert not d.accepted and d.severity is L.CRASH
     (d,) = decide([loss], Policy(allow_crash=True), reach)
     assert d.accepted_by == "--allow-crash"
-    assert Policy.from_json(Policy(allow_crash=True).to_json()).allow_crash
+    assert Policy(**from_json(Policy, to_json(Policy(allow_crash=True)))).allow_crash  # the manifest keeps it
 
 
 def test_the_hint_names_the_form_that_does_not_crash_and_never_offers_accept_for_it():

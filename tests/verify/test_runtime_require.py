@@ -17,7 +17,7 @@ from mtok_export import verification
 from mtok_export.cli import main
 from mtok_export.errors import InputError
 from mtok_export.job import Job, VerifyOptions
-from mtok_export.target import RuntimeRange
+from mtok_export.target_type import RuntimeRange
 from mtok_export.targets import TARGETS, build
 from mtok_export.verify import runtime
 

@@ -12,7 +12,7 @@ from ...ir import pre_tokenizers as P
 from ...ir.walk import members
 from ...legacy import describe
 from ...mtok.constants import FileType
-from ...target import Target
+from ...target_type import Target
 from .. import Lowering
 from . import type0, type1, type2, type3
 from .chain import LegacyPlan

@@ -41,7 +41,7 @@ class Format:
     # (first HEAD bytes, path, the `Folder` it is in) -> is it this format?  The folder is there for a
     # format told apart by what lies beside it; a check asking it about the file itself sees nothing
     sniff: Callable[[bytes, Path, object], bool]
-    # (path, reader `Options`, the `Folder` it is in) -> what the reader parsed (`readers.finish.Parsed`,
+    # (path, the reader's `ReadOptions`, the `Folder` it is in) -> what the reader parsed (`readers.finish.Parsed`,
     # finished by `read_source`), or for a file whose header holds the lists (`parsed=False`) the IR
     # itself; None: a companion, never read alone
     read: Callable[[Path, object, object], object] | None
@@ -58,7 +58,7 @@ class Format:
     # particular format sits first (rank lines are also "two words per line", a merges file's shape)
     priority: int | None = None
     partner: Format | None = None  # a candidate only with a file of this format beside it
-    options: tuple[str, ...] = ()  # the `Options` fields its reader takes besides chat_template
+    options: tuple[str, ...] = ()  # the `ReadOptions` fields its reader takes besides chat_template
     label: str = ""  # how messages and help name it ("" : not listed, a companion)
     # the "nothing found" error: the file shapes (`sniff.shape`) this format could have, and for a
     # file of such a shape (or of one of `names`) that the sniffer refused, (head, path) -> why

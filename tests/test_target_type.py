@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mtok_export.target import MNN_JINJA, JinjaEngine, RuntimeRange, Version
+from mtok_export.target_type import MNN_JINJA, JinjaEngine, RuntimeRange, Version
 
 V = Version.parse
 

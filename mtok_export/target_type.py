@@ -4,7 +4,8 @@ The lowering passes (`lower/`), the chat-template lowering (`chat/`) and verific
 ask a target what it can do (`target.appends_suffix`), never what it is called, so a new runtime
 that behaves like an old one is one registry entry (`targets.py`, which sits above the lowering
 and holds the entries with their output format and lowering).  This module imports nothing of
-ours: every layer may hold a `Target`."""
+ours: every layer may hold a `Target`.  The type and its registry are two modules, not one package:
+the registry sits above `lower` (its entries call it), the type below everything that holds one."""
 
 from __future__ import annotations
 
