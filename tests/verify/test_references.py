@@ -24,7 +24,7 @@ from mtok_export.ir.tokenizer import NO_CHAT
 from mtok_export.job import Job, Options, VerifyOptions
 from mtok_export.policy import Policy
 from mtok_export.readers import bert_vocab, gguf, gpt2_files, openai_bpe, tekken
-from mtok_export.verification import prepare
+from mtok_export.verify.pipeline import prepare
 from mtok_export.verify.reference import ReferenceUnavailable
 from mtok_export.verify.references import choose, clip_module
 

@@ -9,25 +9,25 @@ import dataclasses
 import os
 from pathlib import Path
 
-from . import documents
-from .compare.layers import diff_layers
-from .corpus import builtin_chats, builtin_corpus, load_corpus_file
-from .dump.sanitize import show
-from .errors import IdentityError, InputError
-from .formats import HEAD, read_source
-from .hub import fetch as fetch_hub
-from .job import Job, VerifyOptions
-from .manifest import manifest_path, read_manifest, sha256_bytes
-from .model_folder import find, jinja_block
-from .readers.finish import sha256
-from .readers.mnn_file import read_mnn_bytes
-from .targets import OUTPUTS
-from .verify import surface
-from .verify.check import TEXT_CHECKS, verify
-from .losses import REFERENCE_UNAVAILABLE, Loss
-from .verify.reference import ReferenceUnavailable
-from .verify.references import choose_or_self_check, self_check
-from .verify.runtime import require_runtime
+from .. import documents
+from ..compare.layers import diff_layers
+from ..corpus import builtin_chats, builtin_corpus, load_corpus_file
+from ..dump.sanitize import show
+from ..errors import IdentityError, InputError
+from ..formats import HEAD, read_source
+from ..hub import fetch as fetch_hub
+from ..job import Job, VerifyOptions
+from ..manifest import manifest_path, read_manifest, sha256_bytes
+from ..model_folder import find, jinja_block
+from ..readers.finish import sha256
+from ..readers.mnn_file import read_mnn_bytes
+from ..targets import OUTPUTS
+from . import surface
+from .check import TEXT_CHECKS, verify
+from ..losses import REFERENCE_UNAVAILABLE, Loss
+from .reference import ReferenceUnavailable
+from .references import choose_or_self_check, self_check
+from .runtime import require_runtime
 
 
 def engine_path(path: Path):
