@@ -49,6 +49,8 @@ class VerifyOptions:
     # the robustness phase's budget of runtime encode seconds (`verify.robust`; None: off): the phase
     # may add a fifth to a default export's time (Qwen2.5, 8 s warm: 1.5 s measured +22% wall)
     robust: float | None = table.ROBUST_SECONDS
+    # the time budget (`verify.budget`; 0: none): the sweep ends where it is, named in the verdict
+    seconds: float = 60.0
 
 
 @dataclass(frozen=True)

@@ -183,6 +183,9 @@ TABLE: tuple[Option, ...] = (  # in the order of the manifest's job JSON
     Option("robust", Optional[float], ROBUST_SECONDS, ("--robust-seconds",), "Runtime seconds the robustness phase "
            "may spend on its encodes (longer runs as it allows) [default: 1.0].", "verify", commands=_GATE,
            param="robust_seconds", cli_type=Optional[float], cli=_robust, typer={"min": 0.1, "show_default": False}),
+    Option("verify_seconds", float, 60.0, ("--verify-seconds",), "Seconds verification may take before the vocabulary "
+           "sweep ends where it is, named in the verdict (\"passed (partial)\": the rest of the sweep not checked); "
+           "0: no limit.", "verify", held_as="seconds", commands=_GATE, typer={"min": 0.0}),
     Option("no_robust", bool, False, ("--no-robust",), "Leave out the robustness phase (long runs of each character "
            "class and long documents on the runtime: crashes, time growth).", commands=_GATE, keyword=False),
     Option("no_chat", bool, False, ("--no-chat",), "The model has no chat (a base model): embed no template, and "
