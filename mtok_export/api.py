@@ -126,8 +126,8 @@ def verify(file: PathLike, against: PathLike | Job | None = None, *, progress: C
     function's signature).  `progress(phase)` is told each phase, or
     `progress(phase, done, total)` also its counts when it takes them (`verify.steps`).
 
-    The steps are `verification.engine_path`, `prepare` and `run`, shared with the export."""
-    from .verification import engine_path, prepare, read_file, run  # the runtime and references: only when verifying
+    The steps are `verify.pipeline.engine_path`, `prepare` and `run`, shared with the export."""
+    from .verify.pipeline import engine_path, prepare, read_file, run  # the runtime and references: only when verifying
 
     file, llm_config = engine_path(Path(file))  # an MNN model folder: its tokenizer, through its llm_config
     if isinstance(against, Job):

@@ -75,7 +75,7 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
 
         require_runtime(job.target, verify.python)  # before anything is read or loaded: a wrong runtime costs nothing
         # verification (the runtime, references, corpus and checks) is loaded only when it runs
-        from .verification import run as run_verify
+        from .verify.pipeline import run as run_verify
 
         if verify.python is not None:
             check_python(verify.python)

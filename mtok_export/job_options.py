@@ -275,6 +275,11 @@ class VerifyOptions:
         after=(switch("no_robust", "--no-robust", type=bool, commands=_GATE, keyword=False, help="Leave out the "
                       "robustness phase (long runs of each character class and long documents on the runtime: "
                       "crashes, time growth)."),))
+    # the time budget (`verify.budget`; 0: none): the sweep ends where it is, named in the verdict
+    seconds: float = opt(
+        60.0, "--verify-seconds", key="verify_seconds", commands=_GATE, typer={"min": 0.0},
+        help="Seconds verification may take before the vocabulary sweep ends where it is, named in the verdict "
+        "(\"passed (partial)\": the rest of the sweep not checked); 0: no limit.")
 
 
 @dataclass(frozen=True)

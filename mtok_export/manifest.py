@@ -80,7 +80,7 @@ def verification_json(report, runtime_python: str | None = None) -> dict | None:
     if report is None:
         return None
     return {
-        "result": "passed" if report.ok else "failed",
+        "result": report.verdict,  # "passed (partial)": `partial` names what the time budget left unchecked
         "runtime": f"MNN {report.runtime}", "runtime_python": runtime_python,
         "corpus_sha256": report.corpus_sha256,
         "reference": report.reference,
@@ -88,6 +88,7 @@ def verification_json(report, runtime_python: str | None = None) -> dict | None:
                                                                              if not m.explanation),
                             "note": c.skipped, "reference": c.reference} for c in report.checks},
         "robustness": report.robustness.to_json() if report.robustness is not None else None,
+        "partial": report.partial,
         "special_tokens": report.surface_json,
     }
 

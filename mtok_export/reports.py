@@ -17,6 +17,7 @@ EXIT_MEANING = {0: "passed", 1: "verification failed", 2: "bad input", 3: "loss 
 def verify_json(report) -> dict:
     return {
         "file": report.file, "target": report.target, "runtime": report.runtime, "ok": report.ok,
+        "result": report.verdict, "partial": report.partial,
         "corpus_sha256": report.corpus_sha256, "reference": report.reference,
         "checks": [{"name": c.name, "ok": c.ok, "total": c.total, "note": c.skipped, "reference": c.reference,
                     "unexplained": sum(1 for m in c.mismatches if not m.explanation)} for c in report.checks],

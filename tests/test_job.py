@@ -20,7 +20,7 @@ from mtok_export.job import Job, VerifyOptions
 from mtok_export.lower import Forms
 from mtok_export.policy import Policy
 from mtok_export.targets import TARGETS
-from mtok_export.verification import prepare
+from mtok_export.verify.pipeline import prepare
 from tests.support.marks import needs_mnn
 
 REPO = Path(__file__).resolve().parents[1]

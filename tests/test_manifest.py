@@ -14,7 +14,7 @@ from mtok_export.errors import InputError
 from mtok_export.export import export
 from mtok_export.job import Job
 from mtok_export.policy import Policy
-from mtok_export.verification import prepare
+from mtok_export.verify.pipeline import prepare
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared/corpus/tokenizers"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")

@@ -1,4 +1,4 @@
-"""The documents slice in verification (verification.py, documents.py): a loss that changes long
+"""The documents slice in verification (verify/pipeline.py, documents.py): a loss that changes long
 real documents is measured as everyday text, and a machine without the documents says the slice did
 not run.  Shown on the two losses the issue names: a run of dashes in a markdown table changes T5's
 ids (unigram-ties), code that mentions `<s>` or `<unk>` changes Llama-2's (added-normalized)."""
@@ -13,7 +13,7 @@ from mtok_export import documents
 from mtok_export.corpus import Sample
 from mtok_export.export import export
 from mtok_export.job import Job
-from mtok_export.verification import DOCUMENTS_MISSING
+from mtok_export.verify.pipeline import DOCUMENTS_MISSING
 from tests.support.corpus_dirs import CORPUS
 
 pytestmark = [pytest.mark.runtime,

@@ -63,7 +63,7 @@ def test_a_reissued_template_is_named_and_an_unchanged_one_is_not(tmp_path):
 
 def test_no_manifest_is_an_error(tmp_path):
     from mtok_export.errors import InputError
-    from mtok_export.verification import template_drift
+    from mtok_export.verify.pipeline import template_drift
 
     (tmp_path / "tokenizer.mtok").write_bytes(b"x")
     with pytest.raises(InputError, match="no manifest"):

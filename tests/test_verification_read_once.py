@@ -1,4 +1,4 @@
-"""`mtok verify` reads the file it checks once (`verification.read_file`: one read, one strict parse,
+"""`mtok verify` reads the file it checks once (`verify.pipeline.read_file`: one read, one strict parse,
 handed to `prepare`, the identity check and `verify.check.verify`), and tells a `.mtok` from a
 legacy `tokenizer.txt` by its header line, never by its name (issue 33)."""
 
@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from mtok_export import api, verification
+from mtok_export import api
+from mtok_export.verify import pipeline as verification
 from mtok_export.formats import read_source
 from mtok_export.readers import mnn_file
-from mtok_export.verification import prepare
+from mtok_export.verify.pipeline import prepare
 from tests.support.marks import needs_mnn
 
 REPO = Path(__file__).resolve().parents[1]

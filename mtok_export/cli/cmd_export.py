@@ -322,7 +322,7 @@ def _preload(verifying: bool) -> None:
     from ..api import export  # noqa: F401
 
     if verifying:
-        from ..verification import run  # noqa: F401
+        from ..verify.pipeline import run  # noqa: F401
 
 
 def print_summary(r):

@@ -82,7 +82,7 @@ def verify(
 
 
 def _template_drift(file: Path, against: Path | None, as_json: bool):
-    from ..verification import template_drift
+    from ..verify.pipeline import template_drift
     from .console import out
 
     d = template_drift(file, against)

@@ -163,8 +163,11 @@ def print_report(report, refused: bool = False):
     elif report.ok and refused:
         out.print("[bold]verify: no unexplained mismatch[/]; the policy refuses some of the recorded losses (below)")
     elif report.ok:
-        out.print("[bold green]verify passed[/]" + (" (every mismatch reproduced by a recorded loss)"
+        out.print("[bold green]verify passed[/]" + (" [bold yellow](partial)[/]" if report.partial else "")
+                  + (" (every mismatch reproduced by a recorded loss)"
                                                      if any(c.mismatches for c in report.checks) else ""))
+    for p in report.partial:  # what the time budget left unchecked: a pass of what ran only
+        out.print(Text(f"  partial: {p['note']} (--verify-seconds 0 checks all)", style="bold yellow"))
     else:
         out.print(f"[bold red]verify failed[/]: {report.unexplained} mismatch(es) not reproduced by any recorded loss")
 

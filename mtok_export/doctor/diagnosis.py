@@ -4,7 +4,7 @@ how much it matters, and why.
 Without a source: the strict reader (exit 2 with the offset), then `static.check`.  With one: the
 file this tool would write for that source (the manifest's job when the file is one of ours, else
 the defaults, in the deployed file's own format), diffed layer by layer against the deployed one,
-and the deployed file run on the MNN runtime against the source's reference (`verification.run`,
+and the deployed file run on the MNN runtime against the source's reference (`verify.pipeline.run`,
 the engine's llm_config included).  A runtime mismatch is wrong only when the file this tool writes
 would not have it too (the honest lowering's losses reproduce the runtime's ceiling); each one is
 tied to the static layers of the component it points at, which name its cause."""
@@ -31,7 +31,7 @@ from ..manifest import read_manifest
 from ..model_folder import find
 from ..policy import decide
 from ..readers.mnn_file import read_mnn_bytes
-from ..verification import output_format, read_file, run
+from ..verify.pipeline import output_format, read_file, run
 from ..verify import surface
 from ..verify.check import CHAT_CHECKS
 from ..verify.robust import signal_name

@@ -4,13 +4,14 @@ Run as ``python -I _runtime_worker.py REQUEST.json RESPONSE.json LOG PROGRESS``.
 `mtok_export`: it may run in another virtual environment that only has some `MNN` release.
 Keep it compatible with old Pythons (3.6+) and free of third-party imports besides MNN.
 
-Request:  {"config": path, "texts": [{"s": str} | {"hex": str}], "decode_ids": [int], "decode_encoded": bool,
+Request:  {"config": path, "texts": [{"s": str} | {"hex": str}], "until": {"from": int, "seconds": float} (optional),
+           "decode_ids": [int], "decode_encoded": bool,
            "chats": [[{"role": str, "content": str}, ...]], "encode_chats": bool,
            "renders": [{"jinja": {"chat_template", "eos", "context"}, "messages": [...]}],
            "renders_apart": {"config": path, "seconds": float} (optional),
            "robust": {"texts": [{"s": str} | {"hex": str}], "groups": [str], "stack": int, "seconds": float,
                       "memory": int, "results": path} (optional)}
-Response: {"version": str, "encodes": [[int]], "decodes": [[int, hex]], "chats": [str | null],
+Response: {"version": str, "encodes": [[int]] (with "until", possibly fewer than "texts"), "decodes": [[int, hex]], "chats": [str | null],
            "chat_encodes": [[int] | null] (with encode_chats: each rendered chat encoded),
            "renders": [str | null]}
           or {"error": {"kind": "import" | "load" | "python", "message": str}}
@@ -171,6 +172,97 @@ def robust(model, req, step):
     os.close(results)
 
 
+def load(req, log_path, response_path, step):
+    """-> (MNN's version, the Llm with the tokenizer loaded), or None after writing the error response."""
+    step("import MNN")
+    try:
+        import MNN
+        import MNN.llm as llm
+    except ImportError as e:
+        write_json(response_path, {"error": {"kind": "import", "message": "%s: %s" % (type(e).__name__, e)}})
+        return None
+    version = MNN.version() if callable(getattr(MNN, "version", None)) else getattr(MNN, "__version__", "unknown")
+    step("load")
+    model = llm.create(req["config"])
+    model.load()  # fails on the dummy model; the tokenizer is loaded before that
+    with open(log_path, encoding="utf-8", errors="replace") as f:
+        log = f.read()
+    if any(marker in log for marker in LOAD_FAILURES):
+        write_json(response_path, {"error": {"kind": "load", "message": "MNN did not load the tokenizer"}})
+        return None
+    return str(version), model
+
+
+def encode_texts(model, req, step):
+    """Every text's ids; with "until" ({"from": i, "seconds": s}) the texts from index i on only
+    while s seconds have not passed since the first encode (the caller's time budget: the rest is
+    left out of the response, which is then shorter than "texts")."""
+    import time
+
+    until = req.get("until") or {}
+    cut, end = until.get("from"), time.monotonic() + float(until.get("seconds") or 0)
+    encodes = []
+    for i, t in enumerate(req["texts"]):
+        if cut is not None and i >= cut and not i % 256 and time.monotonic() > end:
+            break
+        step("encode %d" % i)
+        encodes.append(list(model.tokenizer_encode(t["s"] if "s" in t else bytes.fromhex(t["hex"]))))
+    return encodes
+
+
+def decode_ids(model, req, encodes, step):
+    ids = req["decode_ids"]
+    if req.get("decode_encoded"):  # also every id the texts encoded to (ids unknown before the run)
+        ids = sorted(set(ids).union(*encodes))
+    decodes = []
+    for i in ids:
+        step("decode %d" % i)
+        try:
+            raw = model.tokenizer_decode(i).encode("utf-8")
+        except UnicodeDecodeError as e:  # the binding decodes strictly; .object is the whole C++ string
+            raw = bytes(e.object)
+        decodes.append([i, raw.hex()])
+    return decodes
+
+
+def render_chats(model, req, step):
+    """-> (each chat rendered, or None where the binding raised; with "encode_chats" each rendering's ids)."""
+    chats = []
+    for i, messages in enumerate(req["chats"]):
+        step("chat %d" % i)
+        try:
+            chats.append(model.apply_chat_template(messages))
+        except Exception:
+            chats.append(None)
+    chat_encodes = []
+    if req.get("encode_chats"):  # the rendered chats' ids, in this process rather than another one
+        for i, text in enumerate(chats):
+            step("chat encode %d" % i)
+            chat_encodes.append(None if text is None else list(model.tokenizer_encode(text)))
+    return chats, chat_encodes
+
+
+def renders(req, result, response_path, step):
+    """The renders into `result`; with "renders_apart", after writing the response without them, on
+    their own tokenizer under a timer (see the module's docstring).  -> False when they did not finish."""
+    apart = req.get("renders_apart")
+    if not apart:
+        result["renders"] = [render_with(req["config"], item, step, i) for i, item in enumerate(req.get("renders", []))]
+        return True
+    write_json(response_path, result)
+    timer = getattr(signal, "setitimer", None)  # Unix; elsewhere the caller's timeout still ends us
+    if timer:
+        timer(signal.ITIMER_REAL, apart["seconds"])
+    try:
+        result["renders"] = [render_with(apart["config"], item, step, i)
+                             for i, item in enumerate(req.get("renders", []))]
+    except Exception:  # the response already written says: renders not finished
+        return False
+    if timer:
+        timer(signal.ITIMER_REAL, 0)
+    return True
+
+
 def main(argv):
     request_path, response_path, log_path, progress_path = argv[1:5]
     die_with_parent()
@@ -185,69 +277,17 @@ def main(argv):
     try:
         with open(request_path, encoding="utf-8") as f:
             req = json.load(f)
-        step("import MNN")
-        try:
-            import MNN
-            import MNN.llm as llm
-        except ImportError as e:
-            write_json(response_path, {"error": {"kind": "import", "message": "%s: %s" % (type(e).__name__, e)}})
+        loaded = load(req, log_path, response_path, step)
+        if loaded is None:
             return 0
-        version = MNN.version() if callable(getattr(MNN, "version", None)) else getattr(MNN, "__version__", "unknown")
-
-        step("load")
-        model = llm.create(req["config"])
-        model.load()  # fails on the dummy model; the tokenizer is loaded before that
-        with open(log_path, encoding="utf-8", errors="replace") as f:
-            log = f.read()
-        if any(marker in log for marker in LOAD_FAILURES):
-            write_json(response_path, {"error": {"kind": "load", "message": "MNN did not load the tokenizer"}})
-            return 0
-
-        encodes = []
-        for i, t in enumerate(req["texts"]):
-            step("encode %d" % i)
-            encodes.append(list(model.tokenizer_encode(t["s"] if "s" in t else bytes.fromhex(t["hex"]))))
-        ids = req["decode_ids"]
-        if req.get("decode_encoded"):  # also every id the texts encoded to (ids unknown before the run)
-            ids = sorted(set(ids).union(*encodes))
-        decodes = []
-        for i in ids:
-            step("decode %d" % i)
-            try:
-                raw = model.tokenizer_decode(i).encode("utf-8")
-            except UnicodeDecodeError as e:  # the binding decodes strictly; .object is the whole C++ string
-                raw = bytes(e.object)
-            decodes.append([i, raw.hex()])
-        chats = []
-        for i, messages in enumerate(req["chats"]):
-            step("chat %d" % i)
-            try:
-                chats.append(model.apply_chat_template(messages))
-            except Exception:
-                chats.append(None)
-        chat_encodes = []
-        if req.get("encode_chats"):  # the rendered chats' ids, in this process rather than another one
-            for i, text in enumerate(chats):
-                step("chat encode %d" % i)
-                chat_encodes.append(None if text is None else list(model.tokenizer_encode(text)))
-        result = {"version": str(version), "encodes": encodes, "decodes": decodes, "chats": chats,
+        version, model = loaded
+        encodes = encode_texts(model, req, step)
+        decodes = decode_ids(model, req, encodes, step)
+        chats, chat_encodes = render_chats(model, req, step)
+        result = {"version": version, "encodes": encodes, "decodes": decodes, "chats": chats,
                   "chat_encodes": chat_encodes}
-        apart = req.get("renders_apart")
-        if apart:
-            write_json(response_path, result)
-            timer = getattr(signal, "setitimer", None)  # Unix; elsewhere the caller's timeout still ends us
-            if timer:
-                timer(signal.ITIMER_REAL, apart["seconds"])
-            try:
-                result["renders"] = [render_with(apart["config"], item, step, i)
-                                     for i, item in enumerate(req.get("renders", []))]
-            except Exception:  # the response already written says: renders not finished
-                return 0
-            if timer:
-                timer(signal.ITIMER_REAL, 0)
-        else:
-            result["renders"] = [render_with(req["config"], item, step, i)
-                                 for i, item in enumerate(req.get("renders", []))]
+        if not renders(req, result, response_path, step):
+            return 0
         step("done")
         write_json(response_path, result)
         if req.get("robust"):

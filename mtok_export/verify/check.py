@@ -25,7 +25,9 @@ from ..model_folder import jinja_block
 from ..mtok.header import read_header
 from ..readers.interpretation import disagreements
 from ..readers.mnn_file import read_mnn_bytes
+from . import bounded
 from .attribution import Attribution
+from .budget import SHARES, STOP, Budget
 from .chat_parity import (
     HANG,
     builtin_conversations,
@@ -85,6 +87,7 @@ class Report:
     surface: list | None = None  # the special-token surface (`verify.surface.Special` rows; None: not measured)
     # `verify`'s `extra` texts: (the runtime's encodes, the reference's raw ids), compared by the caller
     extra: tuple = field(default=((), ()), repr=False)
+    partial: list = field(default_factory=list)  # the phases the time budget ended (`budget.Partial.to_json`)
 
     @property
     def surface_json(self) -> dict | None:
@@ -108,6 +111,11 @@ class Report:
     @property
     def unexplained(self) -> int:
         return sum(1 for c in self.checks for m in c.mismatches if not m.explanation)
+
+    @property
+    def verdict(self) -> str:
+        """"passed", "passed (partial)" (a phase the budget ended: nothing known of its rest) or "failed"."""
+        return ("passed (partial)" if self.partial else "passed") if self.ok else "failed"
 
     @property
     def ok(self) -> bool:
@@ -180,15 +188,61 @@ def corpus_hash(samples, chats) -> str:
     return h.hexdigest()
 
 
+@dataclass
+class _Run:
+    """One verification as it goes: what it was asked (the file, the source and its honest lowering,
+    the reference, the corpus) and what each step found, filled in order by `verify`'s steps."""
+
+    path: Path
+    source: object
+    lowered: object
+    lowering: object
+    reference: object
+    usable: list  # the samples without NUL (the binding passes C strings)
+    left_out: int
+    chats: list
+    runtime_chats: list  # the conversations the runtime renders (a generation prompt, no tools)
+    has_chat: bool
+    budget: Budget
+    python: object = None
+    timeout: float = 300.0
+    llm_config: dict | None = None
+    checked: tuple | None = None
+    sweep: bool = False
+    robust: float | None = None
+    extra: list = field(default_factory=list)
+    # filled by the steps
+    ref: object = None  # the reference's `Reference` on the corpus
+    data: bytes = b""
+    file_tok: object = None
+    fillers: dict = field(default_factory=dict)
+    swept: list = field(default_factory=list)  # the sweep's strings checked (as far as the budget allowed)
+    sweep_total: int = 0  # the sweep's strings there are
+    sweep_note: str = "not run"
+    swept_raw: list | None = None
+    extra_raw: list = field(default_factory=list)
+    robust_request: tuple | None = None
+    ahead: dict = field(default_factory=dict)
+    why: Attribution | None = None
+    paths: list = field(default_factory=list)
+    rt: object = None  # the runtime's `RuntimeResult`
+    robustness: R.Robustness | None = None
+
+    @property
+    def texts(self) -> list[str]:
+        return [s.text for s in self.usable]
+
+
 def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, python=None,
            timeout: float = 300.0, progress=None, llm_config: dict | None = None,
            checked: tuple[bytes, object] | None = None, sweep: bool = False,
-           robust: float | None = None, extra: list[str] = ()) -> Report:
+           robust: float | None = None, extra: list[str] = (), seconds: float | None = None) -> Report:
     """Run the runtime on `mtok_path` and the reference on `source`, and compare.
 
     `source` is the IR as read and `lowered, lowering` its honest lowering (what a correct file
     holds; `lower(source)` again, not the file).  `reference`: the source's independent reference
-    (`references.Chosen`: `run(texts, chats) -> Reference`, named in the report).
+    (`references.Chosen`: `run(texts, chats) -> Reference`, named in the report), run in a child
+    whose memory is bounded (`bounded`).
     `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
     replaces the embedded template and EOS).  `checked`: (bytes, the IR the strict reader read
     from them), when the caller has just read the file (the export what it wrote, `mtok verify` the
@@ -198,82 +252,151 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
     `runtime-crash`, added to `lowering.losses`.  `progress(phase)` is told each phase, or, when it
     takes them, `progress(phase, done, total)` also how far a phase with countable work is (`steps`).
     `extra`: more texts for the same runtime call, compared with nothing here; their runtime encodes and
-    the reference's raw ids are the report's `extra` (the special-token surface, `verify.surface`)."""
+    the reference's raw ids are the report's `extra` (the special-token surface, `verify.surface`).
+    `seconds`: the time budget (`budget`; None or 0: none): the sweep ends where it is when it
+    would run past it, named in the report's `partial`."""
     step = Steps(progress)
     found = disagreements(source)
     if found:  # the reader did not follow the folder's interpretation the reference follows: one finding
         return _disagreement_report(mtok_path, lowering, found, reference)
     usable = [s for s in samples if "\x00" not in s.text]
-    left_out = len(samples) - len(usable)
     has_chat = bool(lowered.chat.text) and bool(lowering.target.jinja)
-    runtime_chats = [c for c in chats if c.add_generation_prompt and not c.tools] if has_chat else []
+    run = _Run(Path(mtok_path), source, lowered, lowering, reference, usable, len(samples) - len(usable), chats,
+               [c for c in chats if c.add_generation_prompt and not c.tools] if has_chat else [], has_chat,
+               Budget(seconds), python, timeout, llm_config, checked, sweep, robust,
+               [t for t in extra if "\x00" not in t])
+    _ask_reference(run, step)
+    _run_runtime(run, step)
+    checks = _compare(run, step)
+    return _report(run, checks)
+
+
+def _ask_reference(run: _Run, step) -> None:
+    """The reference on the corpus, the file read once, and the reference on the sweep's strings
+    (as many as the budget allows) and on the special-token surface."""
     step("reference")
-    texts = [s.text for s in usable]
-    ref = _ask(reference, "", lambda: reference.run(texts, runtime_chats))
-    data = Path(mtok_path).read_bytes()
+    texts, reference = run.texts, run.reference
+    run.ref = _ask(reference, "", lambda tell: reference.run(texts, run.runtime_chats))
+    run.data = run.path.read_bytes()
     # once, before MNN loads it: every check runs (lazy only defers building the vocab entries)
-    fillers = gap_fillers(source, lowered)
-    if checked is not None and checked[0] == data:
-        file_tok = checked[1]  # these very bytes passed the same strict read: not parsed again
+    run.fillers = gap_fillers(run.source, run.lowered)
+    if run.checked is not None and run.checked[0] == run.data:
+        run.file_tok = run.checked[1]  # these very bytes passed the same strict read: not parsed again
     else:
-        file_tok = read_mnn_bytes(data, str(mtok_path), strict=True, lazy=True)[0]
-    file_chat, file_fillers = file_tok.chat, _entries_at(file_tok, fillers)
-    # the gap fillers as the honest lowering writes them and as this file holds them (a wrong one may
-    # be reachable: the sweep types it)
-    swept, sweep_note = sweep_texts(source, set(texts), [*fillers.values(), *file_fillers]) if sweep else ([], "not run")
-    tell = lambda done, total: step("reference", done, total)  # noqa: E731  the sweep's strings, the long part
-    swept_raw = _ask(reference, " on the vocabulary sweep", lambda: reference.raw_ids(swept, tell)) if swept else None
-    ids_needed = sorted({i for ids in ref.raw for i in ids})
+        run.file_tok = read_mnn_bytes(run.data, str(run.path), strict=True, lazy=True)[0]
+    if run.sweep:
+        # the gap fillers as the honest lowering writes them and as this file holds them (a wrong one
+        # may be reachable: the sweep types it)
+        fillers = [*run.fillers.values(), *_entries_at(run.file_tok, run.fillers)]
+        swept, run.sweep_note = sweep_texts(run.source, set(texts), fillers)
+        if swept:
+            run.swept_raw = _ask(reference, " on the vocabulary sweep",
+                                 lambda tell: reference.raw_ids(swept, _budgeted(tell, run.budget)),
+                                 tell=lambda done, total: step("reference", done, total))  # the long part
+            run.swept, run.sweep_total = swept[:len(run.swept_raw)], len(swept)
+    if run.extra:
+        run.extra_raw = _ask(reference, " on the special tokens", lambda tell: reference.raw_ids(run.extra))
+
+
+def _budgeted(tell, budget: Budget):
+    """A reference's `tell` that also stops it (`STOP`) once its share of the budget is spent."""
+    def told(done: int, total: int):
+        if tell is not None:
+            tell(done, total)
+        return STOP if budget.over(SHARES["reference"]) else None
+    return told
+
+
+def _run_runtime(run: _Run, step) -> None:
+    """One runtime process: the corpus, the special-token surface and the sweep (the sweep within
+    what the budget leaves), the chats, then the chat-path renders apart (their own tokenizer and
+    time limit; a hang costs only them) and the robustness inputs.  The HF projections a raw-id
+    mismatch asks for first, and the reference's side of the robustness phase, are made ready while
+    it runs (on another core), not after it."""
     step("runtime")
-    robust_request = R.request(robust) if robust is not None else None
-    ahead: dict = {}
+    run.robust_request = R.request(run.robust) if run.robust is not None else None
 
     def early():
-        """The reference's side of the robustness phase, while the runtime runs (on another core)."""
-        if robust_request is not None:
-            ahead.update(R.reference_ahead(robust_request[0], reference))
-    why = Attribution(source, lowered, lowering, ref_normalize=ref.normalize)
-    paths = _path_conversations() if has_chat else []
-    renders, apart = _path_render_request(paths, lowered, llm_config) if has_chat else ([], None)
-    # One runtime process: the chat-path renders run last in it, apart (their own tokenizer and
-    # time limit; a hang costs only them).  The HF projections a raw-id mismatch asks for first are
-    # made ready while it runs (on another core), not after it.
-    extra = [t for t in extra if "\x00" not in t]
-    extra_raw = _ask(reference, " on the special tokens", lambda: reference.raw_ids(extra)) if extra else []
-    rt = run_runtime(mtok_path, texts=texts + swept + extra, decode_ids=ids_needed,
-                     chats=[list(c.messages) for c in runtime_chats], python=python, timeout=timeout,
-                     llm_config=llm_config, check=False, encode_chats=True, renders=renders,
-                     renders_apart=apart, while_running=lambda: (why.warm(), early()),
-                     robust=robust_request[1] if robust_request else None, tell=step)
-    chat_encodes = [ids for ids in rt.chat_encodes if ids is not None]
+        """The reference's side of the robustness phase, while the runtime runs."""
+        if run.robust_request is not None:
+            run.ahead.update(R.reference_ahead(run.robust_request[0], run.reference))
+    run.why = why = Attribution(run.source, run.lowered, run.lowering, ref_normalize=run.ref.normalize)
+    run.paths = _path_conversations() if run.has_chat else []
+    renders, apart = _path_render_request(run.paths, run.lowered, run.llm_config) if run.has_chat else ([], None)
+    ids_needed = sorted({i for ids in run.ref.raw for i in ids})
+    first = len(run.texts) + len(run.extra)  # the sweep comes last: what the budget may leave out
+    left = run.budget.left(SHARES["runtime"])
+    run.rt = run_runtime(run.path, texts=run.texts + run.extra + run.swept, decode_ids=ids_needed,
+                         chats=[list(c.messages) for c in run.runtime_chats], python=run.python, timeout=run.timeout,
+                         llm_config=run.llm_config, check=False, encode_chats=True, renders=renders,
+                         renders_apart=apart, while_running=lambda: (why.warm(), early()),
+                         robust=run.robust_request[1] if run.robust_request else None, tell=step,
+                         until=(first, left) if left is not None and run.swept else None)
+    run.swept = run.swept[:len(run.rt.encodes) - first]  # fewer when the budget ended the sweep's encodes
+
+
+def _compare(run: _Run, step) -> dict[str, Check]:
+    """Every check of the runtime's answers against the reference's."""
     step("compare")
     checks = {name: Check(name) for name in CHECKS}
-    if left_out:
+    if run.left_out:
         for name in ("engine ids", "raw ids", "streaming decode"):
-            checks[name].skipped = f"{left_out} sample(s) with NUL left out: the MNN Python binding passes text as a C string"
-    base_decode = why.base_decode(ref.raw) if why.legacy or why.of("reader") else [None] * len(usable)
+            checks[name].skipped = (f"{run.left_out} sample(s) with NUL left out: the MNN Python binding passes text "
+                                    "as a C string")
+    _text_checks(checks, run)
+    checks["full decode"].skipped = "the MNN Python API exposes only single-id decode"
+    if run.swept:
+        step("vocab sweep")
+        first = len(run.texts) + len(run.extra)
+        run.swept = run.swept[:_sweep(checks["vocab sweep"], run.swept, run.rt.encodes[first:], run.swept_raw, run.why,
+                                      step, run.budget)]
+    cut = run.budget.cut("sweep", len(run.swept), run.sweep_total)  # named where the budget ended it
+    checks["vocab sweep"].skipped = "; ".join(filter(None, (run.sweep_note, cut.line() if cut else "")))
+    _chat_checks(checks, run)
+    run.why.save()  # every projection attribution asks for has run: cache the answers for the next run
+    if run.has_chat:
+        step("chat paths")
+        _chat_paths(checks["chat paths"], run.paths, HANG if run.rt.renders is None else run.rt.renders, run.source,
+                    run.lowering, run.why)
+    else:
+        checks["chat paths"].skipped = "no chat template"
+    _stop_checks(checks["stop ids"], run.data, run.file_tok.chat, run.source, run.lowered, run.lowering)
+    _name_components(checks, run.why)
+    if run.robust_request is not None:
+        step("robustness")
+        run.robustness = _robustness(checks["robustness"], run.robust_request[0], run.rt.robust, run.robust,
+                                     run.reference, run.why, run.lowering, run.ahead)
+        run.why.save()
+    else:
+        checks["robustness"].skipped = "not run (--no-robust)"
+    _name_references(checks, run.reference)
+    return checks
 
-    compare_texts(checks, usable, rt, ref, why.prefix,
+
+def _text_checks(checks: dict[str, Check], run: _Run) -> None:
+    """The text checks (`TEXT_CHECKS`) of the corpus, each mismatch explained by `Attribution`."""
+    why, usable = run.why, run.usable
+    base_decode = why.base_decode(run.ref.raw) if why.legacy or why.of("reader") else [None] * len(usable)
+    compare_texts(checks, usable, run.rt, run.ref, why.prefix,
                   explain_raw=lambda j, raw, got_raw: why.raw(usable[j].text, raw, got_raw),
                   explain_engine=lambda j, eng, raw, got, got_raw, raw_why: why.engine(usable[j].text, eng, raw, got,
                                                                                       raw_why),
                   explain_stream=lambda j, raw, dec, stream: why.stream(raw, dec, stream, base_decode[j]))
-    checks["full decode"].skipped = "the MNN Python API exposes only single-id decode"
-    if swept_raw is not None:
-        step("vocab sweep")
-        _sweep(checks["vocab sweep"], swept, rt.encodes[len(texts):len(texts) + len(swept)], swept_raw, why, step)
-    checks["vocab sweep"].skipped = sweep_note
 
-    # Chat: the runtime always adds the generation prompt and is given no tools.
-    other = len(chats) - len(runtime_chats)
+
+def _chat_checks(checks: dict[str, Check], run: _Run) -> None:
+    """Chat text and ids: the runtime always adds the generation prompt and is given no tools."""
+    ref, rt, why = run.ref, run.rt, run.why
+    other = len(run.chats) - len(run.runtime_chats)
     note = f"{other} conversation(s) not comparable (no generation prompt, or tools)" if other else ""
-    if not has_chat:
+    if not run.has_chat:
         note = "no chat template"
-    cleared = lowering.prefix_text
-    if cleared and has_chat:
+    cleared = run.lowering.prefix_text
+    if cleared and run.has_chat:
         note = (note + "; " if note else "") + f"compared without the leading {cleared!r}, which the header prefix adds as an id"
     checks["chat text"].skipped = checks["chat ids"].skipped = note
-    for c, want, got, want_ids, got_ids in zip(runtime_chats, ref.chat_text, rt.chats, ref.chat_ids, rt.chat_encodes):
+    for c, want, got, want_ids, got_ids in zip(run.runtime_chats, ref.chat_text, rt.chats, ref.chat_ids,
+                                               rt.chat_encodes):
         if want is None:  # transformers refused the conversation (raise_exception)
             continue
         if cleared and want.startswith(cleared):
@@ -284,30 +407,17 @@ def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, p
         if got is not None:
             compare(checks["chat ids"], s, want_ids, got_ids,
                     lambda: why.chat_ids(want, got, want_ids, got_ids, text_why, c.messages), slice=sl)
-    why.save()  # every projection attribution asks for has run: cache the answers for the next run
 
-    if has_chat:
-        step("chat paths")
-        _chat_paths(checks["chat paths"], paths, HANG if rt.renders is None else rt.renders, source, lowering, why)
-    else:
-        checks["chat paths"].skipped = "no chat template"
-    _stop_checks(checks["stop ids"], data, file_chat, source, lowered, lowering)
-    _name_components(checks, why)
-    robustness = None
-    if robust_request is not None:
-        step("robustness")
-        robustness = _robustness(checks["robustness"], robust_request[0], rt.robust, robust, reference, why, lowering,
-                                 ahead)
-        why.save()
-    else:
-        checks["robustness"].skipped = "not run (--no-robust)"
-    _name_references(checks, reference)
-    ran = len(texts) + len(swept)
-    return Report(str(mtok_path), lowering.target.name, rt.version, list(checks.values()), list(lowering.losses),
-                  corpus_hash(usable, runtime_chats), (rt.encodes[:ran], rt.decodes, rt.chats, chat_encodes),
-                  {**reference.describe(), **({"disagreement": ref.drift} if ref.drift else {})}, robustness,
-                  extra=(rt.encodes[ran:], extra_raw))
 
+def _report(run: _Run, checks: dict[str, Check]) -> Report:
+    rt, texts, first = run.rt, run.texts, len(run.texts) + len(run.extra)
+    chat_encodes = [ids for ids in rt.chat_encodes if ids is not None]
+    encodes = rt.encodes[:len(texts)] + rt.encodes[first:first + len(run.swept)]
+    return Report(str(run.path), run.lowering.target.name, rt.version, list(checks.values()), list(run.lowering.losses),
+                  corpus_hash(run.usable, run.runtime_chats), (encodes, rt.decodes, rt.chats, chat_encodes),
+                  {**run.reference.describe(), **({"disagreement": run.ref.drift} if run.ref.drift else {})},
+                  run.robustness, extra=(rt.encodes[len(texts):first], run.extra_raw),
+                  partial=[p.to_json() for p in run.budget.partial])
 
 
 
@@ -323,7 +433,7 @@ def _robustness(check: Check, items, run, seconds: float, reference, why, loweri
     known = ahead.get("ids", {})
     later = [x.text for x, _ in done if x.text not in known]
     if later:
-        known.update(zip(later, _ask(reference, " on the robustness inputs", lambda: reference.raw_ids(later))))
+        known.update(zip(later, _ask(reference, " on the robustness inputs", lambda tell: reference.raw_ids(later))))
     want = [known[x.text] for x, _ in done]
     prefix = list(why.prefix)
     for (x, r), expected in zip(done, want):
@@ -370,9 +480,17 @@ def _entries_at(tok, ids) -> list[str]:
     return [t for t, i in tok.model.vocab.items() if i in ids]
 
 
-def _ask(reference, what: str, call):
-    """`call()` on the reference; a library's own error is named (exit 2, no traceback).  Ours and
-    `ReferenceUnavailable` (the caller falls back to a self-check) go on as they are."""
+def _ask(reference, what: str, call, tell=None):
+    """`call(tell)` on the reference, in a child whose memory is bounded (`bounded`: running out of it
+    is exit 2 with its cause, never a kill); a library's own error is named (exit 2, no traceback).
+    Ours and `ReferenceUnavailable` (the caller falls back to a self-check) go on as they are.
+    `tell(done, total)`: the reference's progress, where it counts."""
+    return bounded.run(lambda told: _named(reference, what, lambda: call(told)), what=what,
+                       library=reference.library, tell=tell)
+
+
+def _named(reference, what: str, call):
+    """`call()`, a library's own error named (see `_ask`)."""
     try:
         return call()
     except (MtokError, ReferenceUnavailable):
@@ -387,17 +505,22 @@ def _ask(reference, what: str, call):
                          f"{what} ({e}); the file cannot be verified against it") from None
 
 
-def _sweep(check: Check, swept: list[str], encodes, want_raw, why, step=lambda *a: None) -> None:
+def _sweep(check: Check, swept: list[str], encodes, want_raw, why, step=lambda *a: None,
+           budget: Budget | None = None) -> int:
     """Raw ids of each sweep string, the runtime's (without the header prefix) against the reference's;
-    `step("vocab sweep", done, total)` told as it goes."""
+    `step("vocab sweep", done, total)` told as it goes.  -> how many were compared (fewer than
+    `swept` when the `budget` ended it: explaining mismatches is what can take minutes)."""
     prefix = list(why.prefix)
     for k, (text, got, want) in enumerate(zip(swept, encodes, want_raw)):
         if not k % 1024:
             step("vocab sweep", k, len(swept))
+        if not k % 64 and budget is not None and budget.over(SHARES["compare"]):
+            return k
         got_raw = got[len(prefix):] if got[:len(prefix)] == prefix else got
         compare(check, _Sample(f"sweep:{text[:40]}", text), want, got_raw, lambda: why.raw(text, want, got_raw),
                 slice="sweep")
     step("vocab sweep", len(swept), len(swept))
+    return len(swept)
 
 
 def _name_components(checks: dict[str, Check], why: Attribution) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import cache
 from ..chat.render import TemplateLimitError, bounded
 from ..readers import hf_added
+from .budget import STOP
 from .reference_drift import drift
 
 # What `AutoTokenizer.from_pretrained` may read is small; weights are skipped (and never hashed).
@@ -111,8 +112,8 @@ def hf_raw_ids(tokenizer_file: Path, texts: list[str], tell=None) -> list[list[i
         tk.no_padding()
         out: list = []
         for k in range(0, len(texts), CHUNK):
-            if tell is not None:
-                tell(k, len(texts))
+            if tell is not None and tell(k, len(texts)) == STOP:  # the budget: the texts done so far
+                break
             out += [e.ids for e in tk.encode_batch(list(texts[k:k + CHUNK]), add_special_tokens=False)]
         return out
 

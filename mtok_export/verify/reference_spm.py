@@ -15,6 +15,7 @@ from .. import cache
 from ..ir import normalizers as N
 from ..readers.sentencepiece import read_sentencepiece
 from . import emulate
+from .budget import STOP
 from .reference import CHUNK, Reference, _chats
 
 
@@ -91,8 +92,8 @@ def spm_raw_ids(model_path, texts, tell=None) -> list[list[int]]:
         sp = spm.SentencePieceProcessor(model_file=str(model_path))
         out: list = []
         for k in range(0, len(texts), CHUNK):
-            if tell is not None:
-                tell(k, len(texts))
+            if tell is not None and tell(k, len(texts)) == STOP:  # the budget: the texts done so far
+                break
             out += [list(x) for x in sp.encode(texts[k:k + CHUNK])]
         return out
     return cache.computed("reference-raw-spm", digest, compute,

@@ -36,6 +36,7 @@ from ..readers.formats import TRANSFORMERS
 from ..readers.interpretation import FolderInterpretation, bert_casing, config_object, transformers_class
 from .reference import CHUNK, Reference, ReferenceUnavailable, hf_encode_seconds, hf_raw_ids, hf_reference, run_hf
 from . import mnn341
+from .budget import STOP
 from .reference_gguf import INSTALL as GGUF_INSTALL
 from .reference_gguf import gguf_reference
 from .reference_mistral import GENERATED, with_mistral_chats
@@ -63,7 +64,8 @@ class Chosen:
 
     def raw_ids(self, texts: list[str], tell: Callable[[int, int], None] | None = None) -> list[list[int]]:
         """Ids without special tokens only (the vocabulary sweep): cheaper where the library allows;
-        `tell(done, total)`: how far it is, where the library's encodes are counted."""
+        `tell(done, total)`: how far it is, where the library's encodes are counted; when it returns
+        `budget.STOP` the library stops there and answers the texts done so far (a prefix of `texts`)."""
         if self.raw is None:
             return self.run(texts, []).raw
         return self.raw(texts, tell) if tell is not None else self.raw(texts)
@@ -183,8 +185,8 @@ def choose_mistral_common(file: Path, tok) -> Chosen:
             tk = Tekkenizer.from_file(str(file))
             out = []
             for k, t in enumerate(texts):
-                if tell is not None and not k % CHUNK:
-                    tell(k, len(texts))
+                if tell is not None and not k % CHUNK and tell(k, len(texts)) == STOP:  # the budget
+                    break
                 out.append(tk.encode(t, bos=False, eos=False))
             return out
         return cache.computed("reference-raw-tekken", digest, compute,

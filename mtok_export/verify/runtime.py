@@ -115,7 +115,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
                 renders: Sequence[Mapping] = (), encode_chats: bool = False,
                 renders_apart: tuple[bytes, float] | None = None, decode_encoded: bool = False,
                 while_running: Callable[[], None] | None = None, robust: RobustRequest | None = None,
-                tell: Callable[[str, int, int], None] | None = None) -> RuntimeResult:
+                tell: Callable[[str, int, int], None] | None = None,
+                until: tuple[int, float] | None = None) -> RuntimeResult:
     """Load `tokenizer_path` (`.mtok` or legacy `tokenizer.txt`) in MNN and run all requests in one process.
 
     `texts` are `str` (valid Unicode) or `bytes` (passed raw); `decode_ids` are int32; each entry of
@@ -134,6 +135,8 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
     a time-out among them is their result (`RuntimeResult.robust`), not an error.
     `tell(phase, done, total)`: told while the worker runs how far it is, from its progress record
     ("runtime": texts encoded of `texts`, "robustness": robustness inputs reached).
+    `until`: (i, seconds): the texts from index i on are encoded only within those seconds of the
+    first encode (a time budget): `encodes` then holds fewer than `texts`, the first i always.
     Raises `RuntimeEngineError` on a missing file, missing MNN, load failure, crash or timeout.
     With `check` (the default) the file is first read by our strict reader, so a malformed file is
     a `FormatError` naming the section and offset (exit 2) instead of whatever MNN makes of it
@@ -148,51 +151,32 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
     if os.path.exists(python):  # `--runtime-python ./venv/bin/python` arrives as "venv/bin/python"
         python = os.path.abspath(python)
     texts = list(texts)
-    wire_texts = []
-    for t in texts:
-        if isinstance(t, bytes):
-            wire_texts.append({"hex": t.hex()})
-        elif isinstance(t, str):
-            try:
-                t.encode("utf-8")
-            except UnicodeEncodeError as e:  # a lone surrogate segfaults MNN
-                raise ValueError(f"text is not valid Unicode: {t!r}") from e
-            wire_texts.append({"s": t})
-        else:
-            raise TypeError(f"texts must be str or bytes, not {type(t).__name__}")
-    ids = [int(i) for i in decode_ids]
-    if any(not -2**31 <= i < 2**31 for i in ids):
-        raise ValueError("decode ids must fit in int32")
-    wire_chats = [[dict(m) if isinstance(m, Mapping) else m for m in conv] for conv in chats]
+    request = {"texts": _wire_texts(texts), "decode_ids": _wire_ids(decode_ids), "decode_encoded": decode_encoded,
+               "chats": [[dict(m) if isinstance(m, Mapping) else m for m in conv] for conv in chats],
+               "encode_chats": encode_chats, "renders": [dict(r) for r in renders],
+               "until": {"from": int(until[0]), "seconds": float(until[1])} if until is not None else None}
+    if robust is not None:
+        timeout += 2 * robust.seconds + 10  # the worker's own hard stop comes first
+    return _run_request(request, python, src, texts, timeout, llm_config=llm_config, renders_apart=renders_apart,
+                        robust=robust, while_running=while_running, tell=tell)
 
+
+def _run_request(request: dict, python: str, src: Path, texts: list, timeout: float, *, llm_config, renders_apart,
+                 robust: RobustRequest | None, while_running, tell) -> RuntimeResult:
+    """The worker run on `request` in a folder of its own (the model folders, the request, its
+    response, log and progress record) -> its result; a time-out or a death without a result
+    raised as `RuntimeEngineError` naming the step it was at."""
     remove_stale_folders(tempfile.gettempdir(), _TEMP_PREFIX)  # left by runs killed without unwinding
     with tempfile.TemporaryDirectory(prefix=f"{_TEMP_PREFIX}{os.getpid()}-") as tmp:
         tmp_path = Path(tmp)
-        name = src.name if src.name not in _RESERVED else "tokenizer" + src.suffix
-        config = _model_folder(tmp_path / "model", name, lambda path: shutil.copyfile(src, path), llm_config)
-        apart = None
-        if renders_apart is not None:
-            tokenizer, seconds = renders_apart
-            apart = {"config": str(_model_folder(tmp_path / "renders", "tokenizer.mtok",
-                                                 lambda path: path.write_bytes(tokenizer), None)),
-                     "seconds": float(seconds)}
-        request, response, log, progress = (tmp_path / n for n in
-                                            ("request.json", "response.json", "log.txt", "progress"))
+        files = [tmp_path / n for n in ("request.json", "response.json", "log.txt", "progress")]
+        _, response, log, progress = files
         results = tmp_path / "robust.jsonl"
-        wire_robust = None
-        if robust is not None:
-            wire_robust = {"texts": [{"s": t} for t in robust.texts], "groups": list(robust.groups),
-                           "stack": int(robust.stack), "seconds": float(robust.seconds), "memory": int(robust.memory),
-                           "results": str(results)}
-            timeout += 2 * robust.seconds + 10  # the worker's own hard stop comes first
-        request.write_text(json.dumps({"config": str(config), "texts": wire_texts, "decode_ids": ids,
-                                       "decode_encoded": decode_encoded, "chats": wire_chats, "encode_chats": encode_chats,
-                                       "renders": [dict(r) for r in renders], "renders_apart": apart,
-                                       "robust": wire_robust}))
+        request.update(_folders(tmp_path, src, llm_config, renders_apart), robust=_wire_robust(robust, results))
+        files[0].write_text(json.dumps(request))
         try:
             tick = None if tell is None else lambda: _tell(tell, _read(progress), len(texts), robust)
-            output, status = _run_worker(python, [request, response, log, progress], tmp_path, timeout, while_running,
-                                         tick)
+            output, status = _run_worker(python, files, tmp_path, timeout, while_running, tick)
         except subprocess.TimeoutExpired:
             raise RuntimeEngineError(f"MNN runtime ({python}) did not finish within {timeout:g}s"
                                      f" (step: {_describe(_read(progress), texts) or 'start'}), killed it;"
@@ -204,7 +188,55 @@ def run_runtime(tokenizer_path: str | os.PathLike, *, texts: Sequence[str | byte
                                      f"{f' during {step}' if step else ''}; last output:\n{_tail(log_text)}")
         data = json.loads(response.read_text(encoding="utf-8"))
         robust_run = _robust_run(robust, results, _read(progress), status) if robust is not None else None
+    return _result(data, python, src, log_text, robust_run)
 
+
+def _wire_texts(texts: list) -> list[dict]:
+    """Texts as the worker's request holds them: {"s": str} or {"hex": bytes passed raw}."""
+    out = []
+    for t in texts:
+        if isinstance(t, bytes):
+            out.append({"hex": t.hex()})
+        elif isinstance(t, str):
+            try:
+                t.encode("utf-8")
+            except UnicodeEncodeError as e:  # a lone surrogate segfaults MNN
+                raise ValueError(f"text is not valid Unicode: {t!r}") from e
+            out.append({"s": t})
+        else:
+            raise TypeError(f"texts must be str or bytes, not {type(t).__name__}")
+    return out
+
+
+def _wire_ids(decode_ids) -> list[int]:
+    ids = [int(i) for i in decode_ids]
+    if any(not -2**31 <= i < 2**31 for i in ids):
+        raise ValueError("decode ids must fit in int32")
+    return ids
+
+
+def _folders(tmp: Path, src: Path, llm_config, renders_apart) -> dict:
+    """The model folder(s) the worker loads -> the request's "config" and "renders_apart"."""
+    name = src.name if src.name not in _RESERVED else "tokenizer" + src.suffix
+    config = _model_folder(tmp / "model", name, lambda path: shutil.copyfile(src, path), llm_config)
+    apart = None
+    if renders_apart is not None:
+        tokenizer, seconds = renders_apart
+        apart = {"config": str(_model_folder(tmp / "renders", "tokenizer.mtok", lambda path: path.write_bytes(tokenizer),
+                                             None)),
+                 "seconds": float(seconds)}
+    return {"config": str(config), "renders_apart": apart}
+
+
+def _wire_robust(robust: RobustRequest | None, results: Path) -> dict | None:
+    if robust is None:
+        return None
+    return {"texts": [{"s": t} for t in robust.texts], "groups": list(robust.groups), "stack": int(robust.stack),
+            "seconds": float(robust.seconds), "memory": int(robust.memory), "results": str(results)}
+
+
+def _result(data: dict, python: str, src: Path, log_text: str, robust_run: RobustRun | None) -> RuntimeResult:
+    """The worker's response as a `RuntimeResult`, or its error raised (`RuntimeEngineError`)."""
     err = data.get("error")
     if err:
         if err["kind"] == "import":

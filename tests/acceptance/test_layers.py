@@ -52,15 +52,15 @@ def test_lazy_imports_are_allowed_only_where_named():
     """A named place allows only its named target (by dotted prefix, not by string prefix), and an
     allowed lazy import is still checked for direction and cycles."""
     allowed = [Edge("mtok_export.readers.formats.gguf", "mtok_export.readers.gguf", 1, True),
-               Edge("mtok_export.export", "mtok_export.verification", 1, True),
+               Edge("mtok_export.export", "mtok_export.verify.pipeline", 1, True),
                Edge("mtok_export.targets", "mtok_export.lower.legacy.type0", 1, True),
                Edge("mtok_export.lower.chat_template", "mtok_export.chat.lowering", 1, True)]
     assert G.lazy(allowed) == []
     wrong = [Edge("mtok_export.formats", "mtok_export.verify.check", 1, True),  # a target not named for it
-             Edge("mtok_export.export", "mtok_export.verificationx", 1, True),  # a string prefix, not a module's
+             Edge("mtok_export.export", "mtok_export.verify.pipelinex", 1, True),  # a string prefix, not a module's
              Edge("mtok_export.readers.formatsx", "mtok_export.readers.gguf", 1, True),
              Edge("mtok_export.lower.models", "mtok_export.chat.lowering", 1, True),  # a place not named
-             Edge("mtok_export.verify.check", "mtok_export.verification", 1, True)]
+             Edge("mtok_export.verify.check", "mtok_export.verify.pipeline", 1, True)]
     assert G.lazy(wrong) == wrong
     top = Edge("mtok_export.readers.formats.gguf", "mtok_export.readers.gguf", 1, False)
     assert G.lazy([top]) == []  # top-level: not lazy

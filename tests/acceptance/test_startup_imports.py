@@ -30,7 +30,7 @@ except SystemExit as e:
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
-NEVER = ("mtok_export.verification", "mtok_export.verify", "mtok_export.legacy", "mtok_export.lower.legacy",
+NEVER = ("mtok_export.verify.pipeline", "mtok_export.verify", "mtok_export.legacy", "mtok_export.lower.legacy",
          "mtok_export.readers.gguf", "mtok_export.readers.tekken", "mtok_export.readers.tiktoken",
          "mtok_export.readers.remote_code", "mtok_export.readers.bert_vocab", "mtok_export.readers.openai_bpe",
          "mtok_export.readers.gpt2_files", "mtok_export.compare.engines", "mtok_export.writers",
@@ -78,7 +78,7 @@ def test_a_template_rendered_for_bos_placement_is_not_rendered_again(tmp_path):
     warm = _modules(tmp_path, tmp_path / "cache", sample=sample)
     # nor protobuf: the tokenizer.model beside tokenizer.json is classified from the cache
     assert _loaded(cold, "google.protobuf")
-    assert [m for m in ("jinja2", "mtok_export.verification", "mtok_export.legacy", "google.protobuf",
+    assert [m for m in ("jinja2", "mtok_export.verify.pipeline", "mtok_export.legacy", "google.protobuf",
                         "sentencepiece") if _loaded(warm, m)] == []
 
 
@@ -87,7 +87,7 @@ def test_the_legacy_format_is_loaded_when_written(tmp_path):
     modules = _modules(tmp_path, tmp_path / "cache", "--format", "txt")
     assert (tmp_path / "out" / "tokenizer.txt").is_file()
     assert _loaded(modules, "mtok_export.legacy") and _loaded(modules, "mtok_export.lower.legacy")
-    assert not _loaded(modules, "mtok_export.verification")
+    assert not _loaded(modules, "mtok_export.verify.pipeline")
 
 
 @pytest.mark.runtime

@@ -19,7 +19,9 @@ LAYERS = (
     ("api",),
     ("doctor",),  # `mtok doctor`: a deployed file diagnosed against what export would write, and repaired
     ("export",),
-    ("verification",),  # a written file against its source: export's verify-before-replace, `mtok verify`
+    # verify.pipeline: a written file against its source (export's verify-before-replace, `mtok verify`);
+    # a layer of its own inside `verify` (`OWN_UNITS`): it uses `compare`, which uses the engines below
+    ("verify.pipeline",),
     ("compare",),  # diff / stats
     ("verify",),  # reference and runtime engines, the corpus, checks, attribution
     ("deployed_file",),  # what a written (deployed) .mtok or tokenizer.txt holds: readers, dump, manifest (not the export stack)
@@ -55,10 +57,10 @@ LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 LAZY_ALLOWED = (
     ("mtok_export.cli", "mtok_export"),  # the commands load the library when they run: `mtok --help` loads none
     # the API loads what a call uses: the CLI's export goes through it and loads none of these
-    ("mtok_export.api", "mtok_export.verification"),
+    ("mtok_export.api", "mtok_export.verify.pipeline"),
     ("mtok_export.api", "mtok_export.writers"),  # convert --to hf
     ("mtok_export.api", "mtok_export.deployed_file"),  # it reads the legacy formats
-    ("mtok_export.export", "mtok_export.verification"),  # verify-before-replace: not with --no-verify
+    ("mtok_export.export", "mtok_export.verify.pipeline"),  # verify-before-replace: not with --no-verify
     ("mtok_export.export", "mtok_export.verify.runtime"),
     # a format entry loads its reader (and the reader's libraries) when it reads: the reader of the one format read
     ("mtok_export.readers.formats", "mtok_export.readers"),
@@ -130,8 +132,14 @@ def edges() -> list[Edge]:
     return out
 
 
+# Modules that are a layer unit of their own inside their package (named by where they sit).
+OWN_UNITS = {"mtok_export.verify.pipeline": "verify.pipeline"}
+
+
 def unit(module: str) -> str:
-    """The layer unit of a module: its first package level below `mtok_export`."""
+    """The layer unit of a module: its first package level below `mtok_export` (`OWN_UNITS` apart)."""
+    if module in OWN_UNITS:
+        return OWN_UNITS[module]
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 

@@ -90,9 +90,9 @@ def test_a_panic_in_the_reference_is_a_named_input_error():
 
     ref = SimpleNamespace(files=["tokenizer.json"], library="tokenizers 0.23")
     with pytest.raises(InputError, match=r"reference \(tokenizers 0.23\) panicked"):
-        _ask(ref, "", lambda: decoders.Strip(" ", 1, 1).decode([" "]))
+        _ask(ref, "", lambda tell: decoders.Strip(" ", 1, 1).decode([" "]))
 
-    def interrupted():
+    def interrupted(tell):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):

@@ -25,7 +25,7 @@ from mtok_export.job import Job, VerifyOptions
 from mtok_export.job_options import ReadOptions
 from mtok_export.policy import Policy
 from mtok_export.readers import bert_vocab, gguf, gpt2_files, openai_bpe, tekken
-from mtok_export.verification import prepare
+from mtok_export.verify.pipeline import prepare
 from mtok_export.verify.reference import ReferenceUnavailable
 from mtok_export.verify.references import choose, clip_module
 

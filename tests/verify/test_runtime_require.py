@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mtok_export import verification
+from mtok_export.verify import pipeline as verification
 from mtok_export.cli import main
 from mtok_export.errors import InputError
 from mtok_export.job import Job, VerifyOptions

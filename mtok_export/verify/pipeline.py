@@ -8,26 +8,27 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
+from typing import NamedTuple
 
-from . import documents
-from .compare.layers import diff_layers
-from .corpus import builtin_chats, builtin_corpus, load_corpus_file
-from .dump.sanitize import show
-from .errors import IdentityError, InputError
-from .formats import HEAD
-from .hub import fetch as fetch_hub
-from .job import Job, VerifyOptions, resolve_target
-from .manifest import manifest_path, read_manifest, sha256_bytes
-from .model_folder import find, jinja_block
-from .readers.finish import sha256
-from .readers.mnn_file import read_mnn_bytes
-from .targets import OUTPUTS
-from .verify import surface
-from .verify.check import TEXT_CHECKS, verify
-from .losses import REFERENCE_UNAVAILABLE, Loss
-from .verify.reference import ReferenceUnavailable
-from .verify.references import choose_or_self_check, self_check
-from .verify.runtime import require_runtime
+from .. import documents
+from ..compare.layers import diff_layers
+from ..corpus import builtin_chats, builtin_corpus, load_corpus_file
+from ..dump.sanitize import show
+from ..errors import IdentityError, InputError
+from ..formats import HEAD
+from ..hub import fetch as fetch_hub
+from ..job import Job, VerifyOptions, resolve_target
+from ..manifest import manifest_path, read_manifest, sha256_bytes
+from ..model_folder import find, jinja_block
+from ..readers.finish import sha256
+from ..readers.mnn_file import read_mnn_bytes
+from ..targets import OUTPUTS
+from . import surface
+from .check import TEXT_CHECKS, verify
+from ..losses import REFERENCE_UNAVAILABLE, Loss
+from .reference import ReferenceUnavailable
+from .references import choose_or_self_check, self_check
+from .runtime import require_runtime
 
 
 def engine_path(path: Path):
@@ -57,9 +58,19 @@ def output_format(data: bytes) -> str:
     return next(name for name, fmt in OUTPUTS.items() if fmt.sniff(data[:HEAD], None, None))
 
 
+class Prepared(NamedTuple):
+    """What a file is verified against: its source re-read and lowered honestly by the job that made it."""
+
+    manifest: dict | None  # the manifest beside the file (None: --against, no manifest)
+    source: object  # the source's IR
+    lowered: object  # its honest lowering (what a correct file holds)
+    lowering: object  # the `Lowering` (its losses, target, prefix)
+    job: Job  # the job that re-made it
+
+
 def prepare(file: Path, against: Path | None = None, target: str | None = None, bos: str | None = None,
-            checked: tuple[bytes, object] | None = None, *, job: Job | None = None):
-    """-> (the manifest or None, the source IR, its honest lowering, the Lowering, the job that
+            checked: tuple[bytes, object] | None = None, *, job: Job | None = None) -> Prepared:
+    """-> `Prepared` (the manifest or None, the source IR, its honest lowering, the Lowering, the job that
     re-made it: the recorded one (`Job.from_manifest`, today's and older manifests), reading
     `against` or the manifest's source, with `target` and `bos` when given), after the file's own
     strict checks (exit 2 with an offset; `checked`: `read_file`'s result, when the caller has it)
@@ -86,7 +97,7 @@ def prepare(file: Path, against: Path | None = None, target: str | None = None, 
         # the recorded inputs are the export's: compared only when the source is the manifest's
         identity(file, _relocated(manifest, source) if against is None else {}, tok, expected, source,
                  checked=checked)
-    return manifest, tok, low, lw, job
+    return Prepared(manifest, tok, low, lw, job)
 
 
 def identity(file: Path, manifest: dict, tok, expected: bytes, source,
@@ -196,7 +207,8 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
                                         "$", f"{why.why}" + (f"; to run it: {why.install}" if why.install else "")))
         return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
                       python=options.python, progress=progress, reference=reference, llm_config=llm_config,
-                      checked=checked, sweep=options.sweep, robust=options.robust, extra=surface.texts(specials))
+                      checked=checked, sweep=options.sweep, robust=options.robust, extra=surface.texts(specials),
+                      seconds=options.seconds)
 
     try:
         report = against(choose_or_self_check(source))
