@@ -19,20 +19,23 @@ from mtok_export.job_options import ReadOptions
 from mtok_export.job import Job, VerifyOptions
 from mtok_export.lower import Forms
 from mtok_export.policy import Policy
-from mtok_export.targets import TARGETS
+from mtok_export.readers.formats.mnn import MTOK
+from mtok_export.targets import TARGETS, names
 from mtok_export.verify.pipeline import prepare
 from tests.support.marks import needs_mnn
 
 REPO = Path(__file__).resolve().parents[1]
 QWEN = REPO / "samples" / "qwen-bpe"  # tokenizer.json with an NFC normalizer and a chat template
+# the .mtok targets in the registry's order, as `--target`'s refusal lists them (a new target is listed too)
+MTOK_TARGETS = ", ".join(names(MTOK))
 
 
 # ------------------------------------------------------------------ checked once, naming the option
 
 @pytest.mark.parametrize("options,message", [
     ({"fmt": "gguf"}, "--format 'gguf': choose mtok or txt"),
-    ({"target": "mnn-9"}, "--target 'mnn-9': choose one of mnn-3.6, mnn-3.5, mnn-head"),
-    ({"target": "mnn-legacy"}, "--target 'mnn-legacy': choose one of mnn-3.6, mnn-3.5, mnn-head"),  # it is --format txt
+    ({"target": "mnn-9"}, f"--target 'mnn-9': choose one of {MTOK_TARGETS}"),
+    ({"target": "mnn-legacy"}, f"--target 'mnn-legacy': choose one of {MTOK_TARGETS}"),  # it is --format txt
     ({"bos": "maybe"}, "--bos 'maybe': choose one of auto, prefix, none"),
     ({"header_specials": "some"}, "--header-specials 'some': choose one of needed, all"),
     ({"normalizer_form": "fast"}, "--normalizer-form 'fast': choose one of compose, no-compose, table"),
