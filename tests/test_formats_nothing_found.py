@@ -274,6 +274,9 @@ def test_a_file_given_alone_says_why_too(tmp_path):
         F.read_source(tmp_path / "notes.md")
     first, *rest = str(e.value).splitlines()
     assert "notes.md: not a tokenizer file this tool recognizes" in first and first.endswith("text starting 'hello'")
-    assert rest == ["  as tiktoken rank file: line 1 'hello' is not '<base64 token> <rank>'",
-                    "  as vocab.txt: none of [UNK], [CLS], [SEP] among its lines in the first 64 KiB",
-                    "  as merges: fewer than two lines and no '#version' first"]
+    # each format a text file could be says why it is not, in the registry's order (a new one too)
+    text_formats = [f.label or f.name for f in F.FORMATS if f.why_not is not None and "text" in f.kinds]
+    assert [line.split(":", 1)[0] for line in rest] == [f"  as {label}" for label in text_formats]
+    assert {"  as tiktoken rank file: line 1 'hello' is not '<base64 token> <rank>'",
+            "  as vocab.txt: none of [UNK], [CLS], [SEP] among its lines in the first 64 KiB",
+            "  as merges: fewer than two lines and no '#version' first"} <= set(rest)

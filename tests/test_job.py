@@ -19,20 +19,23 @@ from mtok_export.job_options import ReadOptions
 from mtok_export.job import Job, VerifyOptions
 from mtok_export.lower import Forms
 from mtok_export.policy import Policy
-from mtok_export.targets import TARGETS
+from mtok_export.readers.formats.mnn import MTOK
+from mtok_export.targets import TARGETS, names
 from mtok_export.verify.pipeline import prepare
 from tests.support.marks import needs_mnn
 
 REPO = Path(__file__).resolve().parents[1]
 QWEN = REPO / "samples" / "qwen-bpe"  # tokenizer.json with an NFC normalizer and a chat template
+# the .mtok targets in the registry's order, as `--target`'s refusal lists them (a new target is listed too)
+MTOK_TARGETS = ", ".join(names(MTOK))
 
 
 # ------------------------------------------------------------------ checked once, naming the option
 
 @pytest.mark.parametrize("options,message", [
     ({"fmt": "gguf"}, "--format 'gguf': choose mtok or txt"),
-    ({"target": "mnn-9"}, "--target 'mnn-9': choose one of mnn-3.6, mnn-3.5, mnn-head"),
-    ({"target": "mnn-legacy"}, "--target 'mnn-legacy': choose one of mnn-3.6, mnn-3.5, mnn-head"),  # it is --format txt
+    ({"target": "mnn-9"}, f"--target 'mnn-9': choose one of {MTOK_TARGETS}"),
+    ({"target": "mnn-legacy"}, f"--target 'mnn-legacy': choose one of {MTOK_TARGETS}"),  # it is --format txt
     ({"bos": "maybe"}, "--bos 'maybe': choose one of auto, prefix, none"),
     ({"header_specials": "some"}, "--header-specials 'some': choose one of needed, all"),
     ({"normalizer_form": "fast"}, "--normalizer-form 'fast': choose one of compose, no-compose, table"),
@@ -141,12 +144,25 @@ CHOICES = {"header_specials": "all", "normalizer_form": "table"}  # each changes
 def test_the_manifest_holds_the_job_as_json(tmp_path):
     out = _exported(tmp_path, **CHOICES)
     m = json.loads(out.with_name("tokenizer.mtok.json").read_text(encoding="utf-8"))
-    assert m["job"] == {"read": {"chat_template": None, "pattern": None, "special": None, "family": None},
+    _holds(m["job"], {"read": {"chat_template": None, "pattern": None, "special": None, "family": None},
                         "format": "mtok", "target": "mnn-3.6", "bos": "auto", "header_specials": "all",
                         "normalizer_form": "table", "regex_form": "bounded", "ignore_merges_form": "exact",
                         "policy": {"accept": [], "accept_file": None, "accept_file_codes": [], "allow_lossy": True,
-                                   "strict": False, "allow_crash": False}}
+                                   "strict": False, "allow_crash": False}},
+           Job.build(QWEN).to_json())
     assert "read_options" not in m and "policy" not in m  # the job holds them now
+
+
+def _holds(got: dict, written: dict, default: dict) -> None:
+    """`got` holds every key and value `written` holds (nested objects alike), and a key added since
+    holds what a job that did not choose it records (`default`)."""
+    assert set(written) <= set(got) <= set(written) | set(default)
+    for k, v in got.items():
+        want = written.get(k, default.get(k))
+        if isinstance(v, dict) and isinstance(want, dict):
+            _holds(v, want, default[k])
+        else:
+            assert v == want, k
 
 
 def test_verify_relowers_with_the_recorded_job(tmp_path):

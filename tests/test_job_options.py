@@ -15,11 +15,23 @@ from mtok_export import options
 from mtok_export.job_options import MANIFEST, OPTION, Forms, Policy, ReadOptions, VerifyOptions, flag
 from mtok_export.options import TABLE
 
-# a value other than the default for each recorded field (what a user could have chosen)
-SET = {"chat_template": "chatml", "pattern": r"\s+", "special": {"<x>": 5}, "family": "gpt2",
-       "header_specials": "all", "normalizer_form": "table", "regex_form": "fold", "ignore_merges_form": "merge",
-       "max_word": 64, "accept": frozenset({"regex-fold"}), "accept_file": "accept.txt",
-       "accept_file_codes": frozenset({"stream-decode"}), "allow_lossy": True, "strict": True, "allow_crash": True}
+# a value other than the default for each recorded field of a free type (what a user could have
+# chosen); a switch's and a choice's are derived from its declaration (`_other`)
+SET = {"chat_template": "chatml", "pattern": r"\s+", "special": {"<x>": 5}, "family": "gpt2", "max_word": 64,
+       "accept": frozenset({"regex-fold"}), "accept_file": "accept.txt",
+       "accept_file_codes": frozenset({"stream-decode"})}
+
+
+def _other(f: dataclasses.Field):
+    """A value of field `f` other than its default: a switch's other state, another of its choices,
+    else the one `SET` holds (a field of a free type added later gets one there, or this fails)."""
+    choices = (f.metadata.get(OPTION) or {}).get("choices")
+    if isinstance(f.default, bool):
+        return not f.default
+    if choices:
+        return next(c for c in choices if c != f.default)
+    assert f.name in SET, f"{f.name}: give a value other than its default in SET"
+    return SET[f.name]
 
 
 def _round_trip(holder):
@@ -28,9 +40,9 @@ def _round_trip(holder):
 
 @pytest.mark.parametrize("cls", [ReadOptions, Forms, Policy], ids=lambda c: c.__name__)
 def test_every_recorded_field_comes_back_from_the_manifest(cls):
-    recorded = [f.name for f in dataclasses.fields(cls) if f.metadata.get(MANIFEST)]
-    assert set(recorded) <= set(SET)  # a field added later gets a value here, or this fails
-    holder = cls(**{k: SET[k] for k in recorded})
+    recorded = [f for f in dataclasses.fields(cls) if f.metadata.get(MANIFEST)]
+    holder = cls(**{f.name: _other(f) for f in recorded})
+    assert all(getattr(holder, f.name) != f.default for f in recorded if f.default is not dataclasses.MISSING)
     assert _round_trip(holder) == holder
     assert _round_trip(cls()) == cls()  # and the defaults (max_word None: left out, read back as None)
 

@@ -22,10 +22,14 @@ from mtok_export.losses import KINDS
 from mtok_export.job_options import ReadOptions, holder, opt
 from mtok_export.options import TABLE
 from mtok_export.policy import Decision, refusal_hint
+from mtok_export.readers.formats.mnn import MTOK
+from mtok_export.targets import names
 from tests.support.commands import run_here
 
 REPO = Path(__file__).resolve().parents[1]
 QWEN = REPO / "samples" / "qwen-bpe"
+# the .mtok targets in the registry's order, as `--target`'s refusal lists them (a new target is listed too)
+MTOK_TARGETS = ", ".join(names(MTOK))
 
 
 # ------------------------------------------------------------------ the table drives the commands and the manifest
@@ -104,10 +108,12 @@ def test_the_job_json_round_trips(keywords):
 
 def test_the_manifest_records_the_targets_name_in_the_order_it_did():
     """The job JSON as the hand-written `to_json` wrote it (keys; `max_word`, when set, now beside the
-    other forms, before the policy), the target by name."""
+    other forms, before the policy), the target by name; a key added since is a recorded option's."""
     got = Job.build(QWEN, target="mnn-head", max_word=8).to_json()
-    assert list(got) == ["read", "format", "target", "bos", "header_specials", "normalizer_form", "regex_form",
-                         "ignore_merges_form", "max_word", "policy"]
+    written = ["read", "format", "target", "bos", "header_specials", "normalizer_form", "regex_form",
+               "ignore_merges_form", "max_word", "policy"]
+    assert [k for k in got if k in written] == written
+    assert set(got) - set(written) <= {o.manifest for o in TABLE if o.manifest}  # a key added since: an option's
     assert list(got["read"]) == ["chat_template", "pattern", "special", "family"]
     assert (got["target"], got["max_word"]) == ("mnn-head", 8) and "max_word" not in Job.build(QWEN).to_json()
 
@@ -129,8 +135,8 @@ def _run(monkeypatch, capsys, *argv) -> tuple[int, str]:
 _EXPORT = ("export", "-p", str(QWEN), "--no-verify")
 BAD = [  # (arguments, the first line printed), as printed before the table
     (("--format", "gguf"), "error: --format 'gguf': choose mtok or txt"),
-    (("--target", "mnn-9"), "error: --target 'mnn-9': choose one of mnn-3.6, mnn-3.5, mnn-head"),
-    (("--target", "mnn-legacy"), "error: --target 'mnn-legacy': choose one of mnn-3.6, mnn-3.5, mnn-head"),
+    (("--target", "mnn-9"), f"error: --target 'mnn-9': choose one of {MTOK_TARGETS}"),
+    (("--target", "mnn-legacy"), f"error: --target 'mnn-legacy': choose one of {MTOK_TARGETS}"),
     (("--bos", "maybe"), "error: --bos 'maybe': choose one of auto, prefix, none"),
     (("--header-specials", "some"), "error: --header-specials 'some': choose one of needed, all, none"),
     (("--normalizer-form", "fast"), "error: --normalizer-form 'fast': choose one of compose, no-compose, table"),
@@ -173,7 +179,7 @@ def test_a_bad_export_option_under_json_is_the_outcomes_error(monkeypatch, capsy
 
 @pytest.mark.parametrize("args,line", [
     (("--to", "gguf"), "error: --to 'gguf': choose one of mtok, txt, hf"),
-    (("--target", "mnn-9"), "error: --target 'mnn-9': choose one of mnn-3.6, mnn-3.5, mnn-head"),
+    (("--target", "mnn-9"), f"error: --target 'mnn-9': choose one of {MTOK_TARGETS}"),
     (("--special", "{bad"), "error: --special: not valid JSON at line 1 column 2: Expecting property name enclosed "
                             "in double quotes; expected a JSON object {token: id} or list of tokens, or a file "
                             "holding one"),

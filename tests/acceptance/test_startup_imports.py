@@ -37,6 +37,21 @@ NEVER = ("mtok_export.verify.pipeline", "mtok_export.verify", "mtok_export.legac
          "sentencepiece", "google.protobuf", "transformers", "tokenizers", "MNN", "numpy")
 
 
+def other_readers() -> tuple[str, ...]:
+    """The reader each format entry loads on first use (a function-local import of `readers.formats.X`),
+    but the tokenizer.json entry's (the format these exports read) and what every reader shares
+    (`readers.finish`): derived, so a new format's reader is checked too."""
+    from tests.support.import_graph import edges
+
+    entries = "mtok_export.readers.formats."
+    return tuple(sorted({e.target for e in edges() if e.local and e.source.startswith(entries)
+                         and e.target.startswith("mtok_export.readers.") and not e.target.startswith(entries)
+                         and e.source != entries + "tokenizer_json"} - {"mtok_export.readers.finish"}))
+
+
+NEVER += tuple(m for m in other_readers() if m not in NEVER)
+
+
 def _modules(tmp_path: Path, cache: Path, *args: str, argv=None, sample=SAMPLE) -> set[str]:
     env = {**os.environ, "MTOK_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
     argv = argv or ["--quiet", "export", "--path", str(sample), "-o", str(tmp_path / "out"), "--allow-lossy",
@@ -122,3 +137,11 @@ def test_a_command_run_alone_parses_and_prints_as_in_the_whole_app(monkeypatch, 
     for case, a, b in zip(cases, narrowed, whole):
         assert a == b, case
     assert any("Usage: mtok export" in err for _, _, err in whole)  # usage errors are among the cases
+
+
+def test_the_readers_never_loaded_are_derived_from_the_entries():
+    """The derivation sees each entry's reader (the mutant: an import at the top of the tokenizer.json
+    entry loading readers.tiktoken_json fails the export test above), and not the one these exports read."""
+    derived = set(other_readers())
+    assert {"mtok_export.readers.bert_vocab", "mtok_export.readers.gguf", "mtok_export.readers.tiktoken_json"} <= derived
+    assert "mtok_export.readers.model_dir" not in derived and "mtok_export.readers.finish" not in derived

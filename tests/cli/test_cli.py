@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from mtok_export.formats import FORMATS
 from mtok_export.ir import AddedToken, Tokenizer
 from mtok_export.ir import decoders as D
 from mtok_export.ir import models as M
@@ -389,7 +390,9 @@ def test_convert_random_file_names_what_it_is_not(tmp_path):
     assert r.returncode == 2
     assert r.stderr.startswith(f"error: {f}: not a tokenizer file this tool recognizes (not tokenizer.json, tekken, "
                                "sentencepiece, gguf")
-    assert "bert-vocab.txt, legacy-txt, mtok, merges" in r.stderr and "), and none is beside it;" in r.stderr
+    # every readable format, in the registry's order (a new format is listed too)
+    readable = ", ".join(fmt.name for fmt in FORMATS if fmt.read is not None)
+    assert f"(not {readable}), and none is beside it;" in r.stderr
     first, *why = r.stderr.rstrip().splitlines()
     assert first.endswith("it looks like binary data")  # then why each binary format did not take it
     assert why == ["  as SentencePiece model: its first byte 0x00 is not a ModelProto's first field (0x0a)",
