@@ -8,6 +8,8 @@ content (`cache.computed`), so reading a model a second time does not import jin
 
 from __future__ import annotations
 
+import re
+
 from .. import cache
 from ..errors import UnsupportedError
 from . import code_files
@@ -65,8 +67,6 @@ def check_template(text: str, where: str) -> None:
 
 def _position(text: str, n: int) -> tuple[int, int]:
     """line:column (1-based) of the tag after the first `n` ({{ or {%)."""
-    import re
-
     for i, m in enumerate(re.finditer(r"\{[{%]", text)):
         if i == n:
             before = text[:m.start()]

@@ -10,7 +10,7 @@ import signal
 import threading
 import time
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import lru_cache, wraps
 
 from .. import cache
 from ..errors import InputError
@@ -92,9 +92,7 @@ _SIZE_METHODS = {"ljust", "rjust", "center", "zfill", "expandtabs"}  # of str: t
 
 
 def _counted(name: str, f):
-    import functools
-
-    @functools.wraps(f)
+    @wraps(f)
     def filter_(*args, **kwargs):
         _check_counts(name, args[2:] if getattr(f, "jinja_pass_arg", None) else args[1:], kwargs)
         return f(*args, **kwargs)

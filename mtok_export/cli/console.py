@@ -12,6 +12,7 @@ silences."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -48,8 +49,6 @@ class _Console:
 
     def print_json(self, text: str):
         if self._quiet:  # asked for with --json: printed, without loading rich
-            import json
-
             self.write_json(json.loads(text))
         else:
             self._console().print_json(text)
@@ -58,8 +57,6 @@ class _Console:
         """`data` as print_json prints it (indent 2, not ASCII-escaped), without rich: rendering the
         outcomes of a dozen models (megabytes) through rich takes about as long as exporting them.
         Printed under --quiet too."""
-        import json
-
         stream = sys.stderr if self._options.get("stderr") else sys.stdout
         stream.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 

@@ -34,6 +34,8 @@ import json
 import os
 import signal
 import sys
+import threading
+import time
 import traceback
 
 # Substrings MNN prints when the tokenizer did not load; using the engine after that dereferences null.
@@ -115,9 +117,6 @@ def current_address_space():
 
 def robust(model, req, step):
     """The robustness inputs (see the module's docstring)."""
-    import threading
-    import time
-
     try:
         import resource
         held = current_address_space()
@@ -197,8 +196,6 @@ def encode_texts(model, req, step):
     """Every text's ids; with "until" ({"from": i, "seconds": s}) the texts from index i on only
     while s seconds have not passed since the first encode (the caller's time budget: the rest is
     left out of the response, which is then shorter than "texts")."""
-    import time
-
     until = req.get("until") or {}
     cut, end = until.get("from"), time.monotonic() + float(until.get("seconds") or 0)
     encodes = []

@@ -13,8 +13,12 @@ loss `reference-unavailable`, which the policy refuses by default."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
+import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,8 +101,6 @@ def _lib(dist: str) -> str:
 
 
 def _need(module: str, dist: str, install: str | None = None) -> None:
-    import importlib.util
-
     if importlib.util.find_spec(module) is None:
         raise ReferenceUnavailable(f"{dist} is not installed", install or f"pip install {dist}")
 
@@ -251,8 +253,6 @@ def choose_transformers(file: Path, tok) -> Chosen:
     side = [directory / n for n in _SIDE_FILES if (directory / n).is_file()]
 
     def run(texts, chats):
-        import tempfile
-
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         digest = cache.key("reference-transformers", name, kwargs, list(texts),
@@ -323,9 +323,6 @@ def clip_dist() -> str:
 def clip_module():
     """OpenAI CLIP's `simple_tokenizer` module (PyPI `openai-clip` or `clip-anytorch`), loaded from its
     file: the package's `__init__` imports torch, the tokenizer does not."""
-    import importlib.util
-    import sys
-
     if "mtok_clip_simple_tokenizer" in sys.modules:
         return sys.modules["mtok_clip_simple_tokenizer"]
     spec = importlib.util.find_spec("clip")
@@ -404,8 +401,6 @@ def choose(tok) -> Chosen:
 def runner(reference) -> Callable[[Path, object], Chosen]:
     """What runs a format entry's reference (`Reference.runner`, `module:function`): imported here,
     on first use, because the entries sit below `verify` and name it."""
-    import importlib
-
     module, _, name = reference.runner.partition(":")
     return getattr(importlib.import_module(module), name)
 
