@@ -27,7 +27,7 @@ _BLOCKS = {"if", "for", "macro", "call", "filter", "with", "block", "generation"
 def template_depth(text: str) -> int:
     """The largest number of brackets and open blocks at one point of `text` (0 if it does not lex:
     the syntax error is reported by whoever parses it)."""
-    import jinja2
+    import jinja2  # jinja2 (~35 ms): only when the depth is not cached (a warm export loads none)
 
     env = jinja2.Environment()
     depth = deepest = 0

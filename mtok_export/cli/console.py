@@ -70,7 +70,7 @@ class _Console:
 
     def _console(self):
         if self._made is None:
-            from rich.console import Console
+            from rich.console import Console  # rich (~13 ms): only when something is printed
 
             self._made = Console(**self._options)
             if not self._made.is_terminal:
@@ -140,6 +140,6 @@ def print_error(e: BaseException):
 
 def escape(s: str) -> str:
     """`s` shown literally in rich markup."""
-    from rich.markup import escape as rich_escape
+    from rich.markup import escape as rich_escape  # rich (~13 ms): only when markup is printed
 
     return rich_escape(s)

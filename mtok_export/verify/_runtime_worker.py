@@ -47,7 +47,7 @@ def die_with_parent():
     """Linux: have the kernel SIGKILL this worker when the parent dies, even by kill -9 (the parent
     kills our process group itself on Ctrl-C, SIGTERM and timeout).  Exit now if it is already gone."""
     try:
-        import ctypes
+        import ctypes  # inside the try: a Python built without _ctypes still runs the worker
         libc = ctypes.CDLL(None)
         libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
     except Exception:  # not Linux: the parent's own cleanup still applies
@@ -60,7 +60,7 @@ def redirect_output(log_path):
     """Send fds 1 and 2 to the log at OS level and make C stdio unbuffered so a crash loses nothing."""
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        import ctypes
+        import ctypes  # inside the try: a Python built without _ctypes still runs the worker
         libc = ctypes.CDLL(None)
         for name in ("stdout", "stderr"):
             libc.setvbuf(ctypes.c_void_p.in_dll(libc, name), None, 2, 0)  # 2 = _IONBF (glibc)
@@ -84,7 +84,7 @@ def render_with(config_path, item, step, i):
     MNN 3.6.1 applies `jinja` from llm_config.json when an Llm is loaded (`set_config` after load
     does not change the template), so each render loads a fresh Llm; with the dummy model that
     takes well under a millisecond."""
-    import MNN.llm as llm
+    import MNN.llm as llm  # imported by `load` first, where a missing one is an error response, not a traceback
 
     step("render %d" % i)
     folder = os.path.dirname(config_path)
@@ -118,7 +118,7 @@ def current_address_space():
 def robust(model, req, step):
     """The robustness inputs (see the module's docstring)."""
     try:
-        import resource
+        import resource  # POSIX only: elsewhere (ImportError, below) the timer alone bounds it
         held = current_address_space()
         if held:
             resource.setrlimit(resource.RLIMIT_AS, (held + int(req["memory"]), resource.RLIM_INFINITY))
@@ -175,6 +175,7 @@ def load(req, log_path, response_path, step):
     """-> (MNN's version, the Llm with the tokenizer loaded), or None after writing the error response."""
     step("import MNN")
     try:
+        # MNN in the try: a missing or broken one is the "import" error response, not a traceback
         import MNN
         import MNN.llm as llm
     except ImportError as e:

@@ -13,6 +13,9 @@
   for comparing an IR read from vocab.json/merges.txt, vocab.txt, a rank file or a legacy `.txt`
   with a reference (`reference.run_hf` runs it)."""
 
+# function-local imports: tiktoken and tokenizers load only when their reference runs: verify.references
+# imports every format's reference module
+
 from __future__ import annotations
 
 import base64

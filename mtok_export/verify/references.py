@@ -169,7 +169,7 @@ def choose_mistral_common(file: Path, tok) -> Chosen:
     _need("mistral_common", "mistral_common", REFERENCES_INSTALL)
 
     def run(texts, chats):
-        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer  # optional (`references`): after _need
 
         tk = Tekkenizer.from_file(str(file))
         raw = [tk.encode(t, bos=False, eos=False) for t in texts]
@@ -178,7 +178,7 @@ def choose_mistral_common(file: Path, tok) -> Chosen:
         return with_mistral_chats(Reference(engine, raw, decoded, [], [], lambda s: s), file, tok, chats)
 
     def raw(texts, tell=None):  # the sweep's question: one encode per text instead of run's three (raw, engine, decode)
-        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer  # optional (`references`): after _need
 
         digest = cache.key("reference-raw-tekken", files=[file], dists=("mistral_common",),
                            blobs=(cache.strings_blob(texts),))
@@ -208,7 +208,7 @@ def _mistral_chat(tok, text: str = "") -> str:
 
 
 def _tekken_decode(tk, ids) -> str:
-    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy  # optional: loaded by the Tekkenizer's caller
 
     return tk.decode(ids, special_token_policy=SpecialTokenPolicy.KEEP)
 
@@ -237,7 +237,7 @@ def choose_transformers(file: Path, tok) -> Chosen:
     files = [Path(f.path) for f in tok.provenance.inputs[:1 if _format_of(tok) is BERT_VOCAB else 2]]
     it = decided(tok, files)
     name, how = it.tokenizer_class.value, it.tokenizer_class.how
-    import transformers
+    import transformers  # ~0.7 s: only for this reference, after _need says whether it is there
 
     cls = getattr(transformers, name, None)
     standard = getattr(cls, "vocab_files_names", None) or {}
