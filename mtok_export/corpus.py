@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,8 +72,6 @@ EDGE_TAGS = frozenset({"control", "zero-width", "bidi", "special", "partial-spec
 def slice_of(sample) -> str:
     """"everyday" or "edge" (see `EDGE_TAGS`), or "documents" for the long real documents
     (`documents`), which count as everyday whatever characters they hold."""
-    import unicodedata
-
     text = sample.text
     if "document" in sample.tags:
         return "documents"

@@ -17,6 +17,7 @@ over 5 minutes (`verify.robust` measures that cost on its own inputs)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,8 +77,6 @@ def folder() -> Path:
 
 def pins_digest() -> str:
     """What the unpacked folder must have been made from (a pin or the cut changed: fetch again)."""
-    import hashlib
-
     return hashlib.sha256(repr((PACKAGES, MAX_CHARS)).encode()).hexdigest()
 
 

@@ -71,7 +71,7 @@ def export(job: Job, output_dir: Path | None = None, *, progress: Callable[[int,
     job = dataclasses.replace(job, source=path, input=None)  # the path read is the job's source from here on
     verify = job.verify
     if verify is not None:
-        from .verify.runtime import check_python, require_runtime
+        from .verify.runtime import check_python, require_runtime  # verification's: not with --no-verify
 
         require_runtime(job.target, verify.python)  # before anything is read or loaded: a wrong runtime costs nothing
         # verification (the runtime, references, corpus and checks) is loaded only when it runs

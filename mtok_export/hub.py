@@ -2,6 +2,9 @@
 only the files a tokenizer is read from, through `huggingface_hub` (its cache, `HF_HUB_OFFLINE`,
 `HF_TOKEN`).  `huggingface_hub` is imported only when a repository is fetched."""
 
+# function-local imports: huggingface_hub (~0.1 s with its HTTP client) loads only when a repository is
+# fetched; every export loads this module, and a local path needs none of it
+
 from __future__ import annotations
 
 import re

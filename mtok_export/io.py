@@ -9,6 +9,7 @@ a temporary file left by a killed run from one a live run is still writing, and 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -102,8 +103,6 @@ def remove_stale_folders(parent, prefix: str) -> list[Path]:
     """Remove the folders `<prefix><pid>-*` in `parent` whose pid is gone (left by a run killed
     without unwinding: kill -9, an OOM kill); a live process's, and names of any other form, stay.
     -> the removed."""
-    import shutil
-
     removed = []
     try:
         candidates = list(Path(parent).glob(f"{prefix}*-*"))

@@ -11,6 +11,7 @@ config.json / llm_config.json, `mtok chat --messages`)."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from itertools import chain
@@ -37,8 +38,6 @@ def parse_json(raw: bytes | str, path) -> object:
 
 
 def _decode(raw: bytes | str, path, object_pairs_hook):
-    import json
-
     try:
         return json.loads(raw, parse_constant=_no_constant, object_pairs_hook=object_pairs_hook)
     except RecursionError:

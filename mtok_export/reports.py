@@ -2,6 +2,9 @@
 of `mtok-export` and `mtok verify`: success, exit 1 (unexplained mismatch), 2 (bad input) and 3
 (a loss the policy refuses).  Pure functions: the CLI writes the files."""
 
+# function-local imports: xml.sax.saxutils imports urllib.request & co. (~40 ms), for --junit only;
+# every export loads this module
+
 from __future__ import annotations
 
 import re

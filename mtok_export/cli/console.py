@@ -12,6 +12,7 @@ silences."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -48,8 +49,6 @@ class _Console:
 
     def print_json(self, text: str):
         if self._quiet:  # asked for with --json: printed, without loading rich
-            import json
-
             self.write_json(json.loads(text))
         else:
             self._console().print_json(text)
@@ -58,8 +57,6 @@ class _Console:
         """`data` as print_json prints it (indent 2, not ASCII-escaped), without rich: rendering the
         outcomes of a dozen models (megabytes) through rich takes about as long as exporting them.
         Printed under --quiet too."""
-        import json
-
         stream = sys.stderr if self._options.get("stderr") else sys.stdout
         stream.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
@@ -73,7 +70,7 @@ class _Console:
 
     def _console(self):
         if self._made is None:
-            from rich.console import Console
+            from rich.console import Console  # rich (~13 ms): only when something is printed
 
             self._made = Console(**self._options)
             if not self._made.is_terminal:
@@ -143,6 +140,6 @@ def print_error(e: BaseException):
 
 def escape(s: str) -> str:
     """`s` shown literally in rich markup."""
-    from rich.markup import escape as rich_escape
+    from rich.markup import escape as rich_escape  # rich (~13 ms): only when markup is printed
 
     return rich_escape(s)

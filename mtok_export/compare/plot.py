@@ -19,13 +19,13 @@ def write_plot(results, path: Path):
     """`results`: `TokenizerStats` per tokenizer, slices in the same order for each."""
     check_plot_path(path)
     try:
-        import matplotlib
+        import matplotlib  # an optional library (the `plot` extra), ~0.4 s: only for --plot
     except ImportError:
         e = InputError("--plot needs matplotlib, which is not installed")
         e.hint = "pip install 'mtok-export[plot]'"
         raise e from None
     matplotlib.use("Agg")  # no display needed; must precede pyplot
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after matplotlib.use("Agg"), which must come first
 
     matplotlib.rcParams["svg.hashsalt"] = "mtok"  # deterministic SVG ids
     names = [s.slice for s in results[0].slices]

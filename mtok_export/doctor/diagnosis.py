@@ -12,6 +12,7 @@ tied to the static layers of the component it points at, which name its cause.""
 from __future__ import annotations
 
 import dataclasses
+import json
 import shlex
 import unicodedata
 import time
@@ -251,8 +252,6 @@ def _attribution(have, want, differing: set[str], raw_wrong: set[str]) -> Callab
 
 def _contents(messages: str) -> list[str]:
     """The message contents of a chat mismatch's text (the conversation as JSON)."""
-    import json
-
     try:
         return [m["content"] for m in json.loads(messages) if isinstance(m.get("content"), str)]
     except (ValueError, TypeError, AttributeError):

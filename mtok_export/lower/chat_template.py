@@ -58,7 +58,8 @@ def outcome_of(text: str, target: Target) -> dict:
     """{"text": what to embed, "rewrites": [[rule, count]], "losses": [[json path, reason, rule]],
     "beyond_print": [the special-token variables the lowered text uses other than printed alone]}, in
     JSON types so the cached value is the computed one."""
-    from ..chat.rules import rules_for  # jinja2 and the chat package: only when the outcome is not cached
+    # jinja2 and the chat package: only when the outcome is not cached
+    from ..chat.rules import rules_for
     from ..chat.lowering import lower_template, used_beyond_print
 
     lowered = lower_template(text, target)

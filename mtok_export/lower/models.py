@@ -166,7 +166,7 @@ def _words_merges_miss(m) -> list[list]:
 
 
 def _merges_miss(m) -> list[list]:
-    from tokenizers.models import BPE
+    from tokenizers.models import BPE  # tokenizers (~10 ms): only when not cached (a warm export loads none)
 
     bpe = BPE(vocab=dict(m.vocab), merges=[tuple(x) for x in m.merges], ignore_merges=False)
     pieces = ((w, [t.value for t in bpe.tokenize(w)]) for w in m.vocab if len(w) > 1)
@@ -231,6 +231,7 @@ def _removed_alone(pres) -> frozenset[str]:
     HF never hands them to the model, so they must not become the unk character before the split:
     a Whitespace pre-tokenizer over a vocabulary without ' ' otherwise turns every space into an unk
     id (the runtime drops what reaches its BPE outside the vocab, as HF removed it)."""
+    # tokenizers (~10 ms): only for the lowerings that run HF's pre-tokenizers (WordPiece limits, unk marks)
     from tokenizers import Regex
     from tokenizers import pre_tokenizers as hf
 

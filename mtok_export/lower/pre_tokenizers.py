@@ -26,8 +26,6 @@ WORD = r"[\w\p{M}]+|[^\w\p{M}\s]+"
 @lru_cache(maxsize=1)
 def word_class_diff() -> tuple[str, ...]:
     """Characters where the runtime's \\w and Oniguruma's disagree even with marks added."""
-    import unicodedata
-
     circled = [(0x24B6, 0x24E9), (0x1F130, 0x1F149), (0x1F150, 0x1F169), (0x1F170, 0x1F189)]
     out = ["\u200c", "\u200d"]
     out += [chr(cp) for cp in range(0x80, 0x110000) if unicodedata.category(chr(cp)) in ("No", "Pc")]

@@ -9,6 +9,9 @@ fails too.  Python's `re` is neither engine (it rejects `\\p{L}`).
 The answers are cached by the patterns and the engine's version, so a warm export imports neither
 library."""
 
+# function-local imports: the engines (tokenizers, tiktoken and its regex) load only when an answer is
+# not cached, so a warm export loads none (tests/acceptance/test_startup_imports.py)
+
 from __future__ import annotations
 
 from .. import cache

@@ -34,6 +34,8 @@ import json
 import os
 import signal
 import sys
+import threading
+import time
 import traceback
 
 # Substrings MNN prints when the tokenizer did not load; using the engine after that dereferences null.
@@ -45,7 +47,7 @@ def die_with_parent():
     """Linux: have the kernel SIGKILL this worker when the parent dies, even by kill -9 (the parent
     kills our process group itself on Ctrl-C, SIGTERM and timeout).  Exit now if it is already gone."""
     try:
-        import ctypes
+        import ctypes  # inside the try: a Python built without _ctypes still runs the worker
         libc = ctypes.CDLL(None)
         libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
     except Exception:  # not Linux: the parent's own cleanup still applies
@@ -58,7 +60,7 @@ def redirect_output(log_path):
     """Send fds 1 and 2 to the log at OS level and make C stdio unbuffered so a crash loses nothing."""
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        import ctypes
+        import ctypes  # inside the try: a Python built without _ctypes still runs the worker
         libc = ctypes.CDLL(None)
         for name in ("stdout", "stderr"):
             libc.setvbuf(ctypes.c_void_p.in_dll(libc, name), None, 2, 0)  # 2 = _IONBF (glibc)
@@ -82,7 +84,7 @@ def render_with(config_path, item, step, i):
     MNN 3.6.1 applies `jinja` from llm_config.json when an Llm is loaded (`set_config` after load
     does not change the template), so each render loads a fresh Llm; with the dummy model that
     takes well under a millisecond."""
-    import MNN.llm as llm
+    import MNN.llm as llm  # imported by `load` first, where a missing one is an error response, not a traceback
 
     step("render %d" % i)
     folder = os.path.dirname(config_path)
@@ -115,11 +117,8 @@ def current_address_space():
 
 def robust(model, req, step):
     """The robustness inputs (see the module's docstring)."""
-    import threading
-    import time
-
     try:
-        import resource
+        import resource  # POSIX only: elsewhere (ImportError, below) the timer alone bounds it
         held = current_address_space()
         if held:
             resource.setrlimit(resource.RLIMIT_AS, (held + int(req["memory"]), resource.RLIM_INFINITY))
@@ -176,6 +175,7 @@ def load(req, log_path, response_path, step):
     """-> (MNN's version, the Llm with the tokenizer loaded), or None after writing the error response."""
     step("import MNN")
     try:
+        # MNN in the try: a missing or broken one is the "import" error response, not a traceback
         import MNN
         import MNN.llm as llm
     except ImportError as e:
@@ -197,8 +197,6 @@ def encode_texts(model, req, step):
     """Every text's ids; with "until" ({"from": i, "seconds": s}) the texts from index i on only
     while s seconds have not passed since the first encode (the caller's time budget: the rest is
     left out of the response, which is then shorter than "texts")."""
-    import time
-
     until = req.get("until") or {}
     cut, end = until.get("from"), time.monotonic() + float(until.get("seconds") or 0)
     encodes = []

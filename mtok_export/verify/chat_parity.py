@@ -74,6 +74,7 @@ def _aliased(message: dict) -> dict:
 
 def reference_render(template: str, conv: Chat, *, bos: str, eos: str) -> str | None:
     """transformers' rendering of ``conv`` (None when the template raises for it)."""
+    # transformers (~0.7 s): only when chats are checked
     from transformers.utils.chat_template_utils import render_jinja_template
 
     try:

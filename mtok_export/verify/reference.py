@@ -3,10 +3,18 @@ tokens its folder's configs declare, added as transformers adds them on load (`h
 folder's reference, defined once; ids with and without special tokens, decode), and transformers'
 `apply_chat_template` (text and ids)."""
 
+# function-local imports: tokenizers (~10 ms) and transformers (~0.7 s) load only when a reference is
+# computed (not when the cache answers), and only the one a format needs: verify.references imports
+# every format's reference module
+
 from __future__ import annotations
 
+import importlib.util
+import io
 import json
 import os
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,8 +160,6 @@ def hf_tokenizer(tokenizer_file: Path):
 def hf_encode_seconds(tokenizer_file: Path, text: str) -> float:
     """Seconds HF tokenizers takes to encode `text` without special tokens, the file loaded first
     (not counted); the best of two runs.  Never cached: it is a timing."""
-    import time
-
     from tokenizers import Tokenizer
 
     tk = Tokenizer.from_file(str(tokenizer_file))
@@ -209,8 +215,6 @@ _NO_AUTO = object()  # transformers is not installed, or cannot load the folder 
 def _auto_tokenizer(src_dir: Path, *, required: bool):
     """What `AutoTokenizer` loads from `src_dir` (`_chat_tokenizer`); where it cannot and nothing
     `required` it (no chat to render), `_NO_AUTO`: the disagreement is then not measured."""
-    import importlib.util
-
     if not required and importlib.util.find_spec("transformers") is None:
         return _NO_AUTO
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -228,9 +232,6 @@ def _chat_tokenizer(src_dir: Path):
     (a CI tool must not prompt: `trust_remote_code=False`, and stdin is no terminal while loading).
     A repo whose tokenizer class is remote code (ChatGLM3's `auto_map`) falls back to the fast
     tokenizer of its tokenizer.json with its tokenizer_config.json (template, special tokens)."""
-    import io
-    import sys
-
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     stdin, sys.stdin = sys.stdin, io.StringIO()
@@ -260,8 +261,6 @@ def _declared_ids(src_dir: Path, tk) -> dict[int, int]:
     64789..64792.  The repository's code, which is never run, uses the declared ids, as the file does.
     A folder with a tokenizer.json is read as tokenizers reads it, next free ids included (the reader
     follows the same rule): nothing to map there."""
-    import json
-
     if (src_dir / "tokenizer.json").is_file():
         return {}
     try:

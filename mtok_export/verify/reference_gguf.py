@@ -100,7 +100,7 @@ class _Vocab:
 
     def __enter__(self):
         try:
-            import llama_cpp
+            import llama_cpp  # optional (the `gguf-reference` extra, compiles): missing, the reference is unavailable
         except ImportError as e:
             raise ReferenceUnavailable(f"the GGUF reference is llama.cpp, and llama-cpp-python is not installed ({e})",
                                        INSTALL) from None
@@ -182,7 +182,7 @@ class _collected_log:
         self.lib.llama_log_set(self.callback, ctypes.c_void_p(0))
 
     def __exit__(self, *exc):
-        from llama_cpp import _logger
+        from llama_cpp import _logger  # optional: __enter__ imported llama_cpp
 
         self.lib.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
 

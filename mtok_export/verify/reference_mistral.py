@@ -43,6 +43,7 @@ def mistral_chats(file: Path, chats) -> tuple[list[str | None], list[list[int] |
     """(text, ids) of each chat as mistral_common's `encode_chat_completion` gives them for the
     tokenizer `file`, None for a conversation it refuses.  Every chat gets the generation prompt
     (mistral_common always ends a request so that the model answers next)."""
+    # mistral_common: an optional library (the `references` extra), only for a Mistral tokenizer file
     from mistral_common.protocol.instruct.request import ChatCompletionRequest
     from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
     from mistral_common.tokens.tokenizers.mistral import MistralTokenizer

@@ -6,6 +6,9 @@ Those differences belong to the *reader*, not to MNN: the reader records them as
 which `verify` uses like any other loss.  (The parity tables over SentencePiece models are
 `tests/support/spm_parity.py`.)"""
 
+# function-local imports: sentencepiece (~15 ms, ~30 with protobuf) loads only when a SentencePiece
+# model is verified: verify.references imports every format's reference module
+
 from __future__ import annotations
 
 import json

@@ -13,8 +13,13 @@
   for comparing an IR read from vocab.json/merges.txt, vocab.txt, a rank file or a legacy `.txt`
   with a reference (`reference.run_hf` runs it)."""
 
+# function-local imports: tiktoken and tokenizers load only when their reference runs: verify.references
+# imports every format's reference module
+
 from __future__ import annotations
 
+import base64
+import json
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -48,9 +53,6 @@ def js_ranks(path) -> tuple[dict[bytes, int], str, dict[str, int]]:
     skipped, the second the offset, the k-th token after it rank offset + k (a rank file's own text
     when it does not start with "!", as the WASM loader's `parse_bfe`).  Independent of the reader
     (`readers.tiktoken_json`), which checks what this takes as it comes."""
-    import base64
-    import json
-
     text = Path(path).read_text(encoding="utf-8")
     for wrapper in ("export default ", "module.exports = "):  # js-tiktoken's ranks/*.js, *.cjs
         if text.startswith(wrapper):

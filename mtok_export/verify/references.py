@@ -13,8 +13,12 @@ loss `reference-unavailable`, which the policy refuses by default."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
+import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,8 +101,6 @@ def _lib(dist: str) -> str:
 
 
 def _need(module: str, dist: str, install: str | None = None) -> None:
-    import importlib.util
-
     if importlib.util.find_spec(module) is None:
         raise ReferenceUnavailable(f"{dist} is not installed", install or f"pip install {dist}")
 
@@ -167,7 +169,7 @@ def choose_mistral_common(file: Path, tok) -> Chosen:
     _need("mistral_common", "mistral_common", REFERENCES_INSTALL)
 
     def run(texts, chats):
-        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer  # optional (`references`): after _need
 
         tk = Tekkenizer.from_file(str(file))
         raw = [tk.encode(t, bos=False, eos=False) for t in texts]
@@ -176,7 +178,7 @@ def choose_mistral_common(file: Path, tok) -> Chosen:
         return with_mistral_chats(Reference(engine, raw, decoded, [], [], lambda s: s), file, tok, chats)
 
     def raw(texts, tell=None):  # the sweep's question: one encode per text instead of run's three (raw, engine, decode)
-        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer  # optional (`references`): after _need
 
         digest = cache.key("reference-raw-tekken", files=[file], dists=("mistral_common",),
                            blobs=(cache.strings_blob(texts),))
@@ -206,7 +208,7 @@ def _mistral_chat(tok, text: str = "") -> str:
 
 
 def _tekken_decode(tk, ids) -> str:
-    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy  # optional: loaded by the Tekkenizer's caller
 
     return tk.decode(ids, special_token_policy=SpecialTokenPolicy.KEEP)
 
@@ -235,7 +237,7 @@ def choose_transformers(file: Path, tok) -> Chosen:
     files = [Path(f.path) for f in tok.provenance.inputs[:1 if _format_of(tok) is BERT_VOCAB else 2]]
     it = decided(tok, files)
     name, how = it.tokenizer_class.value, it.tokenizer_class.how
-    import transformers
+    import transformers  # ~0.7 s: only for this reference, after _need says whether it is there
 
     cls = getattr(transformers, name, None)
     standard = getattr(cls, "vocab_files_names", None) or {}
@@ -251,8 +253,6 @@ def choose_transformers(file: Path, tok) -> Chosen:
     side = [directory / n for n in _SIDE_FILES if (directory / n).is_file()]
 
     def run(texts, chats):
-        import tempfile
-
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         digest = cache.key("reference-transformers", name, kwargs, list(texts),
@@ -323,9 +323,6 @@ def clip_dist() -> str:
 def clip_module():
     """OpenAI CLIP's `simple_tokenizer` module (PyPI `openai-clip` or `clip-anytorch`), loaded from its
     file: the package's `__init__` imports torch, the tokenizer does not."""
-    import importlib.util
-    import sys
-
     if "mtok_clip_simple_tokenizer" in sys.modules:
         return sys.modules["mtok_clip_simple_tokenizer"]
     spec = importlib.util.find_spec("clip")
@@ -404,8 +401,6 @@ def choose(tok) -> Chosen:
 def runner(reference) -> Callable[[Path, object], Chosen]:
     """What runs a format entry's reference (`Reference.runner`, `module:function`): imported here,
     on first use, because the entries sit below `verify` and name it."""
-    import importlib
-
     module, _, name = reference.runner.partition(":")
     return getattr(importlib.import_module(module), name)
 

@@ -48,6 +48,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -323,8 +324,6 @@ def _communicate(proc, timeout: float, tick: Callable[[], None] | None):
     of communicate keeps what was read: retrying loses no output)."""
     if tick is None:
         return proc.communicate(timeout=timeout)
-    import time
-
     end = time.monotonic() + timeout
     while True:
         left = end - time.monotonic()
