@@ -53,7 +53,9 @@ MODELS = {  # name -> path (issue 40's five slow cases)
     "llama2-spm": CORPUS / "llama2-7b-hf",
     "tekken": SITE / "mistral_common" / "data" / "tekken_240911.json",
     "gemma-4-gguf": ZOO / "llama-cpp-vocab" / "ggml-vocab-gemma-4.gguf",
+    "unigram-262k": Path.home() / ".cache" / "mtok-export" / "bench" / "unigram-262k.model",  # made on first use
 }
+SPM_UNIGRAM = CORPUS / "sp-test-models" / "test_model.model"
 COLUMNS = ("start", "read", "lower", "write", "docs", "choose", "sweep", "ref", "runtime", "compare", "explain",
            "vsweep", "paths", "robust", "other")
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -105,7 +107,10 @@ def child(model: str, out: str, record: str) -> None:
     import importlib
 
     C = importlib.import_module("mtok_export.verify.check")
-    V = importlib.import_module("mtok_export.verification")
+    try:
+        V = importlib.import_module("mtok_export.verify.pipeline")
+    except ModuleNotFoundError:  # a checkout from before the move (issue 42)
+        V = importlib.import_module("mtok_export.verification")
     from mtok_export import documents, job
     from mtok_export.verify import attribution, references
 
@@ -132,6 +137,10 @@ def child(model: str, out: str, record: str) -> None:
     t.wrap(C, "_name_components", "explain")
     t.wrap(C, "_stop_checks", "other")
     t.wrap(references.Chosen, "raw_ids", "ref")
+    try:  # the reference in its memory-bounded child: the parent waits for it there
+        t.wrap(importlib.import_module("mtok_export.verify.bounded"), "run", "ref")
+    except ModuleNotFoundError:  # a checkout from before the bound: the reference runs in-process
+        pass
     choose = V.choose_or_self_check
 
     def chosen(tok):
@@ -188,6 +197,33 @@ def floor_rt(mtok: str, texts_file: str) -> None:
 
 
 # ------------------------------------------------------------------ the parent
+
+def unigram_262k(path: Path) -> None:
+    """A 262,144-piece SentencePiece Unigram (the size of the registry package's that stalled the
+    sweep for twenty minutes, issue 40), made from the corpus's small Unigram model (its normalizer
+    and special pieces) and Gemma-3's pieces (then Gemini's), each scored lower than the one before: a shape, not a
+    trained model, so only the timing is meaningful."""
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    m = pb.ModelProto()
+    m.ParseFromString(SPM_UNIGRAM.read_bytes())
+    seen = {p.piece for p in m.pieces[:3]}
+    del m.pieces[3:]
+    pieces = []
+    for source in ("lenml-gemma3", "lenml-gemini"):  # Gemma-3's pieces, then Gemini's to fill the count
+        vocab = json.loads((ZOO / source / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
+        pieces += sorted(vocab, key=vocab.get)
+    for piece in pieces:
+        if len(m.pieces) == 262144:
+            break
+        if piece and piece not in seen and not (piece.startswith("<") and piece.endswith(">")):
+            seen.add(piece)
+            m.pieces.add(piece=piece, score=-1.0 - len(m.pieces) / 1000.0, type=1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(m.SerializeToString())
+    tmp.replace(path)
+
 
 def spawn(tree: Path, *args: str, timeout: float) -> tuple[float, str]:
     env = {**ENV, "PYTHONPATH": str(tree)}
@@ -248,10 +284,17 @@ def main():
     print(f"{'model':15} {'tree':6} {'texts':>7} {'ref fl':>6} {'rt fl':>6} {'wall s':>7} {'wall':>7} "
           + " ".join(f"{c[:5]:>5}" for c in COLUMNS))
     results = {}
+    if not MODELS["unigram-262k"].exists() and "unigram-262k" in (args.only or MODELS):
+        unigram_262k(MODELS["unigram-262k"])
     for name in args.only or list(MODELS):
         for tree, tag in zip(trees, tags):
             with tempfile.TemporaryDirectory() as tmp:
-                m = measure(tree, MODELS[name], Path(tmp), args.timeout, not args.cold)
+                try:
+                    m = measure(tree, MODELS[name], Path(tmp), args.timeout, not args.cold)
+                except subprocess.TimeoutExpired:  # a stall is a result: say how long it was given
+                    print(f"{name:15} {tag:6} did not finish within --timeout {args.timeout:g} s", flush=True)
+                    results.setdefault(name, {})[str(tree)] = {"timeout": args.timeout}
+                    continue
             results.setdefault(name, {})[str(tree)] = m
             print(row(name, tag, m), flush=True)
     if args.json:
