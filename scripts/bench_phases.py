@@ -35,6 +35,7 @@ import argparse
 import dataclasses
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -208,6 +209,7 @@ def unigram_262k(path: Path) -> None:
     m = pb.ModelProto()
     m.ParseFromString(SPM_UNIGRAM.read_bytes())
     seen = {p.piece for p in m.pieces[:3]}
+    jitter = random.Random(262144)
     del m.pieces[3:]
     pieces = []
     for source in ("lenml-gemma3", "lenml-gemini"):  # Gemma-3's pieces, then Gemini's to fill the count
@@ -218,7 +220,9 @@ def unigram_262k(path: Path) -> None:
             break
         if piece and piece not in seen and not (piece.startswith("<") and piece.endswith(">")):
             seen.add(piece)
-            m.pieces.add(piece=piece, score=-1.0 - len(m.pieces) / 1000.0, type=1)
+            # a seeded jitter: linear scores alone make many segmentations tie exactly, where
+            # sentencepiece and HF break ties differently (a trained model's scores do not)
+            m.pieces.add(piece=piece, score=-1.0 - len(m.pieces) / 1000.0 - jitter.random() / 1000.0, type=1)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(m.SerializeToString())
