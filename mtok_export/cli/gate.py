@@ -166,10 +166,10 @@ def print_report(report, refused: bool = False):
         out.print("[bold green]verify passed[/]" + (" [bold yellow](partial)[/]" if report.partial else "")
                   + (" (every mismatch reproduced by a recorded loss)"
                                                      if any(c.mismatches for c in report.checks) else ""))
-    for p in report.partial:  # what the time budget left unchecked: a pass of what ran only
-        out.print(Text(f"  partial: {p['note']} (--verify-seconds 0 checks all)", style="bold yellow"))
     else:
         out.print(f"[bold red]verify failed[/]: {report.unexplained} mismatch(es) not reproduced by any recorded loss")
+    for p in report.partial:  # what the time budget left unchecked: a verdict on what ran only
+        out.print(Text(f"  partial: {p['note']} (--verify-seconds 0 checks all)", style="bold yellow"))
 
 
 def id_window(a: list, b: list, before: int = 4, after: int = 6) -> tuple[int, str, str]:

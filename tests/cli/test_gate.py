@@ -144,3 +144,24 @@ def test_verify_progress_on_a_terminal_draws_each_phase_with_its_own_counts(monk
         step("vocab sweep", 3, 5)
     drawn = screen.getvalue()
     assert "7/99" in drawn and "3/5" in drawn and "3/99" not in drawn
+
+
+@pytest.mark.parametrize("unexplained, partial", [(0, False), (0, True), (1, False), (1, True)])
+def test_the_verdict_line_is_one_verdict(monkeypatch, unexplained, partial):
+    """A pass prints "verify passed" and never "verify failed", a failure the other way round, with or
+    without the time budget's partial note (the note once slipped into a for/else that printed
+    "verify failed: 0 mismatch(es)" under every pass)."""
+    from rich.console import Console
+
+    from mtok_export.cli import console, gate
+    from mtok_export.verify.check import Check, Mismatch, Report
+
+    bad = [Mismatch("engine ids", "s1", "x", [1], [2], ())] if unexplained else []
+    report = Report("f.mtok", "mnn-3.6", "3.6.1", [Check("engine ids", 1 - unexplained, 1, mismatches=bad)], [],
+                    partial=[{"note": "sweep: 1 of 2 entries checked in 1 s"}] if partial else [])
+    rec = Console(record=True, width=200)
+    monkeypatch.setattr(console, "out", rec)
+    gate.print_report(report)
+    text = rec.export_text()
+    assert ("verify passed" in text) == (not unexplained) and ("verify failed" in text) == bool(unexplained)
+    assert ("partial: sweep: 1 of 2 entries checked" in text) == partial
