@@ -238,7 +238,9 @@ def _export_one(model, output, job, keep_llm_config, as_json, report_file, junit
         raise error
     edge = [d.code for d in decisions if d.accepted_by == "edge"]
     # the verdict, one line on stderr like the `error:` line of every other outcome
-    err.print(f"passed: wrote {result.path}" + (f", verified on MNN {report.runtime}" if report is not None
+    partial = "".join(f" (partial: {p['phase']} {p['done']:,} of {p['total']:,} {p['unit']} checked)"
+                      for p in (report.partial if report is not None else ()))  # what the budget left unchecked
+    err.print(f"passed: wrote {result.path}" + (f", verified on MNN {report.runtime}{partial}" if report is not None
                                                 else ", not verified (--no-verify)")
               + (f"; edge losses accepted with a warning (--strict refuses them): {', '.join(edge)}" if edge else ""),
               markup=False)

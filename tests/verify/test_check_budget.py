@@ -82,3 +82,15 @@ def test_the_worker_stops_encoding_at_the_budget(tmp_path):
     cut = run_runtime(path, texts=texts, until=(100, 0.0))  # past the first 100, only within 0 s
     assert len(cut.encodes) == 256  # the worker looks at its clock every 256 texts
     assert cut.encodes == run_runtime(path, texts=texts[:256]).encodes
+
+
+def test_the_export_says_partial_where_the_user_reads_it(cli, tmp_path, monkeypatch):
+    """Through the command: the verdict, the note and the last line all say what the budget left
+    unchecked, and a partial pass is a pass (exit 0), never also "verify failed"."""
+    monkeypatch.setattr(check, "Budget", lambda seconds: ComparesOnly(2))
+    code, out, err = cli("mtok-export", "--path", CORPUS / "t5-small", "-o", tmp_path / "out", "--allow-lossy",
+                         "--no-robust")
+    assert code == 0, err
+    assert "verify passed (partial)" in out and "verify failed" not in out
+    assert "partial: sweep: 128 of " in out
+    assert ", verified on MNN " in err and " (partial: sweep 128 of " in err
