@@ -135,6 +135,7 @@ def write_read(name: str, cache: Path, repeat: int) -> None:
     else:
         from mtok_export.lower import lower
         from mtok_export.readers.model_dir import read_model_dir
+        from mtok_export.targets import TARGETS
 
         low = lower(read_model_dir(CORPUS / name), TARGETS["mnn-3.6"])[0]
         cache.mkdir(parents=True, exist_ok=True)

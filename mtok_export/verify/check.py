@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import cache
-from ..corpus import Chat, slice_of
+from ..corpus import slice_of
 from ..dump.jsonify import id_to_token
 from ..errors import InputError, MtokError
 from ..losses import EDGE, KINDS, RUNTIME_CRASH, Loss, Severity
