@@ -12,11 +12,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-SECONDS = 60.0  # the default budget (`--verify-seconds`; 0: no limit)
-# The sweep's three stages share it, each stopping where its share of the budget (from the start of
-# verification) is spent, so that what the reference answered is also encoded and compared: the
-# reference up to half, the runtime's encodes up to 70%, the comparison (the explanation of
-# mismatches, which can take minutes) up to the whole.
+# The sweep's three stages share the budget (`--verify-seconds`, declared in `job_options`), each
+# stopping where its share of it (from the start of verification) is spent, so that what the
+# reference answered is also encoded and compared: the reference up to half, the runtime's encodes
+# up to 70%, the comparison (the explanation of mismatches, which can take minutes) up to the whole.
 SHARES = {"reference": 0.5, "runtime": 0.7, "compare": 1.0}
 # what a reference's `tell(done, total)` returns to stop it there: it answers the texts done so far
 STOP = "stop"

@@ -86,7 +86,7 @@ def prepare(file: Path, against: Path | None = None, target: str | None = None, 
         raise InputError(f"{file}: no manifest beside it ({file.name}.json); pass --against SOURCE")
     if job is None:
         job = Job.from_manifest(m, Path(source), where=str(manifest_path(file)), fmt=output_format(data))
-    changed = {k: v for k, v in (("target", target), ("bos", bos)) if v is not None}
+    changed = {} if bos is None else {"bos": bos}
     if target is not None:  # a name from the command line: resolved for the file's format, as the export's
         changed["target"] = resolve_target(job.fmt, target)
     job = dataclasses.replace(job, **changed) if changed else job  # checked as the export's options are
