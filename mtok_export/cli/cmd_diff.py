@@ -13,7 +13,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..compare import BEHAVIOUR_LAYERS, STATIC_LAYERS
+from ..compare import BEHAVIOUR_LAYERS
+from ..dump import STATIC_LAYERS
 from ..dump.sanitize import clip, show
 from ..errors import InputError
 
@@ -34,7 +35,7 @@ def diff(
 ):
     """Compare two tokenizers: per-layer static diff with content hashes, then a behavioural diff."""
     from ..compare import behaviour as B
-    from ..compare import layers as L
+    from ..dump import layer_diff as L
     from ..corpus import builtin_corpus, load_corpus_file
     from ..formats import read_source
 

@@ -10,7 +10,7 @@ from ..ir import normalizers as N
 from ..ir.walk import walk
 from ..verify.emulate import normalize_around
 
-# The static layers (`compare.STATIC_LAYERS`) behind each component an unexplained runtime mismatch
+# The static layers (`dump.STATIC_LAYERS`) behind each component an unexplained runtime mismatch
 # points at (`verify.attribution.COMPONENTS`): a difference there is the likely cause of it.
 COMPONENT_LAYERS = {
     "normalizer": ("normalizer", "tables"),
@@ -81,7 +81,7 @@ def normalizer_cause(have, want, texts=()) -> str:
 
 
 def layer_cause(d, have, want) -> str:
-    """One sentence for a differing layer `d` (`compare.layers.LayerDiff` of the file `have` against
+    """One sentence for a differing layer `d` (`dump.layer_diff.LayerDiff` of the file `have` against
     the file the source gives, `want`)."""
     return clip(_CAUSE.get(d.name, _generic)(d, have, want), 300)
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..compare.layers import diff_layers
+from ..dump.layer_diff import diff_layers
 from ..corpus import builtin_chats, builtin_corpus, slice_of
 from ..dump.sanitize import clip, show
 from ..errors import InputError, RuntimeEngineError

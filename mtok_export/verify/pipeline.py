@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import documents
-from ..compare.layers import diff_layers
+from ..dump.layer_diff import diff_layers
 from ..corpus import builtin_chats, builtin_corpus, load_corpus_file
 from ..dump.sanitize import show
 from ..errors import IdentityError, InputError

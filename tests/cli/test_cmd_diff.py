@@ -9,8 +9,8 @@ import shutil
 
 import pytest
 
-from mtok_export.compare import STATIC_LAYERS
-from mtok_export.compare.layers import diff_layers, tree_changes
+from mtok_export.dump import STATIC_LAYERS
+from mtok_export.dump.layer_diff import diff_layers, tree_changes
 from mtok_export.ir import normalizers as N
 
 from tests.support.corpus_dirs import CORPUS

@@ -19,11 +19,10 @@ LAYERS = (
     ("api",),
     ("doctor",),  # `mtok doctor`: a deployed file diagnosed against what export would write, and repaired
     ("export",),
-    # verify.pipeline: a written file against its source (export's verify-before-replace, `mtok verify`);
-    # a layer of its own inside `verify` (`OWN_UNITS`): it uses `compare`, which uses the engines below
-    ("verify.pipeline",),
-    ("compare",),  # diff / stats
-    ("verify",),  # reference and runtime engines, the corpus, checks, attribution
+    ("compare",),  # the behavioural diff and stats, on verify's engines
+    # verify: reference and runtime engines, the corpus, checks, attribution, and the pipeline that checks a
+    # written file against its source (export's verify-before-replace, `mtok verify`)
+    ("verify",),
     ("deployed_file",),  # what a written (deployed) .mtok or tokenizer.txt holds: readers, dump, manifest (not the export stack)
     ("ci",),  # SARIF, GitHub job summary and workflow commands, made from the outcome JSON of `reports`
     # job: every choice of an export, one value; options: the table declaring each of them once
@@ -132,14 +131,8 @@ def edges() -> list[Edge]:
     return out
 
 
-# Modules that are a layer unit of their own inside their package (named by where they sit).
-OWN_UNITS = {"mtok_export.verify.pipeline": "verify.pipeline"}
-
-
 def unit(module: str) -> str:
-    """The layer unit of a module: its first package level below `mtok_export` (`OWN_UNITS` apart)."""
-    if module in OWN_UNITS:
-        return OWN_UNITS[module]
+    """The layer unit of a module: its first package level below `mtok_export`."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 

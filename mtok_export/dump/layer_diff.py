@@ -17,9 +17,9 @@ from array import array
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from ..dump.jsonify import id_to_token
-from ..dump.render import one_line
-from ..dump.sanitize import show
+from .jsonify import id_to_token
+from .render import one_line
+from .sanitize import show
 from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir.walk import CHILD_FIELDS
