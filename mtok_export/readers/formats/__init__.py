@@ -31,7 +31,7 @@ class Reference:
     that every entry's runner resolves)."""
 
     name: str  # what the report calls it, e.g. "transformers"
-    what: str  # one line: what it runs on the source files
+    what: str  # what it runs on the source files: the README's table of references (a test keeps them equal)
     runner: str = ""  # "mtok_export.verify.references:choose_tokenizers"
 
 
@@ -74,7 +74,9 @@ NOT_OBJECT = "not a JSON object with a string key first"
 TJ_KEYS = (b"version", b"truncation", b"padding", b"added_tokens", b"normalizer", b"pre_tokenizer",
            b"post_processor", b"decoder", b"model")
 # what verifies the vocabulary files of transformers' slow tokenizers (vocab.json + merges, vocab.txt)
-TRANSFORMERS = Reference("transformers", "the transformers class the vocabulary files were written for",
+TRANSFORMERS = Reference("transformers", "the transformers class a config names (`tokenizer_class`, else "
+                         "`config.json`'s `model_type`), else by content: BERT for a vocab.txt (casing from the config, "
+                         "else from the vocabulary), CLIP for `</w>` tokens, RoBERTa for fairseq's head, GPT-2",
                          "mtok_export.verify.references:choose_transformers")
 
 

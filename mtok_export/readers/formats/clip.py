@@ -45,7 +45,8 @@ def _read(path: Path, o, folder):
     return parse_clip_merges(path)
 
 
-CLIP_TOKENIZER = Reference("clip", "OpenAI CLIP's own SimpleTokenizer on its merges .gz",
+CLIP_TOKENIZER = Reference("clip", "OpenAI CLIP's own `SimpleTokenizer` on its merges .gz (`openai-clip`, or "
+                           "`clip-anytorch`; loaded without torch)",
                            "mtok_export.verify.references:choose_clip")
 CLIP = Format("clip-bpe-gz", is_clip_merges, _read, CLIP_TOKENIZER, ("bpe_simple_vocab_16e6.txt.gz",),
               priority=70, label="CLIP bpe .gz", kinds=("gzip",), why_not=why_not_clip)

@@ -22,7 +22,7 @@ def _read(path: Path, o, folder):
     return parse_gguf(path)
 
 
-LLAMA_CPP = Reference("gguf", "llama.cpp's view of the GGUF file (vocabulary only)",
+LLAMA_CPP = Reference("gguf", "llama.cpp on the GGUF file (`llama-cpp-python`, vocabulary only)",
                       "mtok_export.verify.references:choose_gguf")
 GGUF = Format("gguf", is_gguf, _read, LLAMA_CPP, priority=40, label="GGUF", kinds=("binary",), why_not=why_not_gguf)
 FORMATS = (GGUF,)

@@ -55,8 +55,8 @@ def _check_legacy(data: bytes, path=None):
     return check_written(data, path)
 
 
-MNN_RUNTIME = Reference("mnn", "the MNN runtime the .mtok was made for", "mtok_export.verify.references:choose_mnn")
-MNN_LEGACY = Reference("mnn-legacy", "MNN 3.4.1, the runtime a legacy tokenizer.txt was made for",
+MNN_RUNTIME = Reference("mnn", "MNN on the source file", "mtok_export.verify.references:choose_mnn")
+MNN_LEGACY = Reference("mnn-legacy", "MNN 3.4.1 (its own venv, made by `make setup`) on the source file",
                        "mtok_export.verify.references:choose_mnn_legacy")
 MTOK = Format("mtok", is_mtok, _read_mtok, MNN_RUNTIME, ("tokenizer.mtok",), write_mtok, check_written, parsed=False,
               priority=100, label=".mtok", why_not=why_not_mnn)

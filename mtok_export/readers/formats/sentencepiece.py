@@ -34,7 +34,7 @@ def _read(path: Path, o, folder):
     return parse_sentencepiece(path)
 
 
-SENTENCEPIECE_LIB = Reference("sentencepiece", "sentencepiece on the model file",
+SENTENCEPIECE_LIB = Reference("sentencepiece", "`sentencepiece` on the model file",
                               "mtok_export.verify.references:choose_sentencepiece")
 SENTENCEPIECE = Format("sentencepiece", is_sentencepiece, _read, SENTENCEPIECE_LIB,
                        ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "ice_text.model"), priority=30,

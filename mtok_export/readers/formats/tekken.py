@@ -28,7 +28,7 @@ def _read(path: Path, o, folder):
     return parse_tekken(path)
 
 
-MISTRAL_COMMON = Reference("mistral_common", "mistral_common's Tekkenizer on tekken.json",
+MISTRAL_COMMON = Reference("mistral_common", "`mistral_common`'s Tekkenizer on the tekken.json",
                            "mtok_export.verify.references:choose_mistral_common")
 TEKKEN = Format("tekken", is_tekken, _read, MISTRAL_COMMON, ("tekken.json",), priority=20, label="tekken.json",
                 kinds=("json",), why_not=why_not_tekken)

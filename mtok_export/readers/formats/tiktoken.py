@@ -37,7 +37,7 @@ def _read(path: Path, o, folder):
     return parse_tiktoken_with_code(path, pattern=o.pattern, special=o.special)
 
 
-TIKTOKEN_LIB = Reference("tiktoken", "tiktoken on the rank file, with the pattern and specials the export chose",
+TIKTOKEN_LIB = Reference("tiktoken", "`tiktoken` on the rank file (pattern and specials as the export chose them, noted)",
                          "mtok_export.verify.references:choose_tiktoken")
 TIKTOKEN = Format("tiktoken", is_tiktoken, _read, TIKTOKEN_LIB, ("tiktoken.model", "tokenizer.model"),
                   priority=50, options=("pattern", "special"), label="tiktoken rank file", kinds=("text",),

@@ -40,8 +40,8 @@ def _read(path: Path, o, folder):
     return parse_tiktoken_json(path)
 
 
-TIKTOKEN_JSON_LIB = Reference("tiktoken", "tiktoken on the ranks of the JSON's bpe_ranks (read as the JS loaders "
-                              "read them), with its pat_str and special_tokens",
+TIKTOKEN_JSON_LIB = Reference("tiktoken", "`tiktoken` on the ranks as js-tiktoken reads `bpe_ranks`, with the file's "
+                              "`pat_str` and `special_tokens`",
                               "mtok_export.verify.references:choose_tiktoken_json")
 TIKTOKEN_JSON = Format("tiktoken-json", is_tiktoken_json, _read, TIKTOKEN_JSON_LIB, priority=55,
                        label="tiktoken ranks JSON", kinds=("json",), why_not=why_not_tiktoken_json)

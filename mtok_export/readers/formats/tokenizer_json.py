@@ -27,7 +27,7 @@ def _read(path: Path, o, folder):
     return parse_model_dir(path.parent, tokenizer_file=path)
 
 
-TOKENIZERS = Reference("tokenizers", "HF tokenizers on the tokenizer.json",
+TOKENIZERS = Reference("tokenizers", "HF `tokenizers` on the tokenizer.json; chats: transformers' `apply_chat_template`",
                        "mtok_export.verify.references:choose_tokenizers")
 TOKENIZER_JSON = Format("tokenizer.json", is_tokenizer_json, _read, TOKENIZERS, ("tokenizer.json",), priority=10,
                         label="tokenizer.json", kinds=("json",), why_not=why_not_tokenizer_json)
