@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from .. import cache
 from ..corpus import slice_of
 from ..dump.jsonify import id_to_token
 from ..errors import InputError, MtokError
+from ..job_options import VerifyOptions
 from ..losses import EDGE, KINDS, RUNTIME_CRASH, Loss, Severity
 from ..lower.models import gap_fillers
 from ..model_folder import jinja_block
@@ -188,29 +189,47 @@ def corpus_hash(samples, chats) -> str:
     return h.hexdigest()
 
 
-@dataclass
-class _Run:
-    """One verification as it goes: what it was asked (the file, the source and its honest lowering,
-    the reference, the corpus) and what each step found, filled in order by `verify`'s steps."""
+@dataclass(frozen=True)
+class VerifyJob:
+    """What verifying one file against its source is asked to do (`verify(job, file, reference,
+    checked)`): which source and honest lowering the file is held to, which inputs the checks run,
+    and how (`VerifyOptions`).  `pipeline.run` builds it for the export and `mtok verify`."""
 
-    path: Path
-    source: object
+    source: object  # the IR as read
+    # its honest lowering, what a correct file holds (`lower(source)` again, never the file); the
+    # robustness phase adds the loss `runtime-crash` to `lowering.losses`
     lowered: object
     lowering: object
+    samples: Sequence  # the corpus (those with NUL are left out: the MNN binding passes C strings)
+    chats: Sequence  # the conversations (the runtime renders those with a generation prompt and no tools)
+    # python, sweep, robust and seconds as the options say (`verify.sweep`, `verify.robust`, `budget`);
+    # its corpus is the caller's to read into `samples`
+    options: VerifyOptions = field(default_factory=VerifyOptions)
+    # more texts for the same runtime call, compared with nothing here: their runtime encodes and the
+    # reference's raw ids are the report's `extra` (the special-token surface, `verify.surface`)
+    extra: Sequence[str] = ()
+    # the model folder's llm_config.json as the engine reads it: its `jinja` block replaces the
+    # embedded template and EOS
+    llm_config: dict | None = None
+    progress: Callable | None = None  # told each phase, and how far a countable one is (`steps.Steps`)
+    timeout: float = 300.0  # seconds the runtime's process may take (no option sets it)
+
+
+@dataclass
+class _Run:
+    """One verification as it goes: what it was asked (the job, the file, the reference, what it
+    keeps of the job's inputs) and what each step found, filled in order by `verify`'s steps."""
+
+    job: VerifyJob
+    path: Path
     reference: object
-    usable: list  # the samples without NUL (the binding passes C strings)
+    checked: tuple | None
+    usable: list  # the job's samples without NUL (the binding passes C strings)
     left_out: int
-    chats: list
     runtime_chats: list  # the conversations the runtime renders (a generation prompt, no tools)
     has_chat: bool
     budget: Budget
-    python: object = None
-    timeout: float = 300.0
-    llm_config: dict | None = None
-    checked: tuple | None = None
-    sweep: bool = False
-    robust: float | None = None
-    extra: list = field(default_factory=list)
+    extra: list  # the job's extra texts without NUL
     # filled by the steps
     ref: object = None  # the reference's `Reference` on the corpus
     data: bytes = b""
@@ -233,38 +252,26 @@ class _Run:
         return [s.text for s in self.usable]
 
 
-def verify(mtok_path, source, lowered, lowering, *, samples, chats, reference, python=None,
-           timeout: float = 300.0, progress=None, llm_config: dict | None = None,
-           checked: tuple[bytes, object] | None = None, sweep: bool = False,
-           robust: float | None = None, extra: list[str] = (), seconds: float | None = None) -> Report:
-    """Run the runtime on `mtok_path` and the reference on `source`, and compare.
+def verify(job: VerifyJob, file, reference, checked: tuple[bytes, object] | None = None) -> Report:
+    """Run the runtime on `file` and the reference on `job.source`, and compare.
 
-    `source` is the IR as read and `lowered, lowering` its honest lowering (what a correct file
-    holds; `lower(source)` again, not the file).  `reference`: the source's independent reference
-    (`references.Chosen`: `run(texts, chats) -> Reference`, named in the report), run in a child
-    whose memory is bounded (`bounded`).
-    `llm_config`: the model folder's llm_config.json as the engine will read it (its `jinja` block
-    replaces the embedded template and EOS).  `checked`: (bytes, the IR the strict reader read
-    from them), when the caller has just read the file (the export what it wrote, `mtok verify` the
-    file it checks); the file is parsed again only when it holds other bytes.  `sweep`: also the vocabulary sweep (`verify.sweep`: every
-    token's own text, raw ids against the reference).  `robust`: the robustness phase's budget in
-    seconds of runtime encodes (`verify.robust`; None: not run); a crash in it is the loss
-    `runtime-crash`, added to `lowering.losses`.  `progress(phase)` is told each phase, or, when it
-    takes them, `progress(phase, done, total)` also how far a phase with countable work is (`steps`).
-    `extra`: more texts for the same runtime call, compared with nothing here; their runtime encodes and
-    the reference's raw ids are the report's `extra` (the special-token surface, `verify.surface`).
-    `seconds`: the time budget (`budget`; None or 0: none): the sweep ends where it is when it
-    would run past it, named in the report's `partial`."""
-    step = Steps(progress)
-    found = disagreements(source)
+    `reference`: the source's independent reference (`references.Chosen`: `run(texts, chats) ->
+    Reference`, named in the report), run in a child whose memory is bounded (`bounded`).
+    `checked`: (bytes, the IR the strict reader read from them), when the caller has just read the
+    file (the export what it wrote, `mtok verify` the file it checks); the file is parsed again only
+    when it holds other bytes.  With `job.options.sweep`, also the vocabulary sweep (every token's
+    own text, raw ids against the reference); `job.options.robust`: the robustness phase's budget in
+    seconds of runtime encodes (None: not run); `job.options.seconds`: the time budget (0: none):
+    the sweep ends where it is when it would run past it, named in the report's `partial`."""
+    step = Steps(job.progress)
+    found = disagreements(job.source)
     if found:  # the reader did not follow the folder's interpretation the reference follows: one finding
-        return _disagreement_report(mtok_path, lowering, found, reference)
-    usable = [s for s in samples if "\x00" not in s.text]
-    has_chat = bool(lowered.chat.text) and bool(lowering.target.jinja)
-    run = _Run(Path(mtok_path), source, lowered, lowering, reference, usable, len(samples) - len(usable), chats,
-               [c for c in chats if c.add_generation_prompt and not c.tools] if has_chat else [], has_chat,
-               Budget(seconds), python, timeout, llm_config, checked, sweep, robust,
-               [t for t in extra if "\x00" not in t])
+        return _disagreement_report(file, job.lowering, found, reference)
+    usable = [s for s in job.samples if "\x00" not in s.text]
+    has_chat = bool(job.lowered.chat.text) and bool(job.lowering.target.jinja)
+    runtime_chats = [c for c in job.chats if c.add_generation_prompt and not c.tools] if has_chat else []
+    run = _Run(job, Path(file), reference, checked, usable, len(job.samples) - len(usable), runtime_chats, has_chat,
+               Budget(job.options.seconds), [t for t in job.extra if "\x00" not in t])
     _ask_reference(run, step)
     _run_runtime(run, step)
     checks = _compare(run, step)
@@ -279,16 +286,16 @@ def _ask_reference(run: _Run, step) -> None:
     run.ref = _ask(reference, "", lambda tell: reference.run(texts, run.runtime_chats))
     run.data = run.path.read_bytes()
     # once, before MNN loads it: every check runs (lazy only defers building the vocab entries)
-    run.fillers = gap_fillers(run.source, run.lowered)
+    run.fillers = gap_fillers(run.job.source, run.job.lowered)
     if run.checked is not None and run.checked[0] == run.data:
         run.file_tok = run.checked[1]  # these very bytes passed the same strict read: not parsed again
     else:
         run.file_tok = read_mnn_bytes(run.data, str(run.path), strict=True, lazy=True)[0]
-    if run.sweep:
+    if run.job.options.sweep:
         # the gap fillers as the honest lowering writes them and as this file holds them (a wrong one
         # may be reachable: the sweep types it)
         fillers = [*run.fillers.values(), *_entries_at(run.file_tok, run.fillers)]
-        swept, run.sweep_note = sweep_texts(run.source, set(texts), fillers)
+        swept, run.sweep_note = sweep_texts(run.job.source, set(texts), fillers)
         if swept:
             run.swept_raw = _ask(reference, " on the vocabulary sweep",
                                  lambda tell: reference.raw_ids(swept, _budgeted(tell, run.budget)),
@@ -314,21 +321,22 @@ def _run_runtime(run: _Run, step) -> None:
     mismatch asks for first, and the reference's side of the robustness phase, are made ready while
     it runs (on another core), not after it."""
     step("runtime")
-    run.robust_request = R.request(run.robust) if run.robust is not None else None
+    job = run.job
+    run.robust_request = R.request(job.options.robust) if job.options.robust is not None else None
 
     def early():
         """The reference's side of the robustness phase, while the runtime runs."""
         if run.robust_request is not None:
             run.ahead.update(R.reference_ahead(run.robust_request[0], run.reference))
-    run.why = why = Attribution(run.source, run.lowered, run.lowering, ref_normalize=run.ref.normalize)
+    run.why = why = Attribution(job.source, job.lowered, job.lowering, ref_normalize=run.ref.normalize)
     run.paths = _path_conversations() if run.has_chat else []
-    renders, apart = _path_render_request(run.paths, run.lowered, run.llm_config) if run.has_chat else ([], None)
+    renders, apart = _path_render_request(run.paths, job.lowered, job.llm_config) if run.has_chat else ([], None)
     ids_needed = sorted({i for ids in run.ref.raw for i in ids})
     first = len(run.texts) + len(run.extra)  # the sweep comes last: what the budget may leave out
     left = run.budget.left(SHARES["runtime"])
     run.rt = run_runtime(run.path, texts=run.texts + run.extra + run.swept, decode_ids=ids_needed,
-                         chats=[list(c.messages) for c in run.runtime_chats], python=run.python, timeout=run.timeout,
-                         llm_config=run.llm_config, check=False, encode_chats=True, renders=renders,
+                         chats=[list(c.messages) for c in run.runtime_chats], python=job.options.python,
+                         timeout=job.timeout, llm_config=job.llm_config, check=False, encode_chats=True, renders=renders,
                          renders_apart=apart, while_running=lambda: (why.warm(), early()),
                          robust=run.robust_request[1] if run.robust_request else None, tell=step,
                          until=(first, left) if left is not None and run.swept else None)
@@ -338,6 +346,7 @@ def _run_runtime(run: _Run, step) -> None:
 def _compare(run: _Run, step) -> dict[str, Check]:
     """Every check of the runtime's answers against the reference's."""
     step("compare")
+    job = run.job
     checks = {name: Check(name) for name in CHECKS}
     if run.left_out:
         for name in ("engine ids", "raw ids", "streaming decode"):
@@ -356,16 +365,16 @@ def _compare(run: _Run, step) -> dict[str, Check]:
     run.why.save()  # every projection attribution asks for has run: cache the answers for the next run
     if run.has_chat:
         step("chat paths")
-        _chat_paths(checks["chat paths"], run.paths, HANG if run.rt.renders is None else run.rt.renders, run.source,
-                    run.lowering, run.why)
+        _chat_paths(checks["chat paths"], run.paths, HANG if run.rt.renders is None else run.rt.renders,
+                    job.source, job.lowering, run.why)
     else:
         checks["chat paths"].skipped = "no chat template"
-    _stop_checks(checks["stop ids"], run.data, run.file_tok.chat, run.source, run.lowered, run.lowering)
+    _stop_checks(checks["stop ids"], run.data, run.file_tok.chat, job.source, job.lowered, job.lowering)
     _name_components(checks, run.why)
     if run.robust_request is not None:
         step("robustness")
-        run.robustness = _robustness(checks["robustness"], run.robust_request[0], run.rt.robust, run.robust,
-                                     run.reference, run.why, run.lowering, run.ahead)
+        run.robustness = _robustness(checks["robustness"], run.robust_request[0], run.rt.robust, job.options.robust,
+                                     run.reference, run.why, job.lowering, run.ahead)
         run.why.save()
     else:
         checks["robustness"].skipped = "not run (--no-robust)"
@@ -387,11 +396,11 @@ def _text_checks(checks: dict[str, Check], run: _Run) -> None:
 def _chat_checks(checks: dict[str, Check], run: _Run) -> None:
     """Chat text and ids: the runtime always adds the generation prompt and is given no tools."""
     ref, rt, why = run.ref, run.rt, run.why
-    other = len(run.chats) - len(run.runtime_chats)
+    other = len(run.job.chats) - len(run.runtime_chats)
     note = f"{other} conversation(s) not comparable (no generation prompt, or tools)" if other else ""
     if not run.has_chat:
         note = "no chat template"
-    cleared = run.lowering.prefix_text
+    cleared = run.job.lowering.prefix_text
     if cleared and run.has_chat:
         note = (note + "; " if note else "") + f"compared without the leading {cleared!r}, which the header prefix adds as an id"
     checks["chat text"].skipped = checks["chat ids"].skipped = note
@@ -410,10 +419,10 @@ def _chat_checks(checks: dict[str, Check], run: _Run) -> None:
 
 
 def _report(run: _Run, checks: dict[str, Check]) -> Report:
-    rt, texts, first = run.rt, run.texts, len(run.texts) + len(run.extra)
+    rt, texts, first, lowering = run.rt, run.texts, len(run.texts) + len(run.extra), run.job.lowering
     chat_encodes = [ids for ids in rt.chat_encodes if ids is not None]
     encodes = rt.encodes[:len(texts)] + rt.encodes[first:first + len(run.swept)]
-    return Report(str(run.path), run.lowering.target.name, rt.version, list(checks.values()), list(run.lowering.losses),
+    return Report(str(run.path), lowering.target.name, rt.version, list(checks.values()), list(lowering.losses),
                   corpus_hash(run.usable, run.runtime_chats), (encodes, rt.decodes, rt.chats, chat_encodes),
                   {**run.reference.describe(), **({"disagreement": run.ref.drift} if run.ref.drift else {})},
                   run.robustness, extra=(rt.encodes[len(texts):first], run.extra_raw),

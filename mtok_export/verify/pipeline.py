@@ -24,7 +24,7 @@ from ..readers.finish import sha256
 from ..readers.mnn_file import read_mnn_bytes
 from ..targets import OUTPUTS
 from . import surface
-from .check import TEXT_CHECKS, verify
+from .check import TEXT_CHECKS, VerifyJob, verify
 from ..losses import REFERENCE_UNAVAILABLE, Loss
 from .reference import ReferenceUnavailable
 from .references import choose_or_self_check, self_check
@@ -185,7 +185,8 @@ def _relocated(m: dict, source: Path) -> dict:
 
 def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(), *, progress=None,
         llm_config=None, checked: tuple[bytes, object] | None = None):
-    """`verify.check.verify` of `file` on the built-in corpus plus `options.corpus`, against the independent
+    """`verify.check.verify` of `file` (its `VerifyJob`: the built-in corpus plus `options.corpus`, the
+    built-in chats, the file's special-token surface, `options`), against the independent
     reference of the source's format (`verify.references`); where none runs here, against HF built
     from our reading, with the loss `reference-unavailable` recorded (refused by default); `checked`:
     (bytes, the IR the strict reader read from them) when the caller has just read the file (the export
@@ -199,16 +200,15 @@ def run(file, source, lowered, lowering, options: VerifyOptions = VerifyOptions(
                                                            else [])
     file_tok = checked[1] if checked is not None else read_file(Path(file))[1]
     specials = surface.candidates(file_tok)  # the special-token surface, run in the checks' runtime call
+    job = VerifyJob(source, lowered, lowering, samples, list(builtin_chats()), options, extra=surface.texts(specials),
+                    llm_config=llm_config, progress=progress)
 
     def against(reference):
         if reference.self_check and not any(x.kind is REFERENCE_UNAVAILABLE for x in lowering.losses):
             why = reference.unavailable
             lowering.losses.append(Loss(REFERENCE_UNAVAILABLE, f"reference of {source.provenance.format or 'the source'}",
                                         "$", f"{why.why}" + (f"; to run it: {why.install}" if why.install else "")))
-        return verify(file, source, lowered, lowering, samples=samples, chats=list(builtin_chats()),
-                      python=options.python, progress=progress, reference=reference, llm_config=llm_config,
-                      checked=checked, sweep=options.sweep, robust=options.robust, extra=surface.texts(specials),
-                      seconds=options.seconds)
+        return verify(job, file, reference, checked)
 
     try:
         report = against(choose_or_self_check(source))

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 from tests.support.mutants import MUTATIONS
+from tests.support.verify_jobs import CORPUS_ONLY
 
 from mtok_export.lower import lower
 from mtok_export.mtok import read_mtok, write_mtok
 from mtok_export.mtok.header import read_header
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.targets import DEFAULT, TARGETS
-from mtok_export.verify.check import verify
+from mtok_export.verify.check import VerifyJob, verify
 from mtok_export.corpus import builtin_chats, builtin_corpus
 from mtok_export.verify.references import choose
 
@@ -76,12 +77,13 @@ def test_mutants_fail_verify(name, tmp_path):
         return cache["ref"]
 
     reference = dataclasses.replace(chosen, run=once)
+    job = VerifyJob(tok, low, lw, samples, chats, CORPUS_ONLY)
 
     def run(ir, label):
         path = tmp_path / label / "tokenizer.mtok"
         path.parent.mkdir()
         path.write_bytes(write_mtok(ir))
-        return path, verify(path, tok, low, lw, samples=samples, chats=chats, reference=reference)
+        return path, verify(job, path, reference)
 
     honest_path, honest = run(low, "honest")
     row = ROWS.setdefault(name, {})

@@ -15,6 +15,7 @@ from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.targets import DEFAULT, TARGETS
 from tests.support.commands import run_process
+from tests.support.verify_jobs import CORPUS_ONLY
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "qwen-bpe"
 pytestmark = pytest.mark.runtime  # each test exports and verifies on the runtime
@@ -76,11 +77,12 @@ def test_export_strict_read_is_reused_only_for_the_same_bytes(tmp_path, monkeypa
     low, lw = lower(src, TARGETS[DEFAULT])
     data = write_mtok(low)
     path = tmp_path / "tokenizer.mtok"
-    args = dict(samples=list(builtin_corpus())[:20], chats=list(builtin_chats())[:2], reference=choose(src))
+    job = check.VerifyJob(src, low, lw, list(builtin_corpus())[:20], list(builtin_chats())[:2], CORPUS_ONLY)
+    reference = choose(src)
     path.write_bytes(data[:-7])  # the disk holds a truncated file, not what was checked
     with pytest.raises(MtokError):
-        check.verify(path, src, low, lw, checked=(data, check_written(data)), **args)
+        check.verify(job, path, reference, (data, check_written(data)))
     path.write_bytes(data)
     monkeypatch.setattr(check, "read_mnn_bytes", lambda *a, **k: pytest.fail("read again"))
-    report = check.verify(path, src, low, lw, checked=(data, check_written(data)), **args)
+    report = check.verify(job, path, reference, (data, check_written(data)))
     assert report.ok and report.check("stop ids").ok == report.check("stop ids").total > 0

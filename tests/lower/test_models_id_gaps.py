@@ -21,6 +21,7 @@ from mtok_export.targets import DEFAULT, TARGETS
 
 from tests.support.commands import run_process
 from tests.support.marks import needs_mnn
+from tests.support.verify_jobs import CORPUS_ONLY
 
 TEXTS = ["Hello world, the quick brown fox.", "def main():\n    return 42\n", "a `tick` here", "<|endofprompt|>x",
          "<mtok-gap-400>", "  <mtok-gap-64> <|endoftext|>", "numbers 12345 and more"]
@@ -117,20 +118,20 @@ def test_reachable_filler_is_caught(lowered, tmp_path):
     the runtime then produces where HF drops it).  The vocabulary sweep types every filler the file
     holds, so verify fails on it; the honest file passes."""
     from mtok_export.corpus import builtin_chats, builtin_corpus
-    from mtok_export.verify.check import verify
+    from mtok_export.verify.check import VerifyJob, verify
     from mtok_export.verify.references import choose
 
     tok, low, lw = lowered
     gap = min(_gaps(tok.model.vocab))  # the missing byte character's id
     wrong_vocab = {t: i for t, i in low.model.vocab.items() if i != gap} | {MISSING: gap}
     samples = [s for s in builtin_corpus() if MISSING not in s.text][:20]  # the sweep alone must catch it
+    job = VerifyJob(tok, low, lw, samples, list(builtin_chats()), replace(CORPUS_ONLY, sweep=True))
 
     def check(model, label):
         path = tmp_path / label / "tokenizer.mtok"
         path.parent.mkdir()
         path.write_bytes(write_mtok(replace(low, model=model)))
-        return verify(path, tok, low, lw, samples=samples, chats=list(builtin_chats()), reference=choose(tok),
-                      sweep=True)
+        return verify(job, path, choose(tok))
 
     assert check(low.model, "honest").ok
     report = check(replace(low.model, vocab=wrong_vocab), "mutant")

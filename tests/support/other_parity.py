@@ -32,10 +32,11 @@ import json
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from tests.support.legacy_runtime import installed_mnn341
+from tests.support.verify_jobs import CORPUS_ONLY
 
 from mtok_export.corpus import builtin_corpus
 from mtok_export.ir import normalizers as N
@@ -48,7 +49,7 @@ from mtok_export.readers.bert_vocab import read_bert_vocab
 from mtok_export.readers.gpt2_files import read_gpt2_files
 from mtok_export.readers.tiktoken import read_tiktoken
 from mtok_export.targets import TARGETS
-from mtok_export.verify.check import TEXT_CHECKS, Check, compare_texts, verify
+from mtok_export.verify.check import TEXT_CHECKS, Check, VerifyJob, compare_texts, verify
 from mtok_export.verify.reference import hf_reference
 from mtok_export.verify.references import Chosen
 from mtok_export.verify.reference_tiktoken import hf_from_ir, nfc, tiktoken_reference
@@ -124,8 +125,8 @@ def parity_mtok(name: str, ir=None, ref=None, python: str | None = None) -> Row:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tokenizer.mtok"
         path.write_bytes(write_mtok(low))
-        report = verify(path, ir, low, lw, samples=ss, chats=[], python=python, timeout=600,
-                        reference=Chosen(lambda t, c: ref, "parity", "the parity table's reference", ()))
+        report = verify(VerifyJob(ir, low, lw, ss, [], replace(CORPUS_ONLY, python=python), timeout=600), path,
+                        Chosen(lambda t, c: ref, "parity", "the parity table's reference", ()))
     row = _summarize(Row(name, ".mtok", report.runtime, {}, losses=sorted({x.code for x in lw.losses})),
                      report.checks)
     row.seconds = round(time.perf_counter() - start, 1)

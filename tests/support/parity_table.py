@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from tests.support.naive_mapping import naive
+from tests.support.verify_jobs import CORPUS_ONLY
 
 from mtok_export.corpus import builtin_chats, builtin_corpus, testvector_corpus
 from mtok_export.formats import read_source
 from mtok_export.lower import Lowering, lower
 from mtok_export.mtok import write_mtok
 from mtok_export.targets import TARGETS
-from mtok_export.verify.check import verify
+from mtok_export.verify.check import VerifyJob, verify
 from mtok_export.verify.references import choose
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
@@ -44,8 +46,8 @@ def parity_rows(src: Path, out_dir: Path, *, mode: str = "lowered", target: str 
     path = out_dir / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     samples = list(builtin_corpus()) + (list(testvector_corpus(testvectors)) if testvectors else [])
-    report = verify(path, tok, low, lw, samples=samples, chats=list(builtin_chats()), python=python,
-                    reference=choose(tok))
+    job = VerifyJob(tok, low, lw, samples, list(builtin_chats()), replace(CORPUS_ONLY, python=python))
+    report = verify(job, path, choose(tok))
     return {
         "checks": {c.name: f"{c.ok}/{c.total}" for c in report.checks if c.total},
         "unexplained": report.unexplained if mode != "naive" else "-",

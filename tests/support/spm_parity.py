@@ -22,10 +22,11 @@ import argparse
 import json
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tests.support.legacy_runtime import installed_mnn341
+from tests.support.verify_jobs import CORPUS_ONLY
 
 from mtok_export.corpus import builtin_corpus
 from mtok_export.ir import models as M
@@ -39,7 +40,7 @@ from mtok_export.lower.processors import single_parts
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.sentencepiece import read_sentencepiece
 from mtok_export.targets import TARGETS
-from mtok_export.verify.check import TEXT_CHECKS, Check, compare_texts, verify
+from mtok_export.verify.check import TEXT_CHECKS, Check, VerifyJob, compare_texts, verify
 from mtok_export.verify.references import choose
 from mtok_export.verify.reference_spm import charsmap_normalizer, spm_reference
 from mtok_export.verify.runtime import run_runtime
@@ -153,8 +154,8 @@ def spm_parity(model_path, out_dir, *, target: str = "mnn-3.6", python=None, sam
     path = out / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     usable, left_out = _samples(samples)
-    report = verify(path, tok, low, lw, samples=usable, chats=[], python=python, timeout=timeout,
-                    reference=choose(tok))
+    job = VerifyJob(tok, low, lw, usable, [], replace(CORPUS_ONLY, python=python), timeout=timeout)
+    report = verify(job, path, choose(tok))
     checks = {c.name: c for c in report.checks if c.name in TEXT_CHECKS}
     p = Parity(str(model_path), str(path), report.runtime, checks, list(lw.losses), notes=_notes(left_out))
     if with_ir:

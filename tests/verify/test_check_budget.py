@@ -6,6 +6,8 @@ the checked part passes only as partial, and with no limit it fails."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from mtok_export.corpus import builtin_chats, builtin_corpus
@@ -20,6 +22,7 @@ from mtok_export.verify.runtime import run_runtime
 from mtok_export.verify.sweep import sweep_texts
 
 from tests.support.corpus_dirs import CORPUS
+from tests.support.verify_jobs import CORPUS_ONLY
 from tests.verify.test_check_sweep import _rare_swap
 
 pytestmark = [pytest.mark.runtime, pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")]
@@ -48,14 +51,14 @@ def test_a_sweep_the_budget_ends_is_named_partial(tmp_path, monkeypatch):
     low, lw = lower(tok, TARGETS[DEFAULT])
     wrong, _ = _rare_swap(low)  # two rare ids swapped: the sweep alone sees it, late in its order
     samples, chats, reference = list(builtin_corpus()), list(builtin_chats()), choose(tok)
+    job = check.VerifyJob(tok, low, lw, samples, chats, replace(CORPUS_ONLY, sweep=True, seconds=60))
 
     def run(ir, label, budget):
         monkeypatch.setattr(check, "Budget", lambda seconds: budget)
         path = tmp_path / label / "tokenizer.mtok"
         path.parent.mkdir()
         path.write_bytes(write_mtok(ir))
-        return check.verify(path, tok, low, lw, samples=samples, chats=chats, reference=reference, sweep=True,
-                            robust=None, seconds=60)
+        return check.verify(job, path, reference)
 
     whole = run(wrong, "whole", Budget(0))  # no limit: the sweep sees the swap
     assert not whole.ok and whole.verdict == "failed" and whole.partial == []

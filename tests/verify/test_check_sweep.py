@@ -16,10 +16,11 @@ from mtok_export.lower import lower
 from mtok_export.mtok import write_mtok
 from mtok_export.readers.model_dir import read_model_dir
 from mtok_export.targets import DEFAULT, TARGETS
-from mtok_export.verify.check import verify
+from mtok_export.verify.check import VerifyJob, verify
 from mtok_export.verify.references import choose
 
 from tests.support.corpus_dirs import CORPUS
+from tests.support.verify_jobs import CORPUS_ONLY
 
 pytestmark = [pytest.mark.runtime, pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")]
 
@@ -45,12 +46,13 @@ def test_a_swap_of_two_rare_ids_fails_the_sweep(name, tmp_path):
     low, lw = lower(tok, TARGETS[DEFAULT])
     samples, chats, reference = list(builtin_corpus()), list(builtin_chats()), choose(tok)
     wrong, (a, b) = _rare_swap(low)
+    job = VerifyJob(tok, low, lw, samples, chats, replace(CORPUS_ONLY, sweep=True))
 
     def run(ir, label):
         path = tmp_path / label / "tokenizer.mtok"
         path.parent.mkdir()
         path.write_bytes(write_mtok(ir))
-        return verify(path, tok, low, lw, samples=samples, chats=chats, reference=reference, sweep=True)
+        return verify(job, path, reference)
 
     honest = run(low, "honest")
     assert honest.ok and honest.check("vocab sweep").total > 20_000

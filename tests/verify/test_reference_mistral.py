@@ -15,6 +15,7 @@ from mtok_export.corpus import builtin_chats, builtin_corpus
 from mtok_export.formats import read_source
 from mtok_export.readers import chat_source
 from mtok_export.verify.references import choose
+from tests.support.verify_jobs import CORPUS_ONLY
 
 mistral_common = pytest.importorskip("mistral_common")
 DATA = Path(mistral_common.__file__).parent / "data"
@@ -43,14 +44,14 @@ def _verify(tmp_path: Path, source: Path = TEKKEN):
     from mtok_export.lower import lower
     from mtok_export.mtok import write_mtok
     from mtok_export.targets import DEFAULT, TARGETS
-    from mtok_export.verify.check import verify
+    from mtok_export.verify.check import VerifyJob, verify
 
     tok = read_source(source)
     low, lw = lower(tok, TARGETS[DEFAULT])
     path = tmp_path / "tokenizer.mtok"
     path.write_bytes(write_mtok(low))
     samples = list(builtin_corpus())[:5]
-    return verify(path, tok, low, lw, samples=samples, chats=list(builtin_chats()), reference=choose(tok))
+    return verify(VerifyJob(tok, low, lw, samples, list(builtin_chats()), CORPUS_ONLY), path, choose(tok))
 
 
 @pytest.mark.runtime

@@ -28,6 +28,7 @@ from mtok_export.readers import bert_vocab, gguf, gpt2_files, openai_bpe, tekken
 from mtok_export.verify.pipeline import prepare
 from mtok_export.verify.reference import ReferenceUnavailable
 from mtok_export.verify.references import choose, clip_module
+from tests.support.verify_jobs import CORPUS_ONLY
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared/corpus"
@@ -368,7 +369,7 @@ def test_sweep_finds_what_the_corpus_misses(tmp_path):
     from mtok_export.lower import lower
     from mtok_export.mtok import write_mtok
     from mtok_export.targets import DEFAULT, TARGETS
-    from mtok_export.verify.check import verify
+    from mtok_export.verify.check import VerifyJob, verify
 
     src = _copy(tmp_path, CORPUS / "gpt2/tokenizer.json")
     tok = read_source(src)
@@ -380,9 +381,9 @@ def test_sweep_finds_what_the_corpus_misses(tmp_path):
     path = tmp_path / "tokenizer.mtok"
     path.write_bytes(write_mtok(_replace_model(low, vocab=vocab)))
     samples = list(builtin_corpus())
-    args = dict(samples=samples, chats=[], reference=choose(tok))
-    assert verify(path, tok, low, lw, **args).ok  # the corpus alone passes the wrong file
-    report = verify(path, tok, low, lw, sweep=True, **args)
+    job, reference = VerifyJob(tok, low, lw, samples, [], CORPUS_ONLY), choose(tok)
+    assert verify(job, path, reference).ok  # the corpus alone passes the wrong file
+    report = verify(dataclasses.replace(job, options=dataclasses.replace(CORPUS_ONLY, sweep=True)), path, reference)
     sweep = report.check("vocab sweep")
     assert sweep.total > 49000 and not report.ok
     assert {m.text for m in sweep.mismatches if not m.explanation} >= {
