@@ -366,6 +366,12 @@ SP_UNK_SURFACE = _kind("sp-unk-surface", "reader", "sentencepiece decodes an unk
 SP_CHARSMAP = _kind("sp-charsmap", "reader", "HF's Precompiled normalizer runs the charsmap differently from "
                     "sentencepiece on some inputs (e.g. it composes no conjoining jamo)", EDGE, "reader")
 # (its trigger needs the reference: `verify.attribution` fires it where the two normalizations differ)
+SP_FLOAT32_VITERBI = _kind("sp-float32-viterbi", "reader", "sentencepiece adds Unigram path scores in float32 over "
+                           "the whole text: where two segmentations differ by less than the rounding of the running "
+                           "total, it can keep the lower-scoring one; HF and the runtime keep the higher", TEXT,
+                           "reader")
+# (no trigger of its own: `verify.attribution` fires it where `verify.spm_unigram.near_tie` shows the
+# library's float32 Viterbi gives the reference's ids and an exact one scores HF's ids higher)
 TEKKEN_SPECIAL_TEXT = _kind("tekken-special-text", "reader", "special-token text is split out (as HF does); "
                             "mistral_common encodes it as text", EDGE, "reader")
 CLIP_SPECIAL_TEXT = _kind("clip-special-text", "reader", "<|startoftext|>/<|endoftext|> text is split out (as HF "

@@ -34,6 +34,7 @@ from ..lower.processors import single_prefix
 from ..writers.hf_json import TableText
 from . import emulate
 from .projection import Projection
+from .spm_unigram import Lattice, near_tie
 
 Explanation = tuple[Loss, ...]  # empty: unexplained
 
@@ -55,11 +56,13 @@ _CHAT = ("chat text", "chat ids", "chat paths")
 
 
 class Attribution:
-    def __init__(self, source, lowered, lowering, *, ref_normalize=None):
+    def __init__(self, source, lowered, lowering, *, ref_normalize=None, ref_unigram=None):
         """`source`: the IR as read; `lowered`: its honest lowering (what a correct file holds);
         `lowering`: the losses, target and BOS facts of that lowering; `ref_normalize`: the
-        reference's own normalizer (str -> str), for reader differences.  Every projection runs HF
-        on the IR (`Projection`), so an IR that differs from the source shows as unexplained."""
+        reference's own normalizer (str -> str), for reader differences; `ref_unigram`: () -> the
+        sentencepiece library's own Unigram lattice (`Reference.unigram`), for its float32 Viterbi.
+        Every projection runs HF on the IR (`Projection`), so an IR that differs from the source
+        shows as unexplained."""
         self.source, self.lowered, self.lowering = source, lowered, lowering
         self.losses = list(lowering.losses)
         self.legacy = lowering.target.legacy
@@ -71,6 +74,7 @@ class Attribution:
         if self.legacy:  # a legacy type's projection keeps its prefix in the post-processor
             self.prefix = list(single_prefix(lowered.post_processor))
         self.ref_normalize = ref_normalize
+        self.ref_unigram = ref_unigram
         self._surfaces: dict[int, bytes] = {}  # id -> `surface(id)`
 
     @cached_property
@@ -135,7 +139,7 @@ class Attribution:
         if ties and self._tie(want, got):  # an equally scored segmentation of the same text
             return tuple(ties)
         base = self.project_raw(text, ())
-        readers = self._readers(text) if base != want else []
+        readers = self._readers(text, want, base) if base != want else []
         if base != want and not readers:
             return ()
         if self.legacy:  # the legacy type's documented projection is the lowered IR itself
@@ -216,8 +220,22 @@ class Attribution:
             pos = at + len(content)
         return readers, spans
 
-    def _readers(self, text: str) -> list[Loss]:
-        return [x for x in self.of("reader") if x.spans(text) or (x.kind is L.SP_CHARSMAP and self._norm_differs(text))]
+    def _readers(self, text: str, want=None, base=None) -> list[Loss]:
+        """The reader losses that act on `text`; with the reference's ids `want` and HF's `base`
+        (they differ), also those whose reproduction needs them."""
+        return [x for x in self.of("reader") if x.spans(text) or (x.kind is L.SP_CHARSMAP and self._norm_differs(text))
+                or (x.kind is L.SP_FLOAT32_VITERBI and want is not None and self._float32(want, base))]
+
+    def _float32(self, want: list[int], base) -> bool:
+        """The reference (sentencepiece) took a lower-scoring path than HF's only by its float32
+        running total (`spm_unigram.near_tie`, on the library's own pieces and scores: HF's path on
+        an IR with a wrong score is not the library's best, and shows nothing)."""
+        return self._lattice is not None and isinstance(base, list) and near_tie(self._lattice, want, base) is not None
+
+    @cached_property
+    def _lattice(self) -> Lattice | None:
+        """The library's Unigram lattice, built when a mismatch first asks (262,144 pieces: 0.4 s)."""
+        return self.ref_unigram() if self.ref_unigram is not None else None
 
     def _norm_differs(self, text: str) -> bool:
         """The reference normalizes `text` otherwise than HF does on the IR."""

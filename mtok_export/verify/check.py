@@ -328,7 +328,8 @@ def _run_runtime(run: _Run, step) -> None:
         """The reference's side of the robustness phase, while the runtime runs."""
         if run.robust_request is not None:
             run.ahead.update(R.reference_ahead(run.robust_request[0], run.reference))
-    run.why = why = Attribution(job.source, job.lowered, job.lowering, ref_normalize=run.ref.normalize)
+    run.why = why = Attribution(job.source, job.lowered, job.lowering, ref_normalize=run.ref.normalize,
+                                ref_unigram=run.ref.unigram)
     run.paths = _path_conversations() if run.has_chat else []
     renders, apart = _path_render_request(run.paths, job.lowered, job.llm_config) if run.has_chat else ([], None)
     ids_needed = sorted({i for ids in run.ref.raw for i in ids})

@@ -48,6 +48,9 @@ class Reference:
     chat_ids: list[list[int] | None]
     normalize: object  # str -> str, HF's normalizer (identity when none)
     drift: dict | None = None  # transformers' AutoTokenizer gives other ids than the file (`reference_drift`)
+    # () -> `spm_unigram.Lattice`: the library's own Unigram pieces, where the reference is the
+    # sentencepiece library on a Unigram model (attribution's `sp-float32-viterbi` evidence); else None
+    unigram: object = None
 
 
 def hf_reference(src_dir: Path, texts: list[str], chats: list, template: str | None = None,

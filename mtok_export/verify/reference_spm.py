@@ -20,6 +20,7 @@ from ..readers.sentencepiece import read_sentencepiece
 from . import emulate
 from .budget import STOP
 from .reference import CHUNK, Reference, _chats
+from .spm_unigram import Lattice
 
 
 def charsmap_normalizer(model_path) -> object:
@@ -78,7 +79,18 @@ def spm_reference(model_path, texts, *, add_bos: bool, add_eos: bool, chats=(), 
         tok = read_sentencepiece(model_path)
     charsmap = charsmap_normalizer(model_path)
     norm = tok.normalizer
-    return Reference(engine, raw, decoded, chat_text, chat_ids, lambda s: _normalize_with(norm, s, charsmap))
+    return Reference(engine, raw, decoded, chat_text, chat_ids, lambda s: _normalize_with(norm, s, charsmap),
+                     unigram=lambda: library_lattice(sp))
+
+
+def library_lattice(sp) -> Lattice | None:
+    """The Unigram lattice of the pieces and scores `sp` (a loaded `SentencePieceProcessor`) holds,
+    from the model it loaded; None for a BPE model."""
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    m = pb.ModelProto()
+    m.ParseFromString(sp.serialized_model_proto())
+    return Lattice.of_proto(m) if m.trainer_spec.model_type == pb.TrainerSpec.UNIGRAM else None
 
 
 def spm_raw_ids(model_path, texts, tell=None) -> list[list[int]]:
