@@ -38,8 +38,12 @@ setup: $(VENV)/.test-setup
 	# cache directory; without them verification says the documents slice did not run
 	-$(BIN)/python scripts/documents_fetch.py
 
+# on every core (issue 40: the runtime tests mostly wait on one MNN or export child, so one process
+# left a core idle); a module's tests stay on one worker, so its fixtures (a batch of runtime renders,
+# a parity table) are made once
+TEST_JOBS ?= $(shell nproc)
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadscope
 
 demo: $(BIN)/mtok-export
 	@for s in qwen-bpe llama-spm t5-unigram bert-wordpiece; do \

@@ -138,6 +138,17 @@ def lowered_corpus() -> LoweredCorpus:
     return LoweredCorpus(TOKENIZER_DIRS)
 
 
+def pytest_sessionfinish(session):
+    """A pytest-xdist worker hands its summary lines to the controller, which prints them."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["mtok_summary"] = list(SUMMARY)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    SUMMARY.extend(getattr(node, "workeroutput", {}).get("mtok_summary", ()))
+
+
 def pytest_terminal_summary(terminalreporter):
     for line in SUMMARY:
         terminalreporter.write_line(line)
