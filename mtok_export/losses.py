@@ -20,6 +20,8 @@ A kind says
     - "chat-render": the template rendered with the lint rule's runtime behaviour (rules in `CHAT_RULES`);
     - "tokenizers": chat ids by HF `tokenizers` instead of transformers (Llama `legacy=false`);
     - "ties": another segmentation with the same total Unigram score and the same text;
+    - "unk-node": the runtime's Unigram Viterbi (`lower.unigram_viterbi`, its unk nodes and tie-break)
+      in place of HF's, on HF's pre-tokens;
     - "reader": HF on the IR instead of the source's own library (a reader difference);
     - "legacy": what the legacy runtime type documents (`lower.legacy`: a plan's projection);
 * `trigger`: which part of an input can exercise it (None = the loss's own `trigger` strings)."""
@@ -49,7 +51,7 @@ EDGE, TEXT, CHAT, BOS_EOS, CRASH = Severity.EDGE, Severity.TEXT, Severity.CHAT, 
 LAYERS = ("reference", "reader", "normalizer", "pre_tokenizer", "model", "added_tokens", "post_processor", "decoder",
           "chat_template", "legacy")
 PROJECTIONS = ("normalizer", "patch", "engine", "stream", "chat-bos", "chat-prefix", "chat-render", "tokenizers", "ties",
-               "reader", "legacy")
+               "unk-node", "reader", "legacy")
 
 
 @dataclass(frozen=True)
@@ -291,6 +293,16 @@ WORDPIECE_NO_UNK = _kind("wordpiece-no-unk", "model", "the unk token is not in t
                                              if set(c.encode("utf-8", "surrogatepass")) & {ord(b) for b in loss.trigger}])
 UNIGRAM_TIES = _kind("unigram-ties", "model", "equal-score Unigram segmentations are broken differently", TEXT, "ties",
                      any_input)
+# MNN 3.6.1 UnigramModel::tokenize adds an unk node for the character ending at byte i only when no
+# piece ends at i (`if (best_scores[i] <= -1e17)`), scored `scores_[unk_token_id_]`; HF and
+# sentencepiece add one wherever no one-character piece starts, scored min_score - 10
+# (`lower.unigram_viterbi` quotes the code).  Edge: it acts only on a character the source itself
+# encodes as unk (no one-character piece) next to a longer piece holding it.
+UNIGRAM_UNK_NODE = _kind("unigram-unk-node", "model", "the runtime's Unigram Viterbi adds an unk node only where no "
+                         "piece ends (HF: wherever no one-character piece starts), scored as the unk piece: a "
+                         "character with no piece of its own that ends (or lies in) a longer piece is covered "
+                         "otherwise", EDGE, "unk-node",
+                         lambda loss, text: [(i, i + 1) for i, c in enumerate(text) if c in loss.trigger])
 UNIGRAM_UNK = _kind("unigram-unk", "model", "a Unigram model without unk_id gets unk 0", EDGE, "patch")
 WORDPIECE_BYTES = _kind("wordpiece-bytes", "model", "the WordPiece word limit counts bytes, not characters", EDGE,
                         None, _long_words)

@@ -21,6 +21,7 @@ from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir.byte_level import bytes_to_token
 from ..ir.sentencepiece import TRAILING_SPACE
+from . import unigram_viterbi
 from . import whole_words
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
@@ -92,6 +93,7 @@ def lower_model(lw, tok):
             m = replace(m, unk_id=0)
         if m.byte_fallback:
             m = _byte_piece_scores(lw, m, jp)
+        _unk_nodes(lw, m, jp, name)
     elif isinstance(m, M.WordLevel):
         # WordPiece whose continuation prefix can never match is exactly WordLevel: the whole
         # pre-token is looked up, anything else is unk.
@@ -300,6 +302,31 @@ def _hf_scores(lw, m, jp: str):
         lw.did("unigram-hf-scores", f"{jp}.vocab: {changed} score(s) written as the f64 HF parses from their "
                "JSON digits (one ulp from Python's), so path sums compare as in HF")
     return replace(m, vocab=vocab)
+
+
+def _unk_nodes(lw, m, jp: str, name: str) -> None:
+    """MNN 3.6.1 `UnigramModel::tokenize` (transformers/llm/engine/src/tokenizer/tokenizer.cpp) adds
+    an unk node for the character ending at byte i only `if (best_scores[i] <= -1e17)`, i.e. where
+    no piece ends at i, scored `scores_[unk_token_id_]`; HF adds one wherever no one-character piece
+    starts, scored min_score - 10 (`lower.unigram_viterbi`).  They differ only at a character with no
+    one-character piece that ends a longer piece (or lies in one, where the unk scores differ).  No
+    file can close it: a piece carrying unk's id is skipped by that loop, any other id is not unk.
+    Recorded only where the vocabulary has such a character (the loss's trigger: those characters)."""
+    found = unigram_viterbi.differing_chars(m)
+    if not found:
+        return
+    rt = unigram_viterbi.Pieces.of(m)
+    # a piece the two loops segment differently, alone or after the word-start mark (SentencePiece's
+    # prepended one); an ASCII one first: a normalizer (NFKC) may turn the others into spaces
+    shows = sorted((not t.isascii(), i) for i, (t, s) in enumerate(m.vocab) if len(t) > 1 and i != m.unk_id
+                   and t[-1] in found and any(unigram_viterbi.runtime_ids(rt, x) != unigram_viterbi.hf_ids(rt, x)
+                                              for x in (t, "\u2581" + t)))
+    example = m.vocab[shows[0][1]][0] if shows else ""
+    shown = ", ".join(f"U+{ord(c):04X}" for c in sorted(found)[:8])
+    shown += f" (+{len(found) - 8})" if len(found) > 8 else ""
+    lw.loss(L.UNIGRAM_UNK_NODE, name, f"{jp}.vocab", f"character(s) {shown} have no piece of their own but are in "
+            "longer pieces: the runtime adds an unk node only where no piece ends (HF: wherever no one-character "
+            "piece starts), scored as the unk piece", example.replace("\u2581", " "), trigger=tuple(sorted(found)))
 
 
 def _byte_piece_scores(lw, m, jp: str):
