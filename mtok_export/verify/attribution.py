@@ -30,6 +30,8 @@ from ..ir import pre_tokenizers as P
 from ..ir.paths import REMOVE, replace_at
 from ..ir.walk import walk
 from ..losses import CHAT_RULES, Loss
+from ..lower import unigram_viterbi as UV
+from ..lower.models import hf_f64
 from ..lower.processors import single_prefix
 from ..writers.hf_json import TableText
 from . import emulate
@@ -76,6 +78,7 @@ class Attribution:
         self.ref_normalize = ref_normalize
         self.ref_unigram = ref_unigram
         self._surfaces: dict[int, bytes] = {}  # id -> `surface(id)`
+        self._uv = None  # (the model HF runs, its pieces as HF holds them, the written pieces): `_unk_node`
 
     @cached_property
     def _token(self) -> dict[int, str]:
@@ -157,6 +160,8 @@ class Attribution:
             return tuple(readers + active) if (readers or active) else ()
         if ties and self._tie(proj, got):
             return tuple(readers + ties)
+        if (nodes := self.of("unk-node")) and self._unk_node(text, projecting, proj, got):
+            return tuple(readers + nodes)
         loose = {x: sp for x in self.losses if x.kind.projection is None and (sp := x.spans(text))}
         if loose and self.confined(text, proj, got, [s for sp in loose.values() for s in sp]):
             alone = [x for x, sp in loose.items() if self.confined(text, proj, got, sp)]
@@ -259,6 +264,38 @@ class Attribution:
         f64 = lambda ids: sum(m.vocab[i][1] for i in ids)  # noqa: E731  left to right, as the engines add
         exact = lambda ids: sum(Fraction(m.vocab[i][1]) for i in ids)  # noqa: E731
         return surface(a) == surface(b) and (f64(a) == f64(b) or exact(a) == exact(b))
+
+    def _unk_node(self, text: str, projecting, proj: list[int], got: list[int]) -> bool:
+        """The runtime's Unigram Viterbi (`lower.unigram_viterbi.runtime_ids`: its unk nodes, its
+        unk score, its tie-break) on the lowered model gives `got`, where HF's loop written the same
+        way (`hf_ids`) on the model HF runs gives HF's own `proj`, both on HF's pre-tokens of the
+        text (which the second equality shows are the ones HF ran).  A file holding another score
+        or piece than the honest lowering gives other ids than the emulation and stays unexplained.
+        Not shown where the text holds an added token (the added-token split is not emulated) or
+        where no unk is involved (that is a tie, `unigram-ties`)."""
+        m = self.lowered.model
+        if not isinstance(m, M.Unigram) or m.byte_fallback or any(a and a in text for a in self._added):
+            return False
+        if m.unk_id not in proj and m.unk_id not in got:
+            return False
+        patches, normalizer = self._projection(projecting)
+        hf = self._hf_for(patches, normalizer)
+        src = hf.tok.model
+        if not isinstance(src, M.Unigram) or src.byte_fallback:
+            return False
+        if normalizer:
+            text = emulate.normalize_around(self.lowered.normalizer, text, self._added)
+        try:
+            pre = hf.pre_tokens(text)
+        except Exception:  # noqa: BLE001  tokenizers raises a bare Exception: nothing shown
+            return False
+        if self._uv is None or self._uv[0] is not src:
+            # HF holds the scores it parsed from the JSON the projection wrote (`hf_f64`)
+            held = UV.Pieces.of(replace(src, vocab=tuple((p, hf_f64(s)) for p, s in src.vocab)))
+            self._uv = (src, held, UV.Pieces.of(m))
+        _, held, written = self._uv
+        return ([i for x in pre for i in UV.hf_ids(held, x)] == proj
+                and [i for x in pre for i in UV.runtime_ids(written, x)] == got)
 
     def surface(self, i: int) -> bytes:
         # memoized per id: a streamed decode projects every id of every mismatching sample, and a

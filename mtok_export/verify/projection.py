@@ -64,6 +64,14 @@ class Projection:
             return None if n is None else n.normalize_str(text)
         return self._ask("normalize", text, run)
 
+    def pre_tokens(self, text: str) -> list[str]:
+        """The strings the model runs on for `text` (HF's normalizer, then its pre-tokenizer), for
+        a projection that replaces the model (`unigram-unk-node`); not cached: asked only for a
+        mismatch no cached answer explained."""
+        n, pre = self.hf.normalizer, self.hf.pre_tokenizer
+        text = n.normalize_str(text) if n is not None else text
+        return [s for s, _ in pre.pre_tokenize_str(text)] if pre is not None else [text]
+
     def decode_batch(self, raw: list[list[int]]) -> list[str]:
         """`decode_batch(raw, skip_special_tokens=False)`."""
         table = self._answers["decode"]
