@@ -88,6 +88,7 @@ def lower(tok, target: Target, bos: str = "auto", progress=None, forms: Forms = 
     tok = models.lower_model(lw, tok)
     tok = processors.lower_post_processor(lw, tok)
     tok = models.lower_added_tokens(lw, tok)
+    models.unigram_unk_nodes(lw, tok)  # on the vocabulary as written (control pieces unreachable)
     tok = models.fill_id_gaps(lw, tok)
     if lw.whole_words:  # after every real id is in the vocab: its new ids come after them
         tok = whole_words.apply(lw, tok, lw.whole_words)

@@ -93,7 +93,6 @@ def lower_model(lw, tok):
             m = replace(m, unk_id=0)
         if m.byte_fallback:
             m = _byte_piece_scores(lw, m, jp)
-        _unk_nodes(lw, m, jp, name)
     elif isinstance(m, M.WordLevel):
         # WordPiece whose continuation prefix can never match is exactly WordLevel: the whole
         # pre-token is looked up, anything else is unk.
@@ -304,18 +303,25 @@ def _hf_scores(lw, m, jp: str):
     return replace(m, vocab=vocab)
 
 
-def _unk_nodes(lw, m, jp: str, name: str) -> None:
+def unigram_unk_nodes(lw, tok) -> None:
     """MNN 3.6.1 `UnigramModel::tokenize` (transformers/llm/engine/src/tokenizer/tokenizer.cpp) adds
     an unk node for the character ending at byte i only `if (best_scores[i] <= -1e17)`, i.e. where
     no piece ends at i, scored `scores_[unk_token_id_]`; HF adds one wherever no one-character piece
     starts, scored min_score - 10 (`lower.unigram_viterbi`).  They differ only at a character with no
     one-character piece that ends a longer piece (or lies in one, where the unk scores differ).  No
     file can close it: a piece carrying unk's id is skipped by that loop, any other id is not unk.
-    Recorded only where the vocabulary has such a character (the loss's trigger: those characters)."""
-    found = unigram_viterbi.differing_chars(m)
+    Recorded only where the vocabulary has such a character (the loss's trigger: those characters),
+    on the model as written: after `lower_added_tokens` (control pieces `UNREACHABLE`), and without
+    the pieces the added-token pass splits out before either model sees them (`</s>`)."""
+    m, jp, name = tok.model, "$.model", "model Unigram"
+    if not isinstance(m, M.Unigram):
+        return
+    # HF's min score is the source's: the pieces made UNREACHABLE here were controls, scored 0 there
+    hf_min = min((s for _, s in m.vocab if s > UNREACHABLE / 10), default=0.0)
+    found = unigram_viterbi.differing_chars(m, hf_min, split_out={t.content for t in tok.added_tokens})
     if not found:
         return
-    rt = unigram_viterbi.Pieces.of(m)
+    rt = replace(unigram_viterbi.Pieces.of(m), min_score=hf_min)
     # a piece the two loops segment differently, alone or after the word-start mark (SentencePiece's
     # prepended one); an ASCII one first: a normalizer (NFKC) may turn the others into spaces
     shows = sorted((not t.isascii(), i) for i, (t, s) in enumerate(m.vocab) if len(t) > 1 and i != m.unk_id

@@ -143,14 +143,15 @@ def hf_ids(p: Pieces, text: str) -> list[int]:
     return out[::-1]
 
 
-def differing_chars(m: M.Unigram, hf_min_score: float | None = None) -> frozenset[str]:
+def differing_chars(m: M.Unigram, hf_min_score: float | None = None, split_out=frozenset()) -> frozenset[str]:
     """The characters where the two lattices can differ: those with no one-character piece that
     end a longer piece (there the runtime has no unk node), or, where the file's unk score is not
     HF's `min_score - 10`, that occur in a longer piece at all (a path through the runtime's unk
     node is scored otherwise).  Pieces the runtime can never take (the unk piece, or scored
     -1e17 or below: `lower.models.UNREACHABLE`) end nothing.  Empty with byte fallback, where a
     byte piece covers every such character in both.  `m`: the model as written; `hf_min_score`:
-    the lowest score of the model HF runs (the source's) [default: `m`'s]."""
+    the lowest score of the model HF runs (the source's) [default: `m`'s]; `split_out`: piece texts
+    the added-token pass takes out of the text before the model runs (they end nothing either)."""
     if m.byte_fallback:
         return frozenset()
     p = Pieces.of(m)
@@ -159,7 +160,7 @@ def differing_chars(m: M.Unigram, hf_min_score: float | None = None) -> frozense
     anywhere = p.unk_score != low - K_UNK_PENALTY
     out: set[str] = set()
     for i, (t, s) in enumerate(m.vocab):
-        if len(t) < 2 or i == p.unk_id or s <= _FAR:
+        if len(t) < 2 or i == p.unk_id or s <= _FAR or t in split_out:
             continue
         out.update(c for c in (t if anywhere else t[-1]) if c not in singles)
     return frozenset(out)

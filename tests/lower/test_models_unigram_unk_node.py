@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 
 from mtok_export import losses as L
-from mtok_export.ir import Tokenizer
+from mtok_export.ir import AddedToken, Tokenizer
 from mtok_export.ir import models as M
 from mtok_export.lower import lower
 from mtok_export.lower import unigram_viterbi as UV
@@ -71,6 +71,13 @@ def test_recorded_only_for_the_vocabulary_shape():
     assert _loss(_tok(no_cr))[2] == []  # \r in no longer piece (#a, no \r\r, no \rb)
     assert _loss(_tok(VOCAB + (("\r", -2.0),)))[2] == []  # \r has a piece of its own
     assert _loss(_tok(byte_fallback=True))[2] == []  # its byte piece covers it in both
+    # a piece the added-token pass splits out before the model ends nothing in it
+    tag = VOCAB + (("<x>", -2.0),)
+    assert [x.trigger for x in _loss(_tok(tag))[2]] == [("\r", "<", ">", "x")]
+    split = replace(_tok(tag), added_tokens=(AddedToken(len(VOCAB), "<x>", special=True, normalized=False),))
+    assert [x.trigger for x in _loss(split)[2]] == [("\r",)]
+    # nor one scored as no piece (`lower.models.UNREACHABLE`: a bare SentencePiece model's controls)
+    assert [x.trigger for x in _loss(_tok(VOCAB + (("<x>", -1e18),)))[2]] == [("\r",)]
     # a file whose unk piece scored as HF's unk node (min -30 - 10; never the source's own: HF's
     # min counts the unk piece): then a piece starting with \r no longer matters, one ending does
     hf_unk = (("<unk>", -40.0),) + VOCAB[1:]
