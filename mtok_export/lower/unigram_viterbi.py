@@ -94,13 +94,7 @@ def runtime_ids(p: Pieces, text: str) -> list[int]:
                 best[i], prev[i], ids[i] = best[i - char_len] + p.unk_score, i - char_len, p.unk_id
     if best[n] <= _FAR:
         return []
-    out: list[int] = []
-    cur = n
-    while cur > 0:
-        if not out or ids[cur] != p.unk_id or out[-1] != p.unk_id:
-            out.append(ids[cur])
-        cur = prev[cur]
-    return out[::-1]
+    return _path(ids, prev, n, p.unk_id)
 
 
 def hf_ids(p: Pieces, text: str) -> list[int]:
@@ -134,10 +128,15 @@ def hf_ids(p: Pieces, text: str) -> list[int]:
             if best[s + width] is None or score > best[s + width]:
                 best[s + width], prev[s + width], ids[s + width] = score, s, p.unk_id
         s += width
+    return _path(ids, prev, n, p.unk_id)
+
+
+def _path(ids: list[int], prev: list[int], n: int, unk_id: int) -> list[int]:
+    """The best path's ids, back from byte `n`, consecutive unks fused into one (both loops fuse)."""
     out: list[int] = []
     cur = n
     while cur > 0:
-        if not out or ids[cur] != p.unk_id or out[-1] != p.unk_id:
+        if not out or ids[cur] != unk_id or out[-1] != unk_id:
             out.append(ids[cur])
         cur = prev[cur]
     return out[::-1]
