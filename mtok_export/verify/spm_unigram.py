@@ -104,12 +104,7 @@ class Lattice:
                         best[i] = f32(best[i] - here)
                 here = 0.0
             single = False
-            for k in self.lengths:
-                if s + k > n:
-                    break
-                hit = self.pieces.get(text[s:s + k])
-                if hit is None:
-                    continue
+            for k, hit in self._starting(text, s):
                 frontier = max(frontier, s + k)
                 c = f32(hit[2] + here)
                 if start[s + k] == -1 or c > best[s + k]:
@@ -124,6 +119,15 @@ class Lattice:
                     best[s + 1], start[s + 1], ident[s + 1] = c, s, self.unk[0]
         return self._emit(text, start, ident)
 
+    def _starting(self, text: str, s: int):
+        """The pieces of `text` starting at `s`, shortest first: (length, (id, score, float score))."""
+        for k in self.lengths:
+            if s + k > len(text):
+                break
+            hit = self.pieces.get(text[s:s + k])
+            if hit is not None:
+                yield k, hit
+
     def best_exact(self, text: str) -> int | None:
         """The best path's total over `text`, exactly (in units of 2**-1074): what any engine
         without rounding finds.  None where some character is not covered (no unk)."""
@@ -135,12 +139,7 @@ class Lattice:
             if here is None:
                 continue
             single = False
-            for k in self.lengths:
-                if s + k > n:
-                    break
-                hit = self.pieces.get(text[s:s + k])
-                if hit is None:
-                    continue
+            for k, hit in self._starting(text, s):
                 c = here + _exact(hit[1])
                 if best[s + k] is None or c > best[s + k]:
                     best[s + k] = c
