@@ -53,9 +53,13 @@ class Pieces:
     @classmethod
     def of(cls, m: M.Unigram) -> "Pieces":
         table = {p.encode("utf-8", "surrogatepass"): (i, s) for i, (p, s) in enumerate(m.vocab)}
-        unk = m.unk_id if m.unk_id is not None else 0
-        return cls(table, tuple(sorted({len(b) for b in table})), unk,
-                   m.vocab[unk][1] if unk < len(m.vocab) else -10.0, min((s for _, s in m.vocab), default=0.0))
+        return cls(table, tuple(sorted({len(b) for b in table})), *_unk(m), min((s for _, s in m.vocab), default=0.0))
+
+
+def _unk(m: M.Unigram) -> tuple[int, float]:
+    """The unk id the runtime uses (0 without one) and its piece's score."""
+    unk = m.unk_id if m.unk_id is not None else 0
+    return unk, m.vocab[unk][1] if unk < len(m.vocab) else -10.0
 
 
 def runtime_ids(p: Pieces, text: str) -> list[int]:
@@ -153,13 +157,10 @@ def differing_chars(m: M.Unigram, hf_min_score: float | None = None, split_out=f
     the added-token pass takes out of the text before the model runs (they end nothing either)."""
     if m.byte_fallback:
         return frozenset()
-    p = Pieces.of(m)
-    singles = {t for t, _ in m.vocab if len(t) == 1}
-    low = p.min_score if hf_min_score is None else hf_min_score
-    anywhere = p.unk_score != low - K_UNK_PENALTY
-    out: set[str] = set()
-    for i, (t, s) in enumerate(m.vocab):
-        if len(t) < 2 or i == p.unk_id or s <= _FAR or t in split_out:
-            continue
-        out.update(c for c in (t if anywhere else t[-1]) if c not in singles)
-    return frozenset(out)
+    unk_id, unk_score = _unk(m)
+    low = min((s for _, s in m.vocab), default=0.0) if hf_min_score is None else hf_min_score
+    longer = [t for i, (t, s) in enumerate(m.vocab)
+              if len(t) > 1 and i != unk_id and s > _FAR and t not in split_out]
+    # set operations, not a loop per piece: this runs in every Unigram export's lowering
+    held = set().union(*longer) if unk_score != low - K_UNK_PENALTY else {t[-1] for t in longer}
+    return frozenset(held - {t for t, _ in m.vocab if len(t) == 1})
