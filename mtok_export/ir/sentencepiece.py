@@ -6,6 +6,7 @@ The `.model` reader, the legacy type-0 codec and its lowering build the same IR 
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
 
 from . import decoders as D
@@ -16,6 +17,7 @@ from .processors import Piece, SpecialToken, TemplateProcessing
 
 SPACE = "\u2581"
 COLLAPSE_PASSES = 16  # Replace('  ', ' ') halves a run of spaces: 16 passes collapse runs up to 65,536
+BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")  # byte fallback's pieces, one per byte
 TRAILING_SPACE = r" (?![\s\S])"  # one space at the very end (runs are collapsed before)
 
 

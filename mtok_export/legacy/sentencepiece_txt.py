@@ -66,7 +66,6 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -75,10 +74,9 @@ from ..ir import AddedToken, ChatTemplate, Metadata, Tokenizer
 from ..ir import models as M
 from ..mtok.constants import FileType
 from ..mtok.header import read_header, write_header
-from ..ir.sentencepiece import SPACE, PieceType, bos_eos_template, sp_decoder, sp_merges, sp_normalizer
+from ..ir.sentencepiece import BYTE_PIECE, SPACE, PieceType, bos_eos_template, sp_decoder, sp_merges, sp_normalizer
 from .text import provenance
 
-BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 _TYPES = {str(int(t)).encode(): t for t in PieceType}
 
 

@@ -4,7 +4,6 @@ added tokens outside the model vocab join it so the runtime can decode them."""
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from array import array
 from dataclasses import replace
@@ -20,11 +19,10 @@ from ..ir import models as M
 from ..ir import normalizers as N
 from ..ir import pre_tokenizers as P
 from ..ir.byte_level import bytes_to_token
-from ..ir.sentencepiece import TRAILING_SPACE
+from ..ir.sentencepiece import BYTE_PIECE, TRAILING_SPACE
 from . import unigram_viterbi
 from . import whole_words
 
-_BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 # A Unigram score the runtime's Viterbi treats as no piece at all: any path through it sums to at most
 # -1e17, which TC UnigramModel::tokenize takes as unreachable (and then falls back to unk as it does
 # where no piece ends).
@@ -342,9 +340,9 @@ def _byte_piece_scores(lw, m, jp: str):
     SentencePiece) fall back to bytes only where no piece covers a character.  Scoring the byte
     pieces at the lowest other score makes any real piece win and leaves HF's unk penalty
     (min score - 10) unchanged."""
-    others = [s for p, s in m.vocab if not _BYTE_PIECE.fullmatch(p)]
+    others = [s for p, s in m.vocab if not BYTE_PIECE.fullmatch(p)]
     floor = min(others) if others else -10.0
-    vocab = tuple((p, floor) if _BYTE_PIECE.fullmatch(p) and s > floor else (p, s) for p, s in m.vocab)
+    vocab = tuple((p, floor) if BYTE_PIECE.fullmatch(p) and s > floor else (p, s) for p, s in m.vocab)
     changed = sum(1 for a, b in zip(vocab, m.vocab) if a != b)
     if changed:
         lw.did("unigram-byte-scores", f"{jp}.vocab: {changed} <0xHH> byte piece(s) scored {floor:g} (the lowest "
@@ -460,7 +458,7 @@ def gap_filled(vocab: dict, taken=frozenset()) -> dict[str, int]:
     for i in range(max(used) + 1):
         if i not in used:
             text = GAP_TEXT.format(i)
-            while text in taken or _BYTE_PIECE.fullmatch(text):
+            while text in taken or BYTE_PIECE.fullmatch(text):
                 text += "~"
             fill[text] = i
     return fill

@@ -26,15 +26,15 @@ reach.  Then the difference is float32 rounding and nothing else: where the IR h
 
 from __future__ import annotations
 
-import re
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..ir.sentencepiece import BYTE_PIECE
+from ..lower.unigram_viterbi import K_UNK_PENALTY  # sentencepiece's kUnkPenalty, which HF took over
+
 _F32 = struct.Struct("<f")
 RESET = 100000.0  # kScoreResetThreshold (0.2.3): the running total rebased past +-RESET
-UNK_PENALTY = 10.0  # kUnkPenalty
-_BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 _SCALE = 1074  # 2**-1074, the smallest f64 step: every f64 score is an integer multiple of it
 
 
@@ -76,14 +76,14 @@ class Lattice:
                 pieces[p.piece] = (i, p.score, f32(p.score))
                 normal.append(p.score)
                 text_of[i] = p.piece.encode("utf-8")
-            elif p.type == BYTE and _BYTE_PIECE.fullmatch(p.piece):
+            elif p.type == BYTE and BYTE_PIECE.fullmatch(p.piece):
                 bytes_[int(p.piece[3:5], 16)] = i
                 text_of[i] = bytes([int(p.piece[3:5], 16)])
             elif p.type == UNKNOWN:
                 unk_ids.append(i)
         ts = m.trainer_spec
         unk_id = ts.unk_id if 0 <= ts.unk_id < len(m.pieces) and ts.unk_id in unk_ids else (unk_ids or [None])[0]
-        unk = (unk_id, f32(f32(min(normal)) - UNK_PENALTY)) if unk_id is not None and normal else None
+        unk = (unk_id, f32(f32(min(normal)) - K_UNK_PENALTY)) if unk_id is not None and normal else None
         return cls(pieces, tuple(sorted({len(p) for p in pieces})), unk, bytes_ if ts.byte_fallback else {},
                    text_of, tuple(p.score for p in m.pieces))
 
